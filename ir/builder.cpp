@@ -1,0 +1,152 @@
+#include "ir/builder.h"
+
+#include <algorithm>
+
+namespace tessera {
+namespace {
+
+// Does `value` hold the C++ alternative that `kind` is stored as?
+bool holds_kind(const Param& value, ParamKind kind) {
+  switch (kind) {
+    case ParamKind::Int: return std::holds_alternative<int64_t>(value);
+    case ParamKind::Float: return std::holds_alternative<double>(value);
+    case ParamKind::Bool: return std::holds_alternative<bool>(value);
+    case ParamKind::Str:
+    case ParamKind::Ident: return std::holds_alternative<std::string>(value);
+    case ParamKind::DType: return std::holds_alternative<DType>(value);
+    case ParamKind::Type: return std::holds_alternative<Type>(value);
+    case ParamKind::Ints:
+    case ParamKind::Dims:
+    case ParamKind::OptInts: return std::holds_alternative<std::vector<int64_t>>(value);
+    case ParamKind::Idents: return std::holds_alternative<std::vector<std::string>>(value);
+    case ParamKind::Types: return std::holds_alternative<std::vector<Type>>(value);
+    case ParamKind::Body: return std::holds_alternative<BodyPtr>(value);
+    case ParamKind::Bodies: return std::holds_alternative<std::vector<BodyPtr>>(value);
+    case ParamKind::Specs: return std::holds_alternative<std::vector<BlockSpec>>(value);
+    case ParamKind::IntPairs: return std::holds_alternative<IntPairs>(value);
+  }
+  return false;
+}
+
+void check_choice(const Op& op, const ParamSpec& spec, const std::string& word) {
+  if (spec.choices.empty()) return;
+  if (std::find(spec.choices.begin(), spec.choices.end(), word) != spec.choices.end()) return;
+  std::string allowed;
+  for (const std::string& c : spec.choices) allowed += (allowed.empty() ? "" : ", ") + c;
+  throw Error(op.loc, "parameter '" + spec.name + "' of " + op.name() + " is '" + word + "'; expected one of " + allowed);
+}
+
+}  // namespace
+
+void normalize_params(Op& op) {
+  const Primitive& p = *op.prim;
+  for (const NamedParam& given : op.params) {
+    if (!p.find_param(given.name))
+      throw Error(op.loc, "unknown parameter '" + given.name + "' for primitive " + p.name);
+  }
+  Params ordered;
+  ordered.reserve(p.params.size());
+  for (const ParamSpec& spec : p.params) {
+    auto it = std::find_if(op.params.begin(), op.params.end(), [&](const NamedParam& n) { return n.name == spec.name; });
+    Param value = it != op.params.end() ? std::move(it->value) : Param{};
+    if (std::holds_alternative<std::monostate>(value)) {
+      if (spec.required && std::holds_alternative<std::monostate>(spec.default_value))
+        throw Error(op.loc, p.name + " needs parameter '" + spec.name + "'");
+      value = spec.default_value;
+    }
+    if (spec.kind == ParamKind::Float && std::holds_alternative<int64_t>(value))
+      value = static_cast<double>(std::get<int64_t>(value));
+    if (!std::holds_alternative<std::monostate>(value) && !holds_kind(value, spec.kind))
+      throw Error(op.loc, "parameter '" + spec.name + "' of " + p.name + " has the wrong kind of value");
+    if (spec.kind == ParamKind::Ident && std::holds_alternative<std::string>(value))
+      check_choice(op, spec, std::get<std::string>(value));
+    if (spec.kind == ParamKind::Idents && std::holds_alternative<std::vector<std::string>>(value))
+      for (const std::string& w : std::get<std::vector<std::string>>(value)) check_choice(op, spec, w);
+    ordered.push_back({spec.name, std::move(value)});
+  }
+  op.params = std::move(ordered);
+}
+
+std::vector<Type> infer_result_types(const Op& op) {
+  for (const Indexer& ix : op.indexers) {
+    if (ix.base < 0 || ix.base >= static_cast<int>(op.operands.size()))
+      throw Error(op.loc, op.name() + ": indexer refers to a missing operand");
+    Type t = op.operands[ix.base].type();
+    if (!t.is_ref()) throw Error(op.loc, op.name() + ": only a Ref can be indexed, got " + t.str());
+    if (static_cast<int>(ix.entries.size()) != t.rank())
+      throw Error(op.loc, op.name() + ": " + std::to_string(ix.entries.size()) + " indices for a Ref of rank " +
+                              std::to_string(t.rank()) + " (" + t.str() + ")");
+    for (const IndexEntry& e : ix.entries) {
+      if (!e.is_dynamic()) continue;
+      if (e.dyn_start >= static_cast<int>(op.operands.size()))
+        throw Error(op.loc, op.name() + ": index refers to a missing operand");
+      Type it = op.operands[e.dyn_start].type();
+      if (!it.is_scalar() || !is_int(it.dtype()))
+        throw Error(op.loc, op.name() + ": a dynamic index must be an integer scalar, got " + it.str());
+    }
+  }
+  if (!op.prim->shape) return {};
+  return op.prim->shape(op);
+}
+
+Op& Builder::create(const Primitive& p, std::vector<Value> operands, Params params, std::vector<Indexer> indexers,
+                    std::vector<std::string> result_names) {
+  Op op;
+  op.prim = &p;
+  op.operands = std::move(operands);
+  op.params = std::move(params);
+  op.loc = loc_;
+  if (!indexers.empty() && !p.indexed) throw Error(loc_, p.name + " does not take indexed operands");
+  // Missing trailing entries mean whole dimensions, as `x[i]` means `x[i, :]`.
+  for (Indexer& ix : indexers) {
+    if (ix.base >= 0 && ix.base < static_cast<int>(op.operands.size())) {
+      Type t = op.operands[ix.base].type();
+      while (t.is_ref() && static_cast<int>(ix.entries.size()) < t.rank()) ix.entries.push_back(IndexEntry::full());
+    }
+  }
+  op.indexers = std::move(indexers);
+  normalize_params(op);
+  std::vector<Type> types = infer_result_types(op);
+  for (size_t i = 0; i < types.size(); ++i) {
+    std::string name = i < result_names.size() ? result_names[i] : "";
+    op.results.push_back(body_->new_var(types[i], std::move(name), loc_));
+  }
+  body_->ops().push_back(std::move(op));
+  return body_->ops().back();
+}
+
+std::vector<Value> Builder::emit(std::string_view prim_name, std::vector<Value> operands, Params params,
+                                 std::vector<Indexer> indexers) {
+  Op& op = create(prim(prim_name), std::move(operands), std::move(params), std::move(indexers));
+  return {op.results.begin(), op.results.end()};
+}
+
+Value Builder::emit1(std::string_view prim_name, std::vector<Value> operands, Params params,
+                     std::vector<Indexer> indexers) {
+  std::vector<Value> r = emit(prim_name, std::move(operands), std::move(params), std::move(indexers));
+  if (r.size() != 1) throw Error(loc_, std::string(prim_name) + " does not have exactly one result");
+  return r[0];
+}
+
+namespace {
+Indexer offset_indexer(int base, std::vector<IndexEntry> entries) {
+  for (IndexEntry& e : entries)
+    if (e.is_dynamic()) e.dyn_start += base + 1;
+  return Indexer{base, std::move(entries)};
+}
+}  // namespace
+
+Value Builder::get(Value ref, std::vector<IndexEntry> entries, std::vector<Value> dyn) {
+  std::vector<Value> operands{ref};
+  operands.insert(operands.end(), dyn.begin(), dyn.end());
+  return emit1("get", std::move(operands), {}, {offset_indexer(0, std::move(entries))});
+}
+
+void Builder::swap_discard(Value ref, Value v, std::vector<IndexEntry> entries, std::vector<Value> dyn) {
+  std::vector<Value> operands{ref};
+  operands.insert(operands.end(), dyn.begin(), dyn.end());
+  operands.push_back(v);
+  emit("swap", std::move(operands), {}, {offset_indexer(0, std::move(entries))});
+}
+
+}  // namespace tessera

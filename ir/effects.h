@@ -1,0 +1,45 @@
+// Effects of a body, computed from its ops, never written by hand.
+//
+// Per Ref-typed parameter: read, write, accum (addupdate). Plus two ordered
+// effects that pin ops in place: io (debug_print) and comms (DMAs, semaphores,
+// remote signals). Passes use them to decide what may be dropped or reordered.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+class Body;
+struct Op;
+
+enum EffectBits : uint8_t { kRead = 1, kWrite = 2, kAccum = 4 };
+
+struct Effects {
+  std::vector<uint8_t> on_param;  // EffectBits per body parameter
+  bool io = false;
+  bool comms = false;
+
+  bool empty() const;
+  bool reads(int p) const { return on_param[p] & kRead; }
+  bool writes(int p) const { return on_param[p] & kWrite; }
+  bool accums(int p) const { return on_param[p] & kAccum; }
+  std::string str(const Body& body) const;  // "read(%x), write(%o), io"
+  bool operator==(const Effects&) const = default;
+};
+
+// What one op does to its operands (by operand index) and whether it is ordered.
+struct OpEffects {
+  std::vector<std::pair<int, uint8_t>> on_operand;
+  bool io = false;
+  bool comms = false;
+  void add(int operand, uint8_t bits) { on_operand.emplace_back(operand, bits); }
+};
+
+Effects compute_effects(const Body& body);
+OpEffects op_effects(const Op& op);
+// True when dropping `op` (its results unused) would change the program.
+bool has_side_effects(const Op& op);
+
+}  // namespace tessera

@@ -1,0 +1,62 @@
+// A typed view of a pallas_call's parameters, following the seeds' GridMapping.
+//
+// Calling conventions (seed 001):
+//   pallas_call operands: *dynamic_grid_sizes, *scalar_prefetch, *inputs
+//   kernel parameters:    *scalar_prefetch, *inputs, *outputs, *scratch
+//   index map parameters: *program_ids (i32), *scalar_prefetch
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tessera {
+
+struct GridMapping {
+  std::vector<int64_t> grid;               // -1: a dynamic size (an operand)
+  std::vector<std::string> grid_names;     // empty or one per axis
+  std::vector<BlockSpec> in_specs, out_specs;
+  std::vector<Type> in_types;              // full arrays of the inputs
+  std::vector<Type> out_types;             // full arrays of the outputs
+  std::vector<Type> scalar_prefetch_types;
+  std::vector<Type> scratch_types;
+  IntPairs aliases;                        // (input index, output index)
+  std::vector<int64_t> vmapped_dims;
+  std::vector<std::string> dimension_semantics;  // empty or one per axis
+  std::string kernel_type = "tc";
+  std::string name;
+  BodyPtr kernel;
+  int num_dynamic = 0;
+
+  int num_inputs() const { return static_cast<int>(in_specs.size()); }
+  int num_outputs() const { return static_cast<int>(out_specs.size()); }
+  int num_scalar_prefetch() const { return static_cast<int>(scalar_prefetch_types.size()); }
+  int grid_rank() const { return static_cast<int>(grid.size()); }
+  // Operand index of input i / scalar prefetch j.
+  int input_operand(int i) const { return num_dynamic + num_scalar_prefetch() + i; }
+  int scalar_prefetch_operand(int j) const { return num_dynamic + j; }
+  // Kernel parameter index of input i / output o / scratch s.
+  int input_param(int i) const { return num_scalar_prefetch() + i; }
+  int output_param(int o) const { return num_scalar_prefetch() + num_inputs() + o; }
+  int scratch_param(int s) const { return num_scalar_prefetch() + num_inputs() + num_outputs() + s; }
+
+  // Spec and full array type of block mapping m (inputs first, then outputs).
+  const BlockSpec& spec(int m) const { return m < num_inputs() ? in_specs[m] : out_specs[m - num_inputs()]; }
+  const Type& array(int m) const { return m < num_inputs() ? in_types[m] : out_types[m - num_inputs()]; }
+  std::vector<BlockDim> dims(int m) const { return block_dims(spec(m), array(m).shape()); }
+  // "input x" / "output 0": how messages name mapping m, using kernel parameter names.
+  std::string describe(int m) const;
+  bool is_parallel(int axis) const {
+    return axis < static_cast<int>(dimension_semantics.size()) && dimension_semantics[axis] != "arbitrary";
+  }
+
+  // Types the conventions require.
+  std::vector<Type> expected_kernel_params() const;
+  std::vector<Type> expected_index_map_params() const;
+};
+
+// Decodes the params of a pallas_call op (its operand types included).
+GridMapping grid_mapping(const Op& op);
+
+}  // namespace tessera

@@ -1,0 +1,147 @@
+#include "ir/ir.h"
+
+#include "ir/primitive.h"
+
+namespace tessera {
+
+const std::string& Op::name() const { return prim->name; }
+
+const Param& Op::param(std::string_view key) const {
+  for (const NamedParam& p : params)
+    if (p.name == key) return p.value;
+  throw Error(loc, "op " + name() + " has no parameter '" + std::string(key) + "'");
+}
+
+bool Op::has_param(std::string_view key) const {
+  for (const NamedParam& p : params)
+    if (p.name == key) return !std::holds_alternative<std::monostate>(p.value);
+  return false;
+}
+
+template <class T>
+const T& Op::get(std::string_view key) const {
+  const Param& p = param(key);
+  if (const T* v = std::get_if<T>(&p)) return *v;
+  throw Error(loc, "parameter '" + std::string(key) + "' of " + name() + " has the wrong kind");
+}
+
+template const int64_t& Op::get(std::string_view) const;
+template const double& Op::get(std::string_view) const;
+template const bool& Op::get(std::string_view) const;
+template const std::string& Op::get(std::string_view) const;
+template const DType& Op::get(std::string_view) const;
+template const Type& Op::get(std::string_view) const;
+template const std::vector<int64_t>& Op::get(std::string_view) const;
+template const std::vector<std::string>& Op::get(std::string_view) const;
+template const std::vector<Type>& Op::get(std::string_view) const;
+template const BodyPtr& Op::get(std::string_view) const;
+template const std::vector<BodyPtr>& Op::get(std::string_view) const;
+template const std::vector<BlockSpec>& Op::get(std::string_view) const;
+template const IntPairs& Op::get(std::string_view) const;
+
+void Op::set_param(std::string_view key, Param value) {
+  for (NamedParam& p : params)
+    if (p.name == key) { p.value = std::move(value); return; }
+  params.push_back({std::string(key), std::move(value)});
+}
+
+std::vector<int> Op::main_operands() const {
+  std::vector<char> is_index(operands.size(), 0);
+  for (const Indexer& ix : indexers)
+    for (const IndexEntry& e : ix.entries)
+      if (e.is_dynamic() && e.dyn_start < static_cast<int>(operands.size())) is_index[e.dyn_start] = 1;
+  std::vector<int> out;
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (!is_index[i]) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+const Value& Op::main_operand(int k) const {
+  std::vector<int> m = main_operands();
+  if (k < 0 || k >= static_cast<int>(m.size()))
+    throw Error(loc, name() + " expects at least " + std::to_string(k + 1) + " operands");
+  return operands[m[k]];
+}
+
+const Indexer* Op::indexer_for(int operand) const {
+  for (const Indexer& ix : indexers)
+    if (ix.base == operand) return &ix;
+  return nullptr;
+}
+
+std::vector<BodyPtr> Op::nested_bodies() const {
+  std::vector<BodyPtr> out;
+  for (const NamedParam& p : params) {
+    if (auto* b = std::get_if<BodyPtr>(&p.value); b && *b) out.push_back(*b);
+    if (auto* bs = std::get_if<std::vector<BodyPtr>>(&p.value))
+      for (const BodyPtr& b : *bs) if (b) out.push_back(b);
+    if (auto* specs = std::get_if<std::vector<BlockSpec>>(&p.value))
+      for (const BlockSpec& s : *specs) if (s.index_map) out.push_back(s.index_map);
+  }
+  return out;
+}
+
+std::string_view body_kind_name(BodyKind k) {
+  switch (k) {
+    case BodyKind::func: return "func";
+    case BodyKind::kernel: return "kernel";
+    case BodyKind::index_map: return "index_map";
+    case BodyKind::fn: return "fn";
+  }
+  return "fn";
+}
+
+Var* Body::new_var(Type type, std::string name, Loc loc) {
+  vars_.push_back(std::make_unique<Var>(Var{std::move(name), std::move(type), std::move(loc)}));
+  return vars_.back().get();
+}
+
+Var* Body::add_param(Type type, std::string name, Loc loc) {
+  Var* v = new_var(std::move(type), std::move(name), std::move(loc));
+  params_.push_back(v);
+  return v;
+}
+
+std::vector<Type> Body::param_types() const {
+  std::vector<Type> ts;
+  for (Var* v : params_) ts.push_back(v->type);
+  return ts;
+}
+
+std::vector<Type> Body::output_types() const {
+  std::vector<Type> ts;
+  for (const Value& v : outputs_) ts.push_back(v.type());
+  return ts;
+}
+
+BodyPtr make_body(std::string name, BodyKind kind) { return std::make_shared<Body>(std::move(name), kind); }
+
+void Module::add(BodyPtr body) {
+  if (body->name().empty()) throw Error(body->loc(), "a module symbol needs a name");
+  if (by_name_.count(body->name())) throw Error(body->loc(), "redefinition of @" + body->name());
+  by_name_.emplace(body->name(), body);
+  symbols_.push_back(std::move(body));
+}
+
+BodyPtr Module::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+BodyPtr Module::entry(std::string_view name) const {
+  if (BodyPtr b = find(name)) return b;
+  throw Error("no function @" + std::string(name) + " in module");
+}
+
+bool Module::is_symbol(const Body* b) const {
+  auto it = by_name_.find(b->name());
+  return it != by_name_.end() && it->second.get() == b;
+}
+
+std::string Module::unique_name(std::string_view stem) const {
+  std::string name(stem);
+  for (int i = 1; find(name); ++i) name = std::string(stem) + "_" + std::to_string(i);
+  return name;
+}
+
+}  // namespace tessera

@@ -1,0 +1,577 @@
+#include "ir/parser.h"
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "ir/builder.h"
+#include "ir/lexer.h"
+#include "ir/primitive.h"
+
+namespace tessera {
+namespace {
+
+class Parser {
+ public:
+  Parser(std::string_view text, const std::string& filename)
+      : toks_(lex(text, std::make_shared<const std::string>(filename))) {}
+
+  Module parse() {
+    // Pass 1: find every top-level symbol so `@name` may refer forward.
+    while (!at(Tok::End)) {
+      const Token& kw = peek();
+      if (kw.kind != Tok::Ident || (kw.text != "func" && kw.text != "kernel" && kw.text != "index_map"))
+        fail(kw, "expected 'func', 'kernel' or 'index_map' at top level");
+      size_t start = pos_;
+      next();
+      const Token& name = expect(Tok::At, "a symbol name like @main");
+      if (symbols_.count(name.text)) fail(name, "redefinition of @" + name.text);
+      symbols_[name.text] = Symbol{start, false, nullptr};
+      order_.push_back(name.text);
+      skip_to_body_end(kw);
+    }
+    // Pass 2: parse each body, resolving references on demand.
+    for (const std::string& name : order_) resolve(name, toks_[symbols_[name].start]);
+    Module m;
+    for (const std::string& name : order_) m.add(symbols_[name].body);
+    return m;
+  }
+
+ private:
+  struct Symbol {
+    size_t start;
+    bool parsing;
+    BodyPtr body;
+  };
+  using Scope = std::map<std::string, Var*, std::less<>>;
+
+  // ---- token helpers ----
+  const Token& peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
+  bool at(Tok kind) const { return peek().kind == kind; }
+  bool at_punct(std::string_view p) const { return peek().kind == Tok::Punct && peek().text == p; }
+  bool at_ident(std::string_view w) const { return peek().kind == Tok::Ident && peek().text == w; }
+  const Token& next() {
+    const Token& t = toks_[pos_];
+    if (pos_ + 1 < toks_.size()) ++pos_;
+    last_line_ = t.loc.line;
+    return t;
+  }
+  bool same_line() const { return peek().loc.line == last_line_; }
+  [[noreturn]] void fail(const Token& t, const std::string& msg) const { throw Error(t.loc, msg); }
+  static std::string describe(const Token& t) {
+    switch (t.kind) {
+      case Tok::End: return "end of input";
+      case Tok::Percent: return "'%" + t.text + "'";
+      case Tok::At: return "'@" + t.text + "'";
+      case Tok::String: return "a string";
+      default: return "'" + t.text + "'";
+    }
+  }
+  const Token& expect(Tok kind, const std::string& what) {
+    if (!at(kind)) fail(peek(), "expected " + what + ", got " + describe(peek()));
+    return next();
+  }
+  const Token& expect_punct(std::string_view p) {
+    if (!at_punct(p)) fail(peek(), "expected '" + std::string(p) + "', got " + describe(peek()));
+    return next();
+  }
+  bool accept_punct(std::string_view p) {
+    if (!at_punct(p)) return false;
+    next();
+    return true;
+  }
+  int64_t parse_int(const std::string& what) {
+    const Token& t = expect(Tok::Int, what);
+    try {
+      return std::stoll(t.text);
+    } catch (...) {
+      fail(t, "integer out of range: " + t.text);
+    }
+  }
+
+  void skip_to_body_end(const Token& kw) {
+    while (!at_punct("{")) {
+      if (at(Tok::End)) fail(kw, "expected '{' to start the body of this " + kw.text);
+      next();
+    }
+    int depth = 0;
+    do {
+      if (at(Tok::End)) fail(kw, "unterminated body: missing '}'");
+      if (at_punct("{")) ++depth;
+      if (at_punct("}")) --depth;
+      next();
+    } while (depth > 0);
+  }
+
+  BodyPtr resolve(const std::string& name, const Token& where) {
+    auto it = symbols_.find(name);
+    if (it == symbols_.end()) fail(where, "use of undefined symbol @" + name);
+    Symbol& s = it->second;
+    if (s.body) return s.body;
+    if (s.parsing) fail(where, "recursive reference to @" + name + " (bodies may not call themselves)");
+    s.parsing = true;
+    size_t saved_pos = pos_;
+    int saved_line = last_line_;
+    std::vector<Scope> saved_scopes = std::move(scopes_);
+    scopes_.clear();
+    pos_ = s.start;
+    const Token& kw = next();
+    BodyKind kind = kw.text == "func" ? BodyKind::func : kw.text == "kernel" ? BodyKind::kernel : BodyKind::index_map;
+    next();  // @name
+    BodyPtr body = parse_body(name, kind, kw.loc);
+    scopes_ = std::move(saved_scopes);
+    pos_ = saved_pos;
+    last_line_ = saved_line;
+    s.parsing = false;
+    s.body = body;
+    return body;
+  }
+
+  // ---- types ----
+  DType parse_dtype_tok() {
+    const Token& t = expect(Tok::Ident, "a dtype");
+    auto d = tessera::parse_dtype(t.text);
+    if (!d) fail(t, "unknown dtype '" + t.text + "'");
+    return *d;
+  }
+
+  ArrayType parse_array_type() {
+    ArrayType a;
+    a.dtype = parse_dtype_tok();
+    if (!at_punct("[")) return a;  // `i32` is the scalar `i32[]`
+    next();
+    if (!at_punct("]")) {
+      do {
+        const Token& t = peek();
+        int64_t d = parse_int("a dimension size");
+        if (d < 0) fail(t, "dimension sizes must be non-negative");
+        a.shape.push_back(d);
+      } while (accept_punct(","));
+    }
+    expect_punct("]");
+    return a;
+  }
+
+  Type parse_type() {
+    if (at_ident("ref")) {
+      next();
+      expect_punct("<");
+      ArrayType a = parse_array_type();
+      MemSpace space = MemSpace::any;
+      if (accept_punct(",")) {
+        const Token& t = expect(Tok::Ident, "a memory space");
+        auto m = parse_mem_space(t.text);
+        if (!m) fail(t, "unknown memory space '" + t.text + "'");
+        space = *m;
+      }
+      expect_punct(">");
+      return Type::ref(a, space);
+    }
+    if (!at(Tok::Ident)) fail(peek(), "expected a type like f32[8,128] or ref<f32[8], vmem>, got " + describe(peek()));
+    return Type::array(parse_array_type());
+  }
+
+  // ---- bodies ----
+  BodyPtr parse_body(const std::string& name, BodyKind kind, const Loc& loc) {
+    BodyPtr body = make_body(name, kind);
+    body->set_loc(loc);
+    scopes_.emplace_back();
+    expect_punct("(");
+    if (!at_punct(")")) {
+      do {
+        const Token& t = expect(Tok::Percent, "a parameter name like %x");
+        expect_punct(":");
+        Type type = parse_type();
+        define(t, body->add_param(type, t.text, t.loc));
+      } while (accept_punct(","));
+    }
+    expect_punct(")");
+    std::vector<Type> declared;
+    bool has_declared = false;
+    if (accept_punct("->")) {
+      has_declared = true;
+      if (accept_punct("(")) {
+        if (!at_punct(")")) do declared.push_back(parse_type()); while (accept_punct(","));
+        expect_punct(")");
+      } else {
+        declared.push_back(parse_type());
+      }
+    }
+    const Token& open = expect_punct("{");
+    Builder b(*body);
+    bool returned = false;
+    while (!at_punct("}")) {
+      if (at(Tok::End)) fail(open, "unterminated body: missing '}'");
+      if (returned) fail(peek(), "'return' must be the last statement of a body");
+      if (at_ident("return")) {
+        const Token& r = next();
+        std::vector<Value> outs;
+        if (!at_punct("}")) do outs.push_back(parse_value(nullptr)); while (accept_punct(","));
+        body->set_outputs(outs);
+        returned = true;
+        std::vector<Type> got = body->output_types();
+        if (has_declared && got != declared)
+          fail(r, "returned types " + types_str(got) + " do not match the declared result types " + types_str(declared));
+        continue;
+      }
+      parse_statement(b);
+    }
+    next();  // '}'
+    if (!returned && has_declared && !declared.empty())
+      fail(open, "body declares results " + types_str(declared) + " but has no 'return'");
+    scopes_.pop_back();
+    return body;
+  }
+
+  static std::string types_str(const std::vector<Type>& ts) {
+    std::string s = "(";
+    for (size_t i = 0; i < ts.size(); ++i) s += (i ? ", " : "") + ts[i].str();
+    return s + ")";
+  }
+
+  void define(const Token& t, Var* v) {
+    Scope& s = scopes_.back();
+    if (s.count(t.text)) fail(t, "redefinition of %" + t.text);
+    s[t.text] = v;
+  }
+
+  Var* lookup(const Token& t) {
+    auto& s = scopes_.back();
+    if (auto it = s.find(t.text); it != s.end()) return it->second;
+    for (size_t k = scopes_.size() - 1; k-- > 0;) {
+      if (scopes_[k].count(t.text))
+        fail(t, "%" + t.text + " is defined in an enclosing body; bodies are closed, so pass it in as an operand" +
+                    (body_kind_stack_.empty() || body_kind_stack_.back() != BodyKind::index_map
+                         ? std::string()
+                         : " (an index map may use only its program ids and scalar prefetch refs; it must not capture values)"));
+    }
+    fail(t, "use of undefined value %" + t.text);
+  }
+
+  // ---- statements ----
+  struct PendingResult {
+    Token name;
+    std::optional<Type> type;
+  };
+
+  void parse_statement(Builder& b) {
+    std::vector<PendingResult> results;
+    const Token& first = peek();
+    if (at(Tok::Percent)) {
+      do {
+        PendingResult r{expect(Tok::Percent, "a result name"), std::nullopt};
+        if (accept_punct(":")) r.type = parse_type();
+        results.push_back(std::move(r));
+      } while (accept_punct(","));
+      expect_punct("=");
+    }
+    const Token& name_tok = expect(Tok::Ident, "a primitive name or 'return'");
+    const Primitive* p = registry().find(name_tok.text);
+    if (!p) fail(name_tok, "unknown primitive '" + name_tok.text + "'");
+    Params params;
+    if (at_punct("[") && same_line()) params = parse_params(*p);
+    std::vector<Value> operands;
+    std::vector<Indexer> indexers;
+    std::vector<int> untyped;  // operands written as bare literals
+    if (starts_operand() && same_line()) {
+      do parse_operand(*p, operands, indexers, untyped); while (accept_punct(","));
+    }
+    resolve_untyped_literals(operands, untyped);
+    b.set_loc(results.empty() ? name_tok.loc : first.loc);
+    std::vector<std::string> names;
+    for (const PendingResult& r : results) names.push_back(r.name.text);
+    Op& op = b.create(*p, std::move(operands), std::move(params), std::move(indexers), names);
+    if (!results.empty() && results.size() != op.results.size())
+      fail(first, name_tok.text + " has " + std::to_string(op.results.size()) + " result(s), but " +
+                      std::to_string(results.size()) + " name(s) were given");
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (results[i].type && !(*results[i].type == op.results[i]->type))
+        fail(results[i].name, "result %" + results[i].name.text + " is declared " + results[i].type->str() +
+                                  " but " + name_tok.text + " gives " + op.results[i]->type.str());
+      define(results[i].name, op.results[i]);
+    }
+  }
+
+  bool starts_operand() const {
+    const Token& t = peek();
+    if (t.kind == Tok::Percent || t.kind == Tok::Int || t.kind == Tok::Float) return true;
+    if (t.kind == Tok::Punct && t.text == "-") return true;
+    return t.kind == Tok::Ident && (t.text == "true" || t.text == "false" || t.text == "inf" || t.text == "nan");
+  }
+
+  // A bare literal (no `:dtype`) takes the dtype of the op's first non-bool
+  // variable operand, so `mul %x, 2.0` means what it says for any float %x.
+  static void resolve_untyped_literals(std::vector<Value>& operands, const std::vector<int>& untyped) {
+    if (untyped.empty()) return;
+    std::optional<DType> ctx;
+    for (const Value& v : operands)
+      if (v.is_var() && !is_bool(v.type().dtype()) && !is_semaphore(v.type().dtype())) { ctx = v.type().dtype(); break; }
+    for (int i : untyped) {
+      Literal l = operands[i].literal();
+      if (!ctx) continue;
+      if (is_float(*ctx)) operands[i] = Literal::of_float(*ctx, l.as_double());
+      else if (is_int(*ctx) && !is_float(l.dtype)) operands[i] = Literal::of_int(*ctx, l.i);
+    }
+  }
+
+  // A value: a variable or a literal (`2.0:f32`, `3`, `true`, `-inf`).
+  Value parse_value(bool* untyped) {
+    if (at(Tok::Percent)) return lookup(next());
+    const Token& t = peek();
+    Literal lit;
+    bool neg = accept_punct("-");
+    if (at(Tok::Int)) {
+      int64_t v = parse_int("an integer");
+      lit = Literal::of_int(DType::i32, neg ? -v : v);
+    } else if (at(Tok::Float)) {
+      lit = Literal::of_float(DType::f32, (neg ? -1 : 1) * std::stod(next().text));
+    } else if (at_ident("inf") || at_ident("nan")) {
+      double v = next().text == "inf" ? INFINITY : NAN;
+      lit = Literal::of_float(DType::f32, neg ? -v : v);
+    } else if (!neg && (at_ident("true") || at_ident("false"))) {
+      lit = Literal::of_int(DType::i1, next().text == "true");
+      return lit;
+    } else {
+      fail(t, "expected a value (%name or a literal), got " + describe(t));
+    }
+    if (accept_punct(":")) {
+      DType d = parse_dtype_tok();
+      lit = is_float(d) ? Literal::of_float(d, lit.as_double()) : Literal::of_int(d, lit.as_int());
+    } else if (untyped) {
+      *untyped = true;
+    }
+    return lit;
+  }
+
+  void parse_operand(const Primitive& p, std::vector<Value>& operands, std::vector<Indexer>& indexers,
+                     std::vector<int>& untyped) {
+    bool is_untyped = false;
+    Value v = parse_value(&is_untyped);
+    int index = static_cast<int>(operands.size());
+    operands.push_back(v);
+    if (is_untyped) untyped.push_back(index);
+    if (!(at_punct("[") && same_line())) return;
+    if (!p.indexed) fail(peek(), p.name + " does not take indexed operands like %ref[...]");
+    next();
+    Indexer ix{index, {}};
+    if (!at_punct("]")) {
+      do ix.entries.push_back(parse_index_entry(operands)); while (accept_punct(","));
+    }
+    expect_punct("]");
+    indexers.push_back(std::move(ix));
+  }
+
+  IndexEntry parse_index_entry(std::vector<Value>& operands) {
+    if (accept_punct(":")) return IndexEntry::full();
+    auto dynamic = [&]() {
+      Var* v = lookup(next());
+      operands.push_back(v);
+      return static_cast<int>(operands.size()) - 1;
+    };
+    if (at_ident("ds")) {
+      next();
+      expect_punct("(");
+      IndexEntry e = IndexEntry::slice(0, 0);
+      if (at(Tok::Percent)) e.dyn_start = dynamic();
+      else e.start = parse_int("a slice start");
+      expect_punct(",");
+      e.size = parse_int("a slice size");
+      if (accept_punct(",")) e.stride = parse_int("a slice stride");
+      expect_punct(")");
+      return e;
+    }
+    if (at(Tok::Percent)) return IndexEntry::dyn_point(dynamic());
+    int64_t start = parse_int("an index: an integer, %value, a:b, ds(start, size) or ':'");
+    if (accept_punct(":")) {
+      const Token& t = peek();
+      int64_t stop = parse_int("the end of a slice a:b");
+      if (stop < start) fail(t, "slice end is before its start");
+      return IndexEntry::slice(start, stop - start);
+    }
+    return IndexEntry::point(start);
+  }
+
+  // ---- params ----
+  Params parse_params(const Primitive& p) {
+    Params params;
+    expect_punct("[");
+    if (!at_punct("]")) {
+      do {
+        const Token& key = expect(Tok::Ident, "a parameter name");
+        const ParamSpec* spec = p.find_param(key.text);
+        if (!spec) fail(key, "unknown parameter '" + key.text + "' for primitive " + p.name);
+        for (const NamedParam& np : params)
+          if (np.name == key.text) fail(key, "parameter '" + key.text + "' given twice");
+        expect_punct("=");
+        params.push_back({key.text, parse_param(*spec)});
+      } while (accept_punct(","));
+    }
+    expect_punct("]");
+    return params;
+  }
+
+  std::vector<int64_t> parse_int_list(const char* neg_word) {
+    std::vector<int64_t> out;
+    auto one = [&]() {
+      if (neg_word && at_ident(neg_word)) { next(); return int64_t{-1}; }
+      if (neg_word && std::string(neg_word) == "?" && accept_punct("?")) return int64_t{-1};
+      return parse_int("an integer");
+    };
+    if (!accept_punct("(")) return {one()};
+    if (!at_punct(")")) do out.push_back(one()); while (accept_punct(",") && !at_punct(")"));
+    expect_punct(")");
+    return out;
+  }
+
+  template <class F>
+  auto parse_list(const char* open, const char* close, F item) {
+    std::vector<decltype(item())> out;
+    expect_punct(open);
+    if (!at_punct(close)) do out.push_back(item()); while (accept_punct(",") && !at_punct(close));
+    expect_punct(close);
+    return out;
+  }
+
+  Param parse_param(const ParamSpec& spec) {
+    const Token& t = peek();
+    switch (spec.kind) {
+      case ParamKind::Int: {
+        bool neg = accept_punct("-");
+        int64_t v = parse_int("an integer for '" + spec.name + "'");
+        return neg ? -v : v;
+      }
+      case ParamKind::Float: {
+        Value v = parse_value(nullptr);
+        if (!v.is_literal() || is_bool(v.literal().dtype)) fail(t, "expected a number for '" + spec.name + "'");
+        return v.literal().as_double();
+      }
+      case ParamKind::Bool:
+        if (at_ident("true") || at_ident("false")) return next().text == "true";
+        fail(t, "expected true or false for '" + spec.name + "'");
+      case ParamKind::Str: return expect(Tok::String, "a string for '" + spec.name + "'").text;
+      case ParamKind::Ident: return expect(Tok::Ident, "a word for '" + spec.name + "'").text;
+      case ParamKind::DType: return parse_dtype_tok();
+      case ParamKind::Type: return parse_type();
+      case ParamKind::Ints: return parse_int_list(nullptr);
+      case ParamKind::Dims: return parse_int_list("?");
+      case ParamKind::OptInts: return parse_int_list("none");
+      case ParamKind::Idents: {
+        if (at(Tok::Ident)) return std::vector<std::string>{next().text};
+        return parse_list("(", ")", [&] { return expect(Tok::Ident, "a word").text; });
+      }
+      case ParamKind::Types: return parse_list("[", "]", [&] { return parse_type(); });
+      case ParamKind::Body: return parse_body_ref(spec.name == "kernel" ? BodyKind::kernel : BodyKind::fn);
+      case ParamKind::Bodies: return parse_list("[", "]", [&] { return parse_body_ref(BodyKind::fn); });
+      case ParamKind::Specs: return parse_list("[", "]", [&] { return parse_spec(); });
+      case ParamKind::IntPairs:
+        return parse_list("[", "]", [&] {
+          expect_punct("(");
+          int64_t a = parse_int("an integer");
+          expect_punct(",");
+          int64_t b = parse_int("an integer");
+          expect_punct(")");
+          return std::pair<int64_t, int64_t>(a, b);
+        });
+    }
+    fail(t, "cannot parse parameter '" + spec.name + "'");
+  }
+
+  BodyPtr parse_body_ref(BodyKind inline_kind) {
+    if (at(Tok::At)) {
+      const Token& t = next();
+      return resolve(t.text, t);
+    }
+    if (!at_ident("fn")) fail(peek(), "expected @name or an inline fn(...) { ... }, got " + describe(peek()));
+    const Token& kw = next();
+    body_kind_stack_.push_back(inline_kind);
+    BodyPtr b = parse_body("", inline_kind, kw.loc);
+    body_kind_stack_.pop_back();
+    return b;
+  }
+
+  BlockSpec parse_spec() {
+    const Token& kw = expect(Tok::Ident, "spec(...)");
+    if (kw.text != "spec") fail(kw, "expected spec(...), got '" + kw.text + "'");
+    BlockSpec s;
+    expect_punct("(");
+    bool first = true;
+    while (!at_punct(")")) {
+      if (!first) expect_punct(",");
+      first = false;
+      if (at_punct("(")) {
+        s.block = parse_list("(", ")", [&] { return parse_block_dim(); });
+      } else if (at(Tok::At) || at_ident("fn")) {
+        s.index_map = parse_body_ref(BodyKind::index_map);
+      } else if (at_ident("mem")) {
+        next();
+        expect_punct("=");
+        const Token& t = expect(Tok::Ident, "a memory space");
+        auto m = parse_mem_space(t.text);
+        if (!m) fail(t, "unknown memory space '" + t.text + "'");
+        s.mem = *m;
+      } else if (at_ident("buffered")) {
+        next();
+        expect_punct("=");
+        const Token& t = peek();
+        s.buffer_count = parse_int("a buffer count");
+        if (s.buffer_count < 1) fail(t, "buffered=k needs k >= 1");
+      } else {
+        fail(peek(), "expected a block shape (..), an index map, mem=... or buffered=..., got " + describe(peek()));
+      }
+    }
+    next();
+    return s;
+  }
+
+  BlockDim parse_block_dim() {
+    if (at(Tok::Int)) return BlockDim::blocked(parse_int("a block size"));
+    const Token& t = expect(Tok::Ident, "a block dim: n, squeezed, element(n, lo, hi) or bounded(n)");
+    if (t.text == "squeezed") return BlockDim::squeezed();
+    if (t.text == "element") {
+      expect_punct("(");
+      BlockDim d = BlockDim::element(parse_int("a block size"));
+      if (accept_punct(",")) {
+        d.pad_lo = parse_int("low padding");
+        expect_punct(",");
+        d.pad_hi = parse_int("high padding");
+      }
+      expect_punct(")");
+      return d;
+    }
+    if (t.text == "bounded") {
+      expect_punct("(");
+      BlockDim d = BlockDim::bounded(parse_int("a block size"));
+      expect_punct(")");
+      return d;
+    }
+    fail(t, "unknown block dim '" + t.text + "'; expected n, squeezed, element(n, lo, hi) or bounded(n)");
+  }
+
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  int last_line_ = 0;
+  std::map<std::string, Symbol, std::less<>> symbols_;
+  std::vector<std::string> order_;
+  std::vector<Scope> scopes_;
+  std::vector<BodyKind> body_kind_stack_;
+};
+
+}  // namespace
+
+Module parse_module(std::string_view text, const std::string& filename) { return Parser(text, filename).parse(); }
+
+Module parse_file(const std::string& path) {
+  std::stringstream ss;
+  if (path == "-") {
+    ss << std::cin.rdbuf();
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot open file '" + path + "'");
+    ss << in.rdbuf();
+  }
+  return parse_module(ss.str(), path == "-" ? "<stdin>" : path);
+}
+
+}  // namespace tessera

@@ -1,0 +1,93 @@
+// The primitive registry and per-pass rule tables.
+//
+// A primitive is a name, a parameter schema, a shape rule and an effect rule.
+// Passes and backends keep their own rules in RuleTable<F>, keyed by primitive,
+// the way JAX keeps `ad.primitive_jvps[p]`: adding a primitive to a pass is one
+// table entry, and a missing entry is an Error, never a crash.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/effects.h"
+#include "ir/ir.h"
+
+namespace tessera {
+
+struct ParamSpec {
+  std::string name;
+  ParamKind kind;
+  bool required = true;
+  Param default_value = {};
+  std::vector<std::string> choices = {};  // allowed words for Ident / Idents
+};
+
+// Computes result types from operand types, params and indexers; throws Error
+// (at op.loc) when the op is ill-typed.
+using ShapeRule = std::function<std::vector<Type>(const Op&)>;
+using EffectRule = std::function<void(const Op&, OpEffects&)>;
+
+struct Primitive {
+  std::string name;
+  std::string summary;             // one line, for docs and --help
+  std::vector<ParamSpec> params;
+  ShapeRule shape;
+  EffectRule effects;              // empty: pure
+  bool indexed = false;            // takes `%ref[...]` operands
+
+  const ParamSpec* find_param(std::string_view key) const;
+};
+
+class Registry {
+ public:
+  const Primitive* find(std::string_view name) const;
+  const Primitive& get(std::string_view name) const;  // throws "unknown primitive"
+  void add(Primitive p);                               // throws on a duplicate
+  std::vector<const Primitive*> all() const;           // sorted by name
+
+ private:
+  std::map<std::string, std::unique_ptr<Primitive>, std::less<>> prims_;
+};
+
+// The registry of every primitive, filled on first use.
+const Registry& registry();
+inline const Primitive& prim(std::string_view name) { return registry().get(name); }
+
+// A per-pass table of rules keyed by primitive.
+template <class Rule>
+class RuleTable {
+ public:
+  explicit RuleTable(std::string pass) : pass_(std::move(pass)) {}
+
+  void set(std::string_view prim_name, Rule rule) { rules_[&prim(prim_name)] = std::move(rule); }
+  const Rule* find(const Primitive& p) const {
+    auto it = rules_.find(&p);
+    return it == rules_.end() ? nullptr : &it->second;
+  }
+  // Throws `no <pass> rule for primitive <name>` at `loc`.
+  const Rule& at(const Primitive& p, const Loc& loc = {}) const {
+    if (const Rule* r = find(p)) return *r;
+    throw Error(loc, "no " + pass_ + " rule for primitive " + p.name);
+  }
+  const std::string& pass() const { return pass_; }
+
+ private:
+  std::string pass_;
+  std::unordered_map<const Primitive*, Rule> rules_;
+};
+
+// Primitive families register themselves through these (ir/prims/*.cpp).
+void register_elementwise(Registry& r);
+void register_structural(Registry& r);
+void register_reductions(Registry& r);
+void register_state(Registry& r);
+void register_pallas(Registry& r);
+void register_control_flow(Registry& r);
+void register_pallas_call(Registry& r);
+
+}  // namespace tessera

@@ -1,0 +1,251 @@
+// Higher-order ops with nested bodies: cond, while, scan, for, run_scoped,
+// call, core_map and pmap. Bodies are closed: every value they use comes in as
+// an operand, so the operand -> body-parameter mapping below is the whole story.
+#include "ir/prims/shape_util.h"
+
+namespace tessera {
+using namespace prims;
+
+void prims::add_body_effects(const Body& body, int first_operand, int num_operands, OpEffects& out) {
+  Effects fx = compute_effects(body);
+  out.io |= fx.io;
+  out.comms |= fx.comms;
+  for (size_t p = 0; p < fx.on_param.size(); ++p)
+    if (fx.on_param[p] && static_cast<int>(p) < num_operands) out.add(first_operand + static_cast<int>(p), fx.on_param[p]);
+}
+
+namespace {
+
+std::vector<Type> operand_types(const Op& op, size_t from, size_t to) {
+  std::vector<Type> ts;
+  for (size_t i = from; i < to; ++i) ts.push_back(op.operands.at(i).type());
+  return ts;
+}
+
+void expect_signature(const Op& op, const Body& b, const std::vector<Type>& params, const std::string& what) {
+  if (b.param_types() != params)
+    fail(op, what + " takes " + types_str(b.param_types()) + " but is given " + types_str(params));
+}
+
+// cond[branches=[...]] %index, args... : branch i (clamped) runs on args.
+std::vector<Type> cond(const Op& op) {
+  const auto& branches = op.bodies_param("branches");
+  if (branches.empty()) fail(op, "needs at least one branch");
+  if (op.operands.empty()) fail(op, "needs an index operand");
+  Type idx = op.operands[0].type();
+  if (!idx.is_scalar() || !(is_bool(idx.dtype()) || idx.dtype() == DType::i32))
+    fail(op, "index must be an i32 or bool scalar, got " + idx.str());
+  if (is_bool(idx.dtype()) && branches.size() != 2) fail(op, "a bool index needs exactly 2 branches");
+  std::vector<Type> args = operand_types(op, 1, op.operands.size());
+  std::vector<Type> outs = branches[0]->output_types();
+  for (size_t i = 0; i < branches.size(); ++i) {
+    expect_signature(op, *branches[i], args, "branch " + std::to_string(i));
+    if (branches[i]->output_types() != outs)
+      fail(op, "branch " + std::to_string(i) + " returns " + types_str(branches[i]->output_types()) + " but branch 0 returns " +
+                   types_str(outs));
+  }
+  return outs;
+}
+
+void cond_effects(const Op& op, OpEffects& e) {
+  for (const BodyPtr& b : op.bodies_param("branches"))
+    add_body_effects(*b, 1, static_cast<int>(op.operands.size()) - 1, e);
+}
+
+// while[cond=fn, body=fn, num_consts=k] consts..., carries...
+std::vector<Type> while_rule(const Op& op) {
+  int64_t k = op.int_param("num_consts");
+  if (k < 0 || k > static_cast<int64_t>(op.operands.size())) fail(op, "num_consts out of range");
+  std::vector<Type> all = operand_types(op, 0, op.operands.size());
+  std::vector<Type> carries(all.begin() + k, all.end());
+  const Body& c = *op.body_param("cond");
+  const Body& b = *op.body_param("body");
+  expect_signature(op, c, all, "cond");
+  expect_signature(op, b, all, "body");
+  if (c.output_types() != std::vector<Type>{Type::scalar(DType::i1)}) fail(op, "cond must return one bool scalar");
+  if (b.output_types() != carries)
+    fail(op, "body returns " + types_str(b.output_types()) + " but the carries are " + types_str(carries));
+  for (const Type& t : carries)
+    if (t.is_ref()) fail(op, "a Ref cannot be a loop carry; pass it as a constant");
+  return carries;
+}
+
+void while_effects(const Op& op, OpEffects& e) {
+  int n = static_cast<int>(op.operands.size());
+  add_body_effects(*op.body_param("cond"), 0, n, e);
+  add_body_effects(*op.body_param("body"), 0, n, e);
+}
+
+// scan[body=fn, length=n, num_consts=k, num_carry=c, reverse] consts..., carries..., xs...
+// body(consts, carries, x slices) -> (carries, y slices); ys are stacked on axis 0.
+std::vector<Type> scan(const Op& op) {
+  int64_t length = op.int_param("length"), k = op.int_param("num_consts"), c = op.int_param("num_carry");
+  int64_t n = static_cast<int64_t>(op.operands.size());
+  if (length < 0 || k < 0 || c < 0 || k + c > n) fail(op, "length, num_consts or num_carry out of range");
+  std::vector<Type> params;
+  for (int64_t i = 0; i < k + c; ++i) params.push_back(op.operands[i].type());
+  for (int64_t i = k + c; i < n; ++i) {
+    Type x = op.operands[i].type();
+    if (x.is_ref() || x.rank() == 0 || x.shape()[0] != length)
+      fail(op, "scanned operand " + x.str() + " must be an array with leading dimension " + std::to_string(length));
+    Shape s(x.shape().begin() + 1, x.shape().end());
+    params.push_back(Type::array(x.dtype(), s));
+  }
+  const Body& b = *op.body_param("body");
+  expect_signature(op, b, params, "body");
+  std::vector<Type> outs = b.output_types();
+  if (static_cast<int64_t>(outs.size()) < c) fail(op, "body must return the carries first");
+  for (int64_t i = 0; i < c; ++i)
+    if (outs[i] != params[k + i]) fail(op, "carry " + std::to_string(i) + " changes type from " + params[k + i].str() + " to " + outs[i].str());
+  std::vector<Type> results(outs.begin(), outs.begin() + c);
+  for (size_t i = c; i < outs.size(); ++i) {
+    if (outs[i].is_ref()) fail(op, "a scan cannot stack Refs");
+    Shape s{length};
+    s.insert(s.end(), outs[i].shape().begin(), outs[i].shape().end());
+    results.push_back(Type::array(outs[i].dtype(), s));
+  }
+  return results;
+}
+
+void scan_effects(const Op& op, OpEffects& e) {
+  add_body_effects(*op.body_param("body"), 0, static_cast<int>(op.int_param("num_consts")), e);
+}
+
+// for[body=fn, num_consts=k] %lo, %hi, consts..., carries... ; body(i, consts, carries) -> carries
+std::vector<Type> for_rule(const Op& op) {
+  int64_t k = op.int_param("num_consts");
+  int64_t n = static_cast<int64_t>(op.operands.size());
+  if (n < 2 || k < 0 || 2 + k > n) fail(op, "expects %lo, %hi, then num_consts constants and the carries");
+  Type lo = op.operands[0].type(), hi = op.operands[1].type();
+  expect_int_scalar(op, lo, "lower bound");
+  expect_int_scalar(op, hi, "upper bound");
+  if (lo.dtype() != hi.dtype()) fail(op, "bounds differ in dtype");
+  std::vector<Type> params{lo};
+  for (int64_t i = 2; i < n; ++i) params.push_back(op.operands[i].type());
+  std::vector<Type> carries(params.begin() + 1 + k, params.end());
+  const Body& b = *op.body_param("body");
+  expect_signature(op, b, params, "body");
+  if (b.output_types() != carries)
+    fail(op, "body returns " + types_str(b.output_types()) + " but the carries are " + types_str(carries));
+  for (const Type& t : carries)
+    if (t.is_ref()) fail(op, "a Ref cannot be a loop carry; pass it as a constant");
+  return carries;
+}
+
+void for_effects(const Op& op, OpEffects& e) {
+  // Body parameter 0 is the induction variable; parameter p >= 1 is operand p + 1.
+  Effects fx = compute_effects(*op.body_param("body"));
+  e.io |= fx.io;
+  e.comms |= fx.comms;
+  for (size_t p = 1; p < fx.on_param.size(); ++p)
+    if (fx.on_param[p]) e.add(static_cast<int>(p) + 1, fx.on_param[p]);
+}
+
+// run_scoped[body=fn] args... ; body(args..., scratch Refs...) -> results.
+std::vector<Type> run_scoped(const Op& op) {
+  const Body& b = *op.body_param("body");
+  std::vector<Type> args = operand_types(op, 0, op.operands.size());
+  std::vector<Type> params = b.param_types();
+  if (params.size() < args.size()) fail(op, "body takes fewer parameters than there are operands");
+  for (size_t i = 0; i < args.size(); ++i)
+    if (params[i] != args[i]) fail(op, "body parameter " + std::to_string(i) + " is " + params[i].str() + " but the operand is " + args[i].str());
+  for (size_t i = args.size(); i < params.size(); ++i)
+    if (!params[i].is_ref()) fail(op, "scoped allocation " + params[i].str() + " must be a Ref");
+  return b.output_types();
+}
+
+void run_scoped_effects(const Op& op, OpEffects& e) {
+  add_body_effects(*op.body_param("body"), 0, static_cast<int>(op.operands.size()), e);
+}
+
+std::vector<Type> call(const Op& op) {
+  const Body& b = *op.body_param("callee");
+  expect_signature(op, b, operand_types(op, 0, op.operands.size()), "@" + b.name());
+  return b.output_types();
+}
+
+void call_effects(const Op& op, OpEffects& e) {
+  add_body_effects(*op.body_param("callee"), 0, static_cast<int>(op.operands.size()), e);
+}
+
+// core_map[body=fn, mesh_axes=(core), mesh_shape=(2)] refs... : body runs once per core.
+std::vector<Type> core_map(const Op& op) {
+  const auto& axes = op.idents_param("mesh_axes");
+  const auto& shape = op.ints_param("mesh_shape");
+  if (axes.size() != shape.size() || axes.empty()) fail(op, "mesh_axes and mesh_shape must be non-empty and of equal length");
+  for (int64_t s : shape)
+    if (s < 1) fail(op, "mesh sizes must be positive");
+  const Body& b = *op.body_param("body");
+  expect_signature(op, b, operand_types(op, 0, op.operands.size()), "body");
+  if (!b.outputs().empty()) fail(op, "body must not return values; it communicates through Refs");
+  return {};
+}
+
+// pmap[body=fn, axis_name=d, axis_size=n, in_axes=(0, none), out_axes=(0)] args...
+std::vector<Type> pmap(const Op& op) {
+  int64_t size = op.int_param("axis_size");
+  if (size < 1) fail(op, "axis_size must be positive");
+  const auto& in_axes = op.ints_param("in_axes");
+  const auto& out_axes = op.ints_param("out_axes");
+  if (in_axes.size() != op.operands.size())
+    fail(op, "in_axes has " + std::to_string(in_axes.size()) + " entries for " + std::to_string(op.operands.size()) + " operands");
+  std::vector<Type> params;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    Type t = op.operands[i].type();
+    if (in_axes[i] < 0) { params.push_back(t); continue; }
+    if (t.is_ref()) fail(op, "a Ref operand cannot be mapped");
+    check_axis(op, in_axes[i], t.rank(), "in_axes entry");
+    if (t.shape()[in_axes[i]] != size)
+      fail(op, "operand " + std::to_string(i) + " " + t.str() + " has size " + std::to_string(t.shape()[in_axes[i]]) +
+                   " on its mapped axis, not axis_size " + std::to_string(size));
+    Shape s = t.shape();
+    s.erase(s.begin() + in_axes[i]);
+    params.push_back(Type::array(t.dtype(), s));
+  }
+  const Body& b = *op.body_param("body");
+  expect_signature(op, b, params, "body");
+  std::vector<Type> outs = b.output_types();
+  if (out_axes.size() != outs.size()) fail(op, "out_axes needs one entry per body result");
+  std::vector<Type> results;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i].is_ref()) fail(op, "a pmap body cannot return a Ref");
+    check_axis(op, out_axes[i], outs[i].rank() + 1, "out_axes entry");
+    Shape s = outs[i].shape();
+    s.insert(s.begin() + out_axes[i], size);
+    results.push_back(Type::array(outs[i].dtype(), s));
+  }
+  return results;
+}
+
+void pmap_effects(const Op& op, OpEffects& e) {
+  Effects fx = compute_effects(*op.body_param("body"));
+  e.io |= fx.io;
+  e.comms |= fx.comms;
+}
+
+}  // namespace
+
+void register_control_flow(Registry& r) {
+  using K = ParamKind;
+  r.add({"cond", "runs branch `index` (clamped; a bool picks branch 0 for false) on the operands",
+         {req("branches", K::Bodies)}, cond, cond_effects, false});
+  r.add({"while", "loops body while cond holds; the first num_consts operands are loop-invariant",
+         {req("cond", K::Body), req("body", K::Body), opt("num_consts", K::Int, int64_t{0})}, while_rule, while_effects, false});
+  r.add({"scan", "scan over the leading axis of xs with carries, stacking ys",
+         {req("body", K::Body), req("length", K::Int), opt("num_consts", K::Int, int64_t{0}),
+          opt("num_carry", K::Int, int64_t{0}), opt("reverse", K::Bool, false)},
+         scan, scan_effects, false});
+  r.add({"for", "for i in [lo, hi): carries = body(i, consts..., carries...)",
+         {req("body", K::Body), opt("num_consts", K::Int, int64_t{0})}, for_rule, for_effects, false});
+  r.add({"run_scoped", "allocates scratch Refs (the body's extra parameters) for the body's duration",
+         {req("body", K::Body)}, run_scoped, run_scoped_effects, false});
+  r.add({"call", "calls a module function", {req("callee", K::Body)}, call, call_effects, false});
+  r.add({"core_map", "runs the body once per core of a mesh; bodies talk through Refs and semaphores",
+         {req("body", K::Body), req("mesh_axes", K::Idents), req("mesh_shape", K::Ints)}, core_map, run_scoped_effects, false});
+  r.add({"pmap", "maps the body over devices along a named axis",
+         {req("body", K::Body), req("axis_name", K::Ident), req("axis_size", K::Int), req("in_axes", K::OptInts),
+          req("out_axes", K::Ints)},
+         pmap, pmap_effects, false});
+}
+
+}  // namespace tessera

@@ -1,0 +1,111 @@
+// Elementwise math, comparisons, bitwise ops, select_n and dtype conversion.
+//
+// Operands of an elementwise op have one shape and one dtype, except that a
+// rank-0 operand broadcasts (so `mul %x, 2.0` needs no broadcast_in_dim).
+#include "ir/prims/shape_util.h"
+
+namespace tessera {
+using namespace prims;
+namespace {
+
+enum class Accepts { Float, Number, IntOrBool, Int, Any };
+
+bool accepts(Accepts a, DType d) {
+  switch (a) {
+    case Accepts::Float: return is_float(d);
+    case Accepts::Number: return is_float(d) || is_int(d);
+    case Accepts::IntOrBool: return is_int(d) || is_bool(d);
+    case Accepts::Int: return is_int(d);
+    case Accepts::Any: return !is_semaphore(d);
+  }
+  return false;
+}
+
+const char* accepts_str(Accepts a) {
+  switch (a) {
+    case Accepts::Float: return "a floating-point";
+    case Accepts::Number: return "a numeric";
+    case Accepts::IntOrBool: return "an integer or bool";
+    case Accepts::Int: return "an integer";
+    case Accepts::Any: return "an array";
+  }
+  return "";
+}
+
+// Common shape of elementwise operands (rank-0 ones broadcast).
+Shape broadcast_shape(const Op& op, const std::vector<Type>& ts) {
+  Shape shape;
+  bool have = false;
+  for (const Type& t : ts) {
+    if (t.rank() == 0) continue;
+    if (!have) shape = t.shape(), have = true;
+    else if (t.shape() != shape) fail(op, "operand shapes differ: " + types_str(ts));
+  }
+  return shape;
+}
+
+ShapeRule elementwise_rule(size_t arity, Accepts acc, bool to_bool) {
+  return [=](const Op& op) {
+    expect_operands(op, arity);
+    std::vector<Type> ts;
+    for (size_t i = 0; i < arity; ++i) ts.push_back(array_operand(op, static_cast<int>(i)));
+    for (const Type& t : ts) {
+      if (t.dtype() != ts[0].dtype()) fail(op, "operand dtypes differ: " + types_str(ts));
+      if (!accepts(acc, t.dtype())) fail(op, std::string("expects ") + accepts_str(acc) + " dtype, got " + t.str());
+    }
+    return std::vector<Type>{Type::array(to_bool ? DType::i1 : ts[0].dtype(), broadcast_shape(op, ts))};
+  };
+}
+
+void add(Registry& r, std::string name, std::string summary, size_t arity, Accepts acc, bool to_bool = false) {
+  r.add(Primitive{std::move(name), std::move(summary), {}, elementwise_rule(arity, acc, to_bool), {}, false});
+}
+
+}  // namespace
+
+void register_elementwise(Registry& r) {
+  for (const char* n : {"exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "sin", "cos", "floor", "ceil", "round",
+                        "exp2", "log1p", "expm1", "erf"})
+    add(r, n, std::string("elementwise ") + n, 1, Accepts::Float);
+  add(r, "neg", "elementwise negation", 1, Accepts::Number);
+  add(r, "abs", "elementwise absolute value", 1, Accepts::Number);
+  add(r, "sign", "elementwise sign (-1, 0, 1)", 1, Accepts::Number);
+  add(r, "not", "bitwise / logical not", 1, Accepts::IntOrBool);
+  for (const char* n : {"add", "sub", "mul", "div", "rem", "max", "min"})
+    add(r, n, std::string("elementwise ") + n + " (integer div and rem round toward zero)", 2, Accepts::Number);
+  add(r, "pow", "elementwise x ** y", 2, Accepts::Float);
+  for (const char* n : {"and", "or", "xor"}) add(r, n, std::string("bitwise / logical ") + n, 2, Accepts::IntOrBool);
+  for (const char* n : {"shift_left", "shift_right_logical", "shift_right_arithmetic"})
+    add(r, n, std::string("bitwise ") + n, 2, Accepts::Int);
+  for (const char* n : {"eq", "ne", "lt", "le", "gt", "ge"})
+    add(r, n, std::string("elementwise comparison ") + n + ", giving bool", 2, Accepts::Any, true);
+
+  r.add(Primitive{"select_n", "select_n p, c0, c1, ...: picks case p (bool: false -> c0, true -> c1)", {},
+                  [](const Op& op) {
+                    size_t n = op.main_operands().size();
+                    if (n < 2) fail(op, "needs a predicate and at least one case");
+                    std::vector<Type> ts;
+                    for (size_t i = 0; i < n; ++i) ts.push_back(array_operand(op, static_cast<int>(i)));
+                    const Type& pred = ts[0];
+                    if (!is_bool(pred.dtype()) && pred.dtype() != DType::i32)
+                      fail(op, "predicate must be bool or i32, got " + pred.str());
+                    if (is_bool(pred.dtype()) && n > 3) fail(op, "a bool predicate selects between at most 2 cases");
+                    for (size_t i = 2; i < n; ++i)
+                      if (ts[i].dtype() != ts[1].dtype()) fail(op, "case dtypes differ: " + types_str(ts));
+                    return std::vector<Type>{Type::array(ts[1].dtype(), broadcast_shape(op, ts))};
+                  },
+                  {}, false});
+
+  r.add(Primitive{"convert_element_type", "converts to new_dtype (floats to ints round toward zero)",
+                  {req("new_dtype", ParamKind::DType)},
+                  [](const Op& op) {
+                    expect_operands(op, 1);
+                    Type t = array_operand(op, 0);
+                    DType d = op.dtype_param("new_dtype");
+                    if (is_semaphore(d) || is_semaphore(t.dtype())) fail(op, "cannot convert semaphores");
+                    return std::vector<Type>{Type::array(d, t.shape())};
+                  },
+                  {}, false});
+}
+
+}  // namespace tessera

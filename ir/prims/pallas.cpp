@@ -1,0 +1,142 @@
+// Pallas kernel-side primitives: grid queries, hints, DMAs, semaphores,
+// device ids and debugging.
+#include "ir/prims/shape_util.h"
+
+namespace tessera {
+using namespace prims;
+namespace {
+
+std::vector<Type> i32_result(const Op& op, size_t operands) {
+  expect_operands(op, operands);
+  return {Type::scalar(DType::i32)};
+}
+
+// The semaphore a main operand selects: a Ref of semaphore dtype indexed down
+// to one element.
+void expect_semaphore(const Op& op, int k, std::initializer_list<DType> kinds, const char* what) {
+  Type r = ref_operand(op, k);
+  bool ok = false;
+  for (DType d : kinds) ok |= r.dtype() == d;
+  if (!ok) fail(op, std::string(what) + " must be a semaphore Ref, got " + r.str());
+  const Indexer* ix = op.indexer_for(op.main_operands()[k]);
+  Shape s = ix ? indexed_shape(*ix, r.shape()) : r.shape();
+  if (!s.empty()) fail(op, std::string(what) + " must select a single semaphore; index " + r.str() + " down to one element");
+}
+
+Shape region(const Op& op, int k) {
+  Type r = ref_operand(op, k);
+  const Indexer* ix = op.indexer_for(op.main_operands()[k]);
+  return ix ? indexed_shape(*ix, r.shape()) : r.shape();
+}
+
+// dma_start %src[..], %dst[..], %dst_sem[..]                       (local)
+// dma_start %src[..], %dst[..], %dst_sem[..], %src_sem[..], %dev   (remote)
+std::vector<Type> dma_start(const Op& op) {
+  size_t n = op.main_operands().size();
+  if (n != 3 && n != 5) fail(op, "expects src, dst, dst_sem (local) or src, dst, dst_sem, src_sem, device_id (remote)");
+  Type src = ref_operand(op, 0), dst = ref_operand(op, 1);
+  if (src.dtype() != dst.dtype()) fail(op, "source and destination dtypes differ: " + src.str() + " vs " + dst.str());
+  if (region(op, 0) != region(op, 1))
+    fail(op, "source region " + shape_str(region(op, 0)) + " and destination region " + shape_str(region(op, 1)) + " differ");
+  expect_semaphore(op, 2, {DType::dma_sem}, "destination semaphore");
+  if (n == 5) {
+    expect_semaphore(op, 3, {DType::dma_sem}, "source semaphore");
+    expect_int_scalar(op, array_operand(op, 4), "device id");
+  }
+  return {};
+}
+
+std::vector<Type> dma_wait(const Op& op) {
+  expect_operands(op, 2);
+  expect_semaphore(op, 0, {DType::dma_sem}, "semaphore");
+  ref_operand(op, 1);
+  return {};
+}
+
+// semaphore_signal %sem[..], %inc [, %device_id [, %core_index]]
+std::vector<Type> semaphore_signal(const Op& op) {
+  expect_operands(op, 2, 4);
+  expect_semaphore(op, 0, {DType::sem, DType::barrier_sem}, "semaphore");
+  for (size_t k = 1; k < op.main_operands().size(); ++k)
+    expect_int_scalar(op, array_operand(op, static_cast<int>(k)), k == 1 ? "increment" : k == 2 ? "device id" : "core index");
+  return {};
+}
+
+std::vector<Type> semaphore_wait(const Op& op) {
+  expect_operands(op, 2);
+  expect_semaphore(op, 0, {DType::sem, DType::barrier_sem}, "semaphore");
+  expect_int_scalar(op, array_operand(op, 1), "decrement");
+  return {};
+}
+
+std::vector<Type> semaphore_read(const Op& op) {
+  expect_operands(op, 1);
+  expect_semaphore(op, 0, {DType::sem, DType::dma_sem, DType::barrier_sem}, "semaphore");
+  return {Type::scalar(DType::i32)};
+}
+
+void comms(const Op&, OpEffects& e) { e.comms = true; }
+void io(const Op&, OpEffects& e) { e.io = true; }
+
+void dma_effects(const Op& op, OpEffects& e) {
+  auto m = op.main_operands();
+  e.comms = true;
+  e.add(m[0], kRead);
+  e.add(m[1], kWrite);
+  for (size_t k = 2; k < m.size() && k < 4; ++k) e.add(m[k], kWrite);
+}
+
+void sem_effects(const Op& op, OpEffects& e) {
+  e.comms = true;
+  e.add(op.main_operands()[0], kWrite);
+}
+
+}  // namespace
+
+void register_pallas(Registry& r) {
+  using K = ParamKind;
+  r.add({"program_id", "index of the current grid point along axis", {req("axis", K::Int)},
+         [](const Op& op) { return i32_result(op, 0); }, {}, false});
+  r.add({"num_programs", "grid size along axis", {req("axis", K::Int)}, [](const Op& op) { return i32_result(op, 0); }, {}, false});
+  r.add({"multiple_of", "asserts an integer is a multiple of value (a hint for provers and backends)",
+         {req("value", K::Int)},
+         [](const Op& op) {
+           expect_operands(op, 1);
+           Type t = array_operand(op, 0);
+           if (!is_int(t.dtype())) fail(op, "applies to integers, got " + t.str());
+           if (op.int_param("value") < 1) fail(op, "value must be positive");
+           return std::vector<Type>{t};
+         },
+         {}, false});
+  r.add({"dma_start", "starts an async copy src -> dst signalling dst_sem (and src_sem, remotely)", {}, dma_start,
+         dma_effects, true});
+  r.add({"dma_wait", "waits until sem has received the bytes of the given Ref region", {}, dma_wait, sem_effects, true});
+  r.add({"semaphore_signal", "adds inc to a semaphore, optionally on another device / core", {}, semaphore_signal,
+         sem_effects, true});
+  r.add({"semaphore_wait", "blocks until a semaphore holds dec, then subtracts it", {}, semaphore_wait, sem_effects, true});
+  r.add({"semaphore_read", "current value of a semaphore", {}, semaphore_read, comms, true});
+  r.add({"get_barrier_semaphore", "the barrier semaphore shared by a collective kernel", {},
+         [](const Op& op) {
+           expect_operands(op, 0);
+           return std::vector<Type>{Type::ref(DType::barrier_sem, {}, MemSpace::semaphore)};
+         },
+         comms, false});
+  r.add({"axis_index", "index of this device along a named mapped axis", {req("axis_name", K::Ident)},
+         [](const Op& op) { return i32_result(op, 0); }, {}, false});
+  r.add({"device_id", "flat logical id of this device", {}, [](const Op& op) { return i32_result(op, 0); }, {}, false});
+  r.add({"debug_print", "prints fmt with {} replaced by scalar operands", {req("fmt", K::Str)},
+         [](const Op& op) {
+           for (size_t k = 0; k < op.main_operands().size(); ++k) array_operand(op, static_cast<int>(k));
+           return std::vector<Type>{};
+         },
+         io, false});
+  r.add({"delay", "spins for a number of nanoseconds (ordered)", {},
+         [](const Op& op) {
+           expect_operands(op, 1);
+           expect_int_scalar(op, array_operand(op, 0), "delay");
+           return std::vector<Type>{};
+         },
+         io, false});
+}
+
+}  // namespace tessera

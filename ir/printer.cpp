@@ -1,0 +1,265 @@
+#include "ir/printer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/primitive.h"
+
+namespace tessera {
+namespace {
+
+std::string float_str(double f) {
+  if (std::isnan(f)) return "nan";
+  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
+  char buf[64];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, f);
+    if (std::strtod(buf, nullptr) == f) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out + "\"";
+}
+
+template <class T, class F>
+std::string join(const std::vector<T>& xs, F f, const char* open = "(", const char* close = ")") {
+  std::string out = open;
+  for (size_t i = 0; i < xs.size(); ++i) out += (i ? ", " : "") + f(xs[i]);
+  return out + close;
+}
+
+class Printer {
+ public:
+  explicit Printer(const Module* m) : module_(m) {}
+
+  std::string body(const Body& b, int indent, bool top_level) {
+    Scope scope;
+    scopes_.push_back(&scope);
+    std::string out;
+    if (top_level) {
+      Effects fx = compute_effects(b);
+      for (Var* p : b.params()) name_of(p);  // reserve parameter names first
+      if (!fx.empty()) out += pad(indent) + "// effects: " + fx.str(b) + "\n";
+      out += pad(indent) + std::string(body_kind_name(b.kind())) + " @" + b.name();
+    } else {
+      for (Var* p : b.params()) name_of(p);
+      out += "fn";
+    }
+    out += join(b.params(), [&](Var* p) { return name_of(p) + ": " + p->type.str(); });
+    std::vector<Type> outs = b.output_types();
+    if (outs.size() == 1) out += " -> " + outs[0].str();
+    else if (!outs.empty()) out += " -> " + join(outs, [](const Type& t) { return t.str(); });
+    out += " {\n";
+    std::unordered_set<const Var*> used = used_vars(b);
+    for (const Op& op : b.ops()) out += pad(indent + 1) + op_line(op, indent + 1, used) + "\n";
+    if (!b.outputs().empty())
+      out += pad(indent + 1) + "return " + join(b.outputs(), [&](const Value& v) { return value(v); }, "", "") + "\n";
+    out += pad(indent) + "}";
+    scopes_.pop_back();
+    return out;
+  }
+
+  std::string op_line(const Op& op, int indent, const std::unordered_set<const Var*>& used) {
+    std::string out;
+    bool any_used = false;
+    for (Var* r : op.results) any_used |= used.count(r) > 0;
+    // Results nobody reads of an effectful op (a discarded swap) are left out.
+    bool show_results = !op.results.empty() && (any_used || !has_side_effects(op));
+    if (show_results) {
+      out += join(op.results, [&](Var* r) { return name_of(r) + ": " + r->type.str(); }, "", "");
+      out += " = ";
+    } else {
+      for (Var* r : op.results) name_of(r);
+    }
+    out += op.name();
+    std::string params = params_str(op, indent, false);
+    // Long parameter lists (a pallas_call's grid mapping) get one line each.
+    if (params.size() + out.size() + 2 * indent > 100 || params.find('\n') != std::string::npos)
+      params = "\n" + pad(indent + 2) + params_str(op, indent + 2, true) + "\n" + pad(indent);
+    if (!params.empty()) out += "[" + params + "]";
+    std::string operands = operands_str(op);
+    if (!operands.empty()) out += " " + operands;
+    return out;
+  }
+
+  std::string operands_str(const Op& op) {
+    std::string out;
+    bool first = true;
+    for (int i : op.main_operands()) {
+      out += first ? "" : ", ";
+      first = false;
+      out += value(op.operands[i]);
+      if (const Indexer* ix = op.indexer_for(i)) out += indexer(op, *ix);
+    }
+    return out;
+  }
+
+  std::string indexer(const Op& op, const Indexer& ix) {
+    return join(ix.entries, [&](const IndexEntry& e) -> std::string {
+      auto start = [&]() { return e.is_dynamic() ? value(op.operands[e.dyn_start]) : std::to_string(e.start); };
+      switch (e.kind) {
+        case IndexEntry::Full: return ":";
+        case IndexEntry::Point: return start();
+        case IndexEntry::Slice:
+          if (!e.is_dynamic() && e.stride == 1) return std::to_string(e.start) + ":" + std::to_string(e.start + e.size);
+          return "ds(" + start() + ", " + std::to_string(e.size) + (e.stride != 1 ? ", " + std::to_string(e.stride) : "") + ")";
+      }
+      return ":";
+    }, "[", "]");
+  }
+
+  std::string params_str(const Op& op, int indent, bool one_per_line) {
+    std::string out;
+    for (const ParamSpec& spec : op.prim->params) {
+      const Param& v = op.param(spec.name);
+      if (std::holds_alternative<std::monostate>(v)) continue;
+      if (!spec.required && v == spec.default_value) continue;
+      if (!out.empty()) out += one_per_line ? ",\n" + pad(indent) : ", ";
+      out += spec.name + "=" + param(spec.kind, v, indent);
+    }
+    return out;
+  }
+
+  std::string param(ParamKind kind, const Param& v, int indent) {
+    auto ints = [&](const char* neg) {
+      return join(std::get<std::vector<int64_t>>(v),
+                  [&](int64_t i) { return i < 0 && neg ? std::string(neg) : std::to_string(i); });
+    };
+    switch (kind) {
+      case ParamKind::Int: return std::to_string(std::get<int64_t>(v));
+      case ParamKind::Float: return float_str(std::get<double>(v));
+      case ParamKind::Bool: return std::get<bool>(v) ? "true" : "false";
+      case ParamKind::Str: return quote(std::get<std::string>(v));
+      case ParamKind::Ident: return std::get<std::string>(v);
+      case ParamKind::DType: return std::string(dtype_name(std::get<DType>(v)));
+      case ParamKind::Type: return std::get<Type>(v).str();
+      case ParamKind::Ints: return ints(nullptr);
+      case ParamKind::Dims: return ints("?");
+      case ParamKind::OptInts: return ints("none");
+      case ParamKind::Idents: return join(std::get<std::vector<std::string>>(v), [](const std::string& s) { return s; });
+      case ParamKind::Types: return join(std::get<std::vector<Type>>(v), [](const Type& t) { return t.str(); }, "[", "]");
+      case ParamKind::Body: return body_ref(std::get<BodyPtr>(v), indent);
+      case ParamKind::Bodies:
+        return join(std::get<std::vector<BodyPtr>>(v), [&](const BodyPtr& b) { return body_ref(b, indent); }, "[", "]");
+      case ParamKind::Specs:
+        return join(std::get<std::vector<BlockSpec>>(v), [&](const BlockSpec& s) { return spec(s, indent); }, "[", "]");
+      case ParamKind::IntPairs:
+        return join(std::get<IntPairs>(v), [](const std::pair<int64_t, int64_t>& p) {
+          return "(" + std::to_string(p.first) + ", " + std::to_string(p.second) + ")";
+        }, "[", "]");
+    }
+    return "";
+  }
+
+  std::string body_ref(const BodyPtr& b, int indent) {
+    if (!b) return "none";
+    if (module_ && module_->is_symbol(b.get())) return "@" + b->name();
+    return body(*b, indent, false);
+  }
+
+  std::string spec(const BlockSpec& s, int indent) {
+    std::vector<std::string> parts;
+    if (s.block) {
+      parts.push_back(join(*s.block, [](const BlockDim& d) -> std::string {
+        switch (d.kind) {
+          case BlockDimKind::Blocked: return std::to_string(d.size);
+          case BlockDimKind::Squeezed: return "squeezed";
+          case BlockDimKind::Element:
+            return "element(" + std::to_string(d.size) + ", " + std::to_string(d.pad_lo) + ", " + std::to_string(d.pad_hi) + ")";
+          case BlockDimKind::BoundedSlice: return "bounded(" + std::to_string(d.size) + ")";
+        }
+        return "";
+      }));
+    }
+    if (s.index_map) parts.push_back(body_ref(s.index_map, indent));
+    if (s.mem != MemSpace::vmem) parts.push_back("mem=" + std::string(mem_space_name(s.mem)));
+    if (s.buffer_count) parts.push_back("buffered=" + std::to_string(s.buffer_count));
+    return join(parts, [](const std::string& p) { return p; }, "spec(", ")");
+  }
+
+  // One op outside any body, for messages.
+  std::string standalone(const Op& op) {
+    Scope scope;
+    scopes_.push_back(&scope);
+    std::unordered_set<const Var*> used(op.results.begin(), op.results.end());
+    std::string line = op_line(op, 0, used);
+    scopes_.pop_back();
+    return line;
+  }
+
+  std::string value(const Value& v) { return v.is_literal() ? v.literal().str() : name_of(v.var()); }
+
+ private:
+  struct Scope {
+    std::unordered_map<const Var*, std::string> names;
+    std::set<std::string> taken;
+    int next = 0;
+  };
+
+  static bool valid_name(const std::string& n) {
+    if (n.empty()) return false;
+    for (char c : n)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    return true;
+  }
+
+  std::string name_of(const Var* v) {
+    Scope& s = *scopes_.back();
+    auto it = s.names.find(v);
+    if (it != s.names.end()) return "%" + it->second;
+    std::string n = valid_name(v->name) ? v->name : "";
+    if (n.empty()) {
+      do n = std::to_string(s.next++); while (s.taken.count(n));
+    } else if (s.taken.count(n)) {
+      std::string stem = n;
+      for (int i = 1; s.taken.count(n); ++i) n = stem + "_" + std::to_string(i);
+    }
+    s.taken.insert(n);
+    s.names.emplace(v, n);
+    return "%" + n;
+  }
+
+  static std::unordered_set<const Var*> used_vars(const Body& b) {
+    std::unordered_set<const Var*> used;
+    for (const Op& op : b.ops())
+      for (const Value& v : op.operands)
+        if (v.is_var()) used.insert(v.var());
+    for (const Value& v : b.outputs())
+      if (v.is_var()) used.insert(v.var());
+    return used;
+  }
+
+  static std::string pad(int indent) { return std::string(2 * indent, ' '); }
+
+  const Module* module_;
+  std::vector<Scope*> scopes_;
+};
+
+}  // namespace
+
+std::string print_module(const Module& m) {
+  Printer p(&m);
+  std::string out;
+  for (size_t i = 0; i < m.symbols().size(); ++i) out += (i ? "\n" : "") + p.body(*m.symbols()[i], 0, true) + "\n";
+  return out;
+}
+
+std::string print_body(const Body& b, const Module* m) { return Printer(m).body(b, 0, true) + "\n"; }
+
+std::string print_op(const Op& op) { return Printer(nullptr).standalone(op); }
+
+}  // namespace tessera

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tessera needs, only those missing.
+set -euo pipefail
+PKGS="meson ninja-build g++ pkg-config libz3-dev libboost-graph-dev librange-v3-dev doctest-dev libbenchmark-dev
+      llvm-19-dev llvm-19-tools mlir-19-tools python3-numpy"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  echo "installing:$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+fi

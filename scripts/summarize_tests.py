@@ -1,0 +1,27 @@
+"""Sums meson's test log into one line: "N passed, N failed".
+
+A doctest binary counts its test cases (from its "[doctest] test cases:" line);
+any other test (FileCheck, CLI scripts) counts as one.
+"""
+import json
+import re
+import sys
+
+passed = failed = 0
+pattern = re.compile(r"\[doctest\] test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed")
+with open(sys.argv[1]) as log:
+    for line in log:
+        entry = json.loads(line)
+        ok = entry.get("result") in ("OK", "EXPECTEDFAIL", "SKIP")
+        match = pattern.search(entry.get("stdout") or "")
+        if match:
+            passed += int(match.group(2))
+            failed += int(match.group(3))
+            if not ok and int(match.group(3)) == 0:
+                failed += 1  # crashed or timed out after its cases
+        elif ok:
+            passed += 1
+        else:
+            failed += 1
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The README's second command: build and run every test. The last line is
+# "N passed, N failed" (doctest cases plus one per FileCheck/CLI test).
+# BUILD_DIR and MESON_ARGS pick another build (the sanitizer build in .ci/run).
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD_DIR:-build}
+if [ ! -f "$BUILD/build.ninja" ]; then
+  meson setup "$BUILD" ${MESON_ARGS:-} || { echo "0 passed, 1 failed"; exit 1; }
+fi
+ninja -C "$BUILD" || { echo "0 passed, 1 failed"; exit 1; }
+meson test -C "$BUILD" --print-errorlogs --num-processes 2 --timeout-multiplier 3 >"$BUILD/test-output.txt" 2>&1
+rc=$?
+grep -E "^ *[0-9]+/[0-9]+ |FAIL|ERROR" "$BUILD/test-output.txt" | grep -v " OK " | head -40
+/usr/bin/python3 scripts/summarize_tests.py "$BUILD/meson-logs/testlog.json"
+sum=$?
+[ $rc -eq 0 ] && [ $sum -eq 0 ]
