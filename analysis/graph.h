@@ -1,0 +1,2 @@
+// Def-use and effect-order graphs of a body (Boost.Graph), and Graphviz export.
+#pragma once

@@ -1,0 +1,28 @@
+// Copying bodies. Bodies are immutable once built and may be shared between
+// modules (a pass reuses every body it does not change); to change one, build a
+// new body, usually by cloning and editing the copy's op list.
+#pragma once
+
+#include <unordered_map>
+
+#include "ir/ir.h"
+
+namespace tessera {
+
+using ValueMap = std::unordered_map<const Var*, Value>;
+
+// Appends copies of `src`'s ops to `dst`, with operands renamed through `map`
+// (which gains an entry for every result). Nested bodies are shared, not copied.
+// Returns `src`'s outputs renamed.
+std::vector<Value> inline_body(const Body& src, Body& dst, ValueMap& map);
+// A fresh copy of `src` with the same parameters and ops.
+BodyPtr clone_body(const Body& src, std::string new_name);
+
+// The value `v` is renamed to through `map` (unchanged if absent or a literal).
+inline Value remap(const Value& v, const ValueMap& map) {
+  if (!v.is_var()) return v;
+  auto it = map.find(v.var());
+  return it == map.end() ? v : it->second;
+}
+
+}  // namespace tessera

@@ -1,0 +1,34 @@
+// The `tessera` subcommands. Each lives in its own tools/cmd_*.cpp and takes
+// the arguments after its name; it returns the process exit status.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tessera::cli {
+
+using Argv = std::vector<std::string>;
+
+int cmd_print(const Argv& args);   // cmd_print.cpp
+int cmd_verify(const Argv& args);  // cmd_verify.cpp
+int cmd_graph(const Argv& args);   // cmd_graph.cpp
+int cmd_run(const Argv& args);     // cmd_run.cpp
+int cmd_prove(const Argv& args);   // cmd_prove.cpp
+int cmd_opt(const Argv& args);     // cmd_opt.cpp
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const Argv&);
+};
+const std::vector<Command>& commands();
+
+// Parses `path` ("-" for stdin); on failure prints the error to stderr and
+// returns nullopt. With `verify`, also runs the verifier and prints every
+// diagnostic.
+std::optional<Module> load_module(const std::string& path, bool verify = true);
+
+}  // namespace tessera::cli

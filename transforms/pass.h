@@ -1,0 +1,56 @@
+// Passes: functions Module -> Module. A pass never mutates its input; it
+// builds new bodies and shares the ones it leaves alone.
+//
+// Each pass is driven by a per-primitive RuleTable (ir/primitive.h); a missing
+// rule is the Error "no <pass> rule for primitive <name>".
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tessera {
+
+// Options from a pipeline string: `vmap{axis_size=3,in_axes=0|none}`.
+struct PassOptions {
+  std::map<std::string, std::string, std::less<>> values;
+  bool has(std::string_view key) const { return values.count(key) > 0; }
+  std::string get(std::string_view key, std::string fallback = "") const;
+  int64_t get_int(std::string_view key, int64_t fallback) const;  // throws Error if not an integer
+};
+
+using PassFn = Module (*)(const Module&, const PassOptions&);
+
+struct PassInfo {
+  const char* name;
+  const char* summary;
+  PassFn run;
+};
+
+// Every pass, by name (transforms/pass_manager.cpp).
+const std::vector<PassInfo>& all_passes();
+
+struct PipelineOptions {
+  bool print_after_all = false;  // print the module after each pass to `log`
+  bool verify_each = false;      // run the verifier after each pass
+  std::ostream* log = nullptr;
+};
+
+// Parses and runs `dce,jvp{wrt=0},vmap{axis_size=3}`. Throws Error on a bad
+// pipeline, an unknown pass, a failing rule or (with verify_each) a verifier
+// failure naming the pass that produced the ill-formed IR.
+Module run_pipeline(const Module& m, std::string_view pipeline, const PipelineOptions& opts = {});
+
+// The passes (one file each in transforms/).
+Module dce_pass(const Module& m, const PassOptions& o);           // dce.cpp
+Module discharge_pass(const Module& m, const PassOptions& o);     // discharge.cpp
+Module jvp_pass(const Module& m, const PassOptions& o);           // jvp.cpp
+Module vmap_pass(const Module& m, const PassOptions& o);          // vmap.cpp
+Module partial_eval_pass(const Module& m, const PassOptions& o);  // partial_eval.cpp
+Module linearize_pass(const Module& m, const PassOptions& o);     // partial_eval.cpp
+
+}  // namespace tessera
