@@ -46,6 +46,11 @@ void Op::set_param(std::string_view key, Param value) {
 }
 
 std::vector<int> Op::main_operands() const {
+  if (indexers.empty()) {  // the common case: every operand is a main operand
+    std::vector<int> out(operands.size());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int>(i);
+    return out;
+  }
   std::vector<char> is_index(operands.size(), 0);
   for (const Indexer& ix : indexers)
     for (const IndexEntry& e : ix.entries)
@@ -57,6 +62,9 @@ std::vector<int> Op::main_operands() const {
 }
 
 const Value& Op::main_operand(int k) const {
+  // Shape rules call this per operand: skip building the index list when no
+  // operand is a dynamic index.
+  if (indexers.empty() && k >= 0 && k < static_cast<int>(operands.size())) return operands[k];
   std::vector<int> m = main_operands();
   if (k < 0 || k >= static_cast<int>(m.size()))
     throw Error(loc, name() + " expects at least " + std::to_string(k + 1) + " operands");

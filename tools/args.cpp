@@ -31,6 +31,15 @@ bool Args::parse(const std::vector<std::string>& argv) {
       exit_code_ = 0;
       return false;
     }
+    if (a == "--") {  // everything after is positional, even "-x"
+      positionals_.insert(positionals_.end(), argv.begin() + static_cast<long>(i) + 1, argv.end());
+      break;
+    }
+    if (a.size() > 1 && a[0] == '-' && a[1] != '-') {  // "-" alone is stdin; "-x" is no option we know
+      std::cerr << "error: unknown option " << a << " for 'tessera " << command_ << "' (see --help)\n";
+      exit_code_ = 1;
+      return false;
+    }
     if (a.size() > 2 && a.rfind("--", 0) == 0) {
       std::string name = a, value;
       bool inline_value = false;
@@ -46,6 +55,11 @@ bool Args::parse(const std::vector<std::string>& argv) {
         return false;
       }
       if (o->kind == Opt::Toggle) {
+        if (inline_value) {
+          std::cerr << "error: " << name << " takes no value\n";
+          exit_code_ = 1;
+          return false;
+        }
         values_[name].push_back("1");
         continue;
       }
@@ -82,12 +96,17 @@ std::vector<std::string> Args::all(const std::string& name) const {
 
 std::string Args::usage() const {
   std::string out = "usage: tessera " + command_ + " [options] " + positional_help_ + "\n\n" + summary_ + "\n";
-  if (!opts_.empty()) out += "\noptions:\n";
+  if (positional_help_.find("FILE") != std::string::npos) out += "A FILE of '-' reads the module from stdin.\n";
+  out += "\noptions:\n";
+  out += "  -h, --help                  print this help and exit\n";
   for (const Opt& o : opts_) {
     std::string left = "  " + o.name + (o.metavar.empty() ? "" : " " + o.metavar);
     if (left.size() < 30) left += std::string(30 - left.size(), ' ');
     else left += "\n" + std::string(30, ' ');
-    out += left + o.help;
+    std::string help = o.help;  // continuation lines line up under the first
+    for (size_t at = help.find('\n'); at != std::string::npos; at = help.find('\n', at + 1))
+      help.insert(at + 1, std::string(30, ' '));
+    out += left + help;
     if (!o.default_value.empty()) out += " (default: " + o.default_value + ")";
     out += "\n";
   }

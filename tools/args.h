@@ -6,6 +6,9 @@
 //   a.toggle("--detect-races", "report data races");
 //   if (!a.parse(argv_tail)) return a.exit_code();   // --help or a usage error
 //   a.get("--func"); a.has("--detect-races"); a.all("--input"); a.positionals();
+//
+// Values come as `--flag VALUE` or `--flag=VALUE`; `-` is a positional (stdin);
+// after `--` everything is positional; any other `-x` is an unknown option.
 #pragma once
 
 #include <map>

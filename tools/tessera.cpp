@@ -39,25 +39,40 @@ std::optional<Module> load_module(const std::string& path, bool verify) {
 
 namespace {
 
-void print_help() {
-  std::cout << "usage: tessera COMMAND [options] FILE...\n\n"
-               "tessera is a compiler research framework for blocked (Pallas-style) kernels.\n"
-               "FILE may be '-' for stdin. Run 'tessera COMMAND --help' for a command's options.\n\ncommands:\n";
+void print_help(std::ostream& os) {
+  os << "usage: tessera COMMAND [options] FILE...\n\n"
+        "tessera is a compiler research framework for blocked (Pallas-style) kernels.\n"
+        "FILE may be '-' for stdin. Output goes to stdout, errors to stderr as\n"
+        "`file:line:col: error: message`; the exit status is 0 on success, 1 on any error.\n"
+        "The entry function of a module is @main unless --func names another.\n"
+        "Run 'tessera COMMAND --help' (or 'tessera help COMMAND') for a command's options.\n\ncommands:\n";
   for (const auto& c : tessera::cli::commands()) {
     std::string name = c.name;
-    std::cout << "  " << name << std::string(10 - name.size(), ' ') << c.summary << "\n";
+    os << "  " << name << std::string(name.size() < 10 ? 10 - name.size() : 1, ' ') << c.summary << "\n";
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    print_help();
-    return argc < 2 ? 1 : 0;
+  if (argc < 2) {
+    print_help(std::cerr);
+    return 1;
   }
   std::string name = argv[1];
+  if (name == "--help" || name == "-h") {
+    print_help(std::cout);
+    return 0;
+  }
   tessera::cli::Argv rest(argv + 2, argv + argc);
+  if (name == "help") {  // `tessera help CMD` is `tessera CMD --help`
+    if (rest.empty()) {
+      print_help(std::cout);
+      return 0;
+    }
+    name = rest[0];
+    rest = {"--help"};
+  }
   for (const auto& c : tessera::cli::commands()) {
     if (name != c.name) continue;
     try {

@@ -77,13 +77,15 @@ std::vector<Type> expand_dims(const Op& op) {
   auto dims = op.ints_param("dimensions");
   int out_rank = x.rank() + static_cast<int>(dims.size());
   std::sort(dims.begin(), dims.end());
+  // Check before building: an out-of-range dim would make the loop read past x's shape.
+  for (int64_t d : dims) check_axis(op, d, out_rank, "dimension");
+  if (std::adjacent_find(dims.begin(), dims.end()) != dims.end()) fail(op, "dimensions repeat a dimension");
   Shape s;
   size_t next_in = 0;
   for (int d = 0; d < out_rank; ++d) {
     if (std::binary_search(dims.begin(), dims.end(), d)) s.push_back(1);
     else s.push_back(x.shape()[next_in++]);
   }
-  for (int64_t d : dims) check_axis(op, d, out_rank, "dimension");
   return one(Type::array(x.dtype(), s));
 }
 
