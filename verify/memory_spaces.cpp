@@ -1,0 +1,77 @@
+// Memory-space rules. Semaphores live in `semaphore` space and data never
+// does. Inside a kernel, `any`/`hbm` Refs are not addressable: a kernel reaches
+// them only through DMAs (dma_start into a VMEM/SMEM buffer), as on a TPU.
+#include "verify/check.h"
+
+namespace tessera::verify_detail {
+namespace {
+
+// The verb a state op's message uses for its Ref ("cannot get from ...").
+const char* access_phrase(const std::string& prim) {
+  if (prim == "get") return "get from";
+  if (prim == "load") return "load from";
+  if (prim == "swap") return "swap into";
+  if (prim == "addupdate") return "addupdate into";
+  if (prim == "store") return "store to";
+  return nullptr;
+}
+
+// Main operands of semaphore-taking ops that must be semaphore Refs.
+std::vector<int> semaphore_operands(const Op& op) {
+  const std::string& n = op.name();
+  if (n == "dma_start") return op.main_operands().size() == 5 ? std::vector<int>{2, 3} : std::vector<int>{2};
+  if (n == "dma_wait" || n == "semaphore_signal" || n == "semaphore_wait" || n == "semaphore_read") return {0};
+  return {};
+}
+
+}  // namespace
+
+std::string allocation_problem(const Type& t) {
+  if (!t.is_ref()) return "is " + t.str() + "; scratch buffers must be Refs (e.g. ref<" + t.str() + ", vmem>)";
+  bool sem_dtype = is_semaphore(t.dtype()), sem_space = t.mem_space() == MemSpace::semaphore;
+  if (sem_dtype && !sem_space) return t.str() + " holds semaphores and must be in memory space semaphore";
+  if (!sem_dtype && sem_space) return t.str() + " holds data, which cannot live in memory space semaphore";
+  return "";
+}
+
+void check_memory_spaces(const Op& op, Diags& out) {
+  std::vector<int> sems = semaphore_operands(op);
+  std::vector<int> main = sems.empty() ? std::vector<int>{} : op.main_operands();
+  for (int k : sems) {
+    if (k >= static_cast<int>(main.size())) continue;
+    const Value& v = op.operands[main[k]];
+    Type t = v.type();
+    if (t.is_ref() && t.mem_space() != MemSpace::semaphore)
+      report(out, op.loc, "semaphore operand " + (v.is_var() ? var_label(v.var()) : t.str()) + " of " + op.name() +
+                              " is in memory space " + std::string(mem_space_name(t.mem_space())) +
+                              "; semaphores live in memory space semaphore");
+  }
+  // run_scoped's extra body parameters are its allocations.
+  if (op.name() == "run_scoped") {
+    const Body& b = *op.body_param("body");
+    for (size_t p = op.operands.size(); p < b.params().size(); ++p) {
+      std::string problem = allocation_problem(b.params()[p]->type);
+      if (!problem.empty()) report(out, op.loc, "scoped allocation " + var_label(b.params()[p]) + " " + problem);
+    }
+  }
+}
+
+void check_kernel_memory_access(const Op& op, Diags& out) {
+  const char* phrase = access_phrase(op.name());
+  if (!phrase) return;
+  const Value& ref = op.main_operand(0);
+  Type t = ref.type();
+  if (!t.is_ref()) return;
+  MemSpace m = t.mem_space();
+  std::string space(mem_space_name(m));
+  if (m == MemSpace::any || m == MemSpace::hbm)
+    report(out, op.loc, "cannot " + std::string(phrase) + " a Ref in memory space " + space + " (" +
+                            (ref.is_var() ? var_label(ref.var()) : t.str()) +
+                            "): copy it to vmem/smem with dma_start first");
+  else if (m == MemSpace::semaphore)
+    report(out, op.loc, "cannot " + std::string(phrase) + " a Ref in memory space semaphore (" +
+                            (ref.is_var() ? var_label(ref.var()) : t.str()) +
+                            "): use semaphore_read / semaphore_signal / semaphore_wait");
+}
+
+}  // namespace tessera::verify_detail
