@@ -1,0 +1,139 @@
+#include "analysis/prove/call_context.h"
+
+#include <algorithm>
+
+namespace tessera::prove {
+
+std::string tuple_str(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + ")";
+}
+
+namespace {
+
+const Assumption* find_assumption(const Options& opts, const std::vector<std::string>& names) {
+  for (const Assumption& a : opts.assumptions)
+    if (std::find(names.begin(), names.end(), a.name) != names.end()) return &a;
+  return nullptr;
+}
+
+void add_name(std::vector<std::string>& names, const std::string& n) {
+  if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+}
+
+}  // namespace
+
+CallContext::CallContext(const Op& call, std::string call_name, const Options& options)
+    : op(call), g(grid_mapping(call)), name(std::move(call_name)), opts(options), scope(ctx),
+      solver(ctx, options.timeout_ms, options.rlimit, options.smt2_dir, name) {
+  // Grid sizes: constants, or bounded symbols for dynamic sizes (operands, in order).
+  int dyn = 0;
+  for (int a = 0; a < g.grid_rank(); ++a) {
+    int64_t n = g.grid[a];
+    if (n >= 0) {
+      scope.grid_size.push_back(ctx.int_val(n));
+      scope.grid_size_iv.push_back(Interval::of(n));
+      continue;
+    }
+    std::vector<std::string> names;
+    const Value& v = op.operands.at(dyn++);
+    if (v.is_var()) add_name(names, v.var()->name);
+    if (a < static_cast<int>(g.grid_names.size())) add_name(names, g.grid_names[a]);
+    add_name(names, "grid[" + std::to_string(a) + "]");
+    int64_t lo = 1, hi = (int64_t{1} << 31) - 1;
+    if (const Assumption* as = find_assumption(opts, names)) lo = std::max<int64_t>(1, as->lo), hi = as->hi - 1;
+    z3::expr s = ctx.int_const(("grid_size_" + std::to_string(a)).c_str());
+    scope.grid_size.push_back(s);
+    scope.grid_size_iv.push_back(Interval::range(lo, hi));
+    base_facts.push_back(s >= ctx.int_val(lo) && s <= ctx.int_val(hi));
+  }
+  // program_id / num_programs in the kernel skip vmapped grid dims (seed 002's local grid env).
+  for (int a = 0; a < g.grid_rank(); ++a)
+    if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), a) == g.vmapped_dims.end()) scope.kernel_axis.push_back(a);
+  // Scalar prefetch: uninterpreted functions with a declared or dtype range.
+  for (int j = 0; j < g.num_scalar_prefetch(); ++j) {
+    Prefetch p(ctx);
+    const Value& v = op.operands.at(g.scalar_prefetch_operand(j));
+    if (v.is_var()) add_name(p.aliases, v.var()->name);
+    if (g.kernel && j < static_cast<int>(g.kernel->params().size())) add_name(p.aliases, g.kernel->params()[j]->name);
+    for (int m = 0; m < g.num_inputs() + g.num_outputs(); ++m) {
+      const BodyPtr& map = g.spec(m).index_map;
+      size_t k = static_cast<size_t>(g.grid_rank() + j);
+      if (map && k < map->params().size()) add_name(p.aliases, map->params()[k]->name);
+    }
+    p.name = p.aliases.empty() ? "scalar_prefetch[" + std::to_string(j) + "]" : p.aliases[0];
+    add_name(p.aliases, "scalar_prefetch[" + std::to_string(j) + "]");
+    p.shape = v.type().shape();
+    p.dtype = v.type().dtype();
+    if (const Assumption* as = find_assumption(opts, p.aliases)) {
+      p.declared = true;
+      p.lo = as->lo;
+      p.hi = as->hi;
+    }
+    z3::sort_vector dom(ctx);
+    for (size_t d = 0; d < p.shape.size(); ++d) dom.push_back(ctx.int_sort());
+    p.fn = ctx.function(("prefetch_" + std::to_string(j)).c_str(), dom, ctx.int_sort());
+    scope.prefetch.push_back(std::move(p));
+  }
+}
+
+void CallContext::add_facts(const IntEncoder& enc, std::vector<z3::expr>& out, bool assume_guards) {
+  for (const z3::expr& f : enc.facts) out.push_back(f);
+  if (assume_guards)
+    for (const Guard& gd : enc.guards)
+      if (!gd.settled) out.push_back(z3::implies(gd.path, gd.ok));
+}
+
+std::vector<Sym> CallContext::make_point(const std::string& tag, std::vector<z3::expr>& facts) {
+  std::vector<Sym> pt;
+  for (int a = 0; a < g.grid_rank(); ++a) {
+    z3::expr v = ctx.int_const((tag + "_" + std::to_string(a)).c_str());
+    facts.push_back(v >= 0 && v < scope.grid_size[a]);
+    pt.push_back(Sym{v, Interval{0, scope.grid_size_iv[a].hi - 1}, {}});
+  }
+  return pt;
+}
+
+MapAt CallContext::encode_map(int m, const std::vector<Sym>& point) {
+  MapAt r;
+  r.point = point;
+  r.enc = std::make_unique<IntEncoder>(scope, ctx.bool_val(true));
+  r.enc->set_grid_point(point);
+  const BlockSpec& spec = g.spec(m);
+  int arity = index_map_arity(g.dims(m));
+  if (!spec.index_map) {
+    for (int k = 0; k < arity; ++k) r.outputs.push_back(Sym{ctx.int_val(0), Interval::of(0), {}});
+    return r;
+  }
+  const Body& map = *spec.index_map;
+  const auto& params = map.params();
+  for (size_t k = 0; k < params.size(); ++k) {
+    if (static_cast<int>(k) < g.grid_rank()) r.enc->bind(params[k], point[k]);
+    else r.enc->bind_prefetch(params[k], static_cast<int>(k) - g.grid_rank());
+  }
+  for (const Op& o : map.ops()) r.enc->encode(o);
+  for (const Value& v : map.outputs()) r.outputs.push_back(r.enc->value(v));
+  if (static_cast<int>(r.outputs.size()) != arity)
+    throw Error(map.loc(), "index map @" + map.name() + " returns " + std::to_string(r.outputs.size()) + " values but " +
+                               g.describe(m) + " needs " + std::to_string(arity));
+  for (Sym& s : r.outputs)
+    if (s.is_bool()) s.e = z3::ite(s.e, ctx.int_val(1), ctx.int_val(0));
+  return r;
+}
+
+int64_t CallContext::eval(const z3::model& model, const z3::expr& e) const {
+  z3::expr v = model.eval(e, true);
+  if (v.is_bool()) return v.is_true() ? 1 : 0;
+  int64_t out = 0;
+  if (v.is_numeral_i64(out)) return out;
+  return 0;
+}
+
+std::vector<int64_t> CallContext::eval(const z3::model& model, const std::vector<Sym>& syms) const {
+  std::vector<int64_t> out;
+  for (const Sym& s : syms) out.push_back(eval(model, s.e));
+  return out;
+}
+
+}  // namespace tessera::prove

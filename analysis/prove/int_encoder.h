@@ -1,0 +1,132 @@
+// Encodes the integer code of an index map or kernel into Z3.
+//
+// Values are Z3 *integers* (unbounded), each with an interval. The IR's i32
+// arithmetic wraps, mathematical integers do not; the two agree exactly when no
+// intermediate value leaves its dtype's range, so every op that might
+// overflow records a Guard ("the result fits in i32") that the bounds
+// obligation proves. Other obligations may then assume the guards: under them
+// the integer model *is* the i32 semantics. div/rem round toward zero as in the
+// IR (SMT-LIB's div does not, so they are rewritten); see docs/prove.md.
+//
+// Scalar prefetch arrays are uninterpreted functions shared by every copy of a
+// grid point (a pairwise query reads the same SMEM contents at both points),
+// each read constrained by the declared range. Values the prover does not
+// model (a float converted to int, a loop carry...) are fresh unconstrained
+// constants tagged "opaque" with a reason: a proof over them is still sound,
+// but a counterexample that depends on them is only `unknown`.
+#pragma once
+
+#include <z3++.h>
+
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/prove/interval.h"
+#include "ir/ir.h"
+
+namespace tessera::prove {
+
+// A scalar integer or bool value of the program, symbolically.
+struct Sym {
+  z3::expr e;                        // Int sort, or Bool sort for i1
+  Interval iv;                       // [0, 1] for bools
+  std::vector<std::string> opaque;   // why it depends on unmodelled values (empty: exact)
+  bool is_bool() const { return e.is_bool(); }
+};
+
+// A condition the program needs to be well defined: no overflow, no division
+// by zero, scalar-prefetch reads in bounds. `ok` must hold whenever `path` does.
+struct Guard {
+  z3::expr ok;
+  z3::expr path;
+  bool settled = false;              // intervals show it always holds
+  std::string what;                  // "i32 overflow in mul", "division by zero"...
+  Loc loc;
+  std::vector<std::string> opaque;
+};
+
+// One scalar prefetch operand: an uninterpreted function from indices to values.
+struct Prefetch {
+  std::string name;                  // for messages and --assume
+  std::vector<std::string> aliases;  // other names that select it in --assume
+  Shape shape;
+  DType dtype = DType::i32;
+  int64_t lo = 0, hi = 0;            // value range [lo, hi)
+  bool declared = false;             // false: the dtype's full range
+  z3::func_decl fn;
+
+  explicit Prefetch(z3::context& c) : fn(c) {}
+};
+
+// State shared by every encoding within one pallas_call: the Z3 context, the
+// grid sizes and the scalar prefetch functions.
+struct Scope {
+  z3::context& ctx;
+  std::vector<z3::expr> grid_size;   // constants or bounded symbols
+  std::vector<Interval> grid_size_iv;
+  std::vector<z3::expr> grid_size_facts;
+  std::vector<Prefetch> prefetch;
+  std::vector<int> kernel_axis;      // program_id axis a of the kernel -> grid axis (vmapped dims skipped)
+  std::map<std::string, int64_t> axis_sizes;  // named device axes of enclosing pmaps
+  int fresh = 0;
+
+  explicit Scope(z3::context& c) : ctx(c) {}
+  z3::expr fresh_int(const std::string& stem) { return ctx.int_const((stem + "!" + std::to_string(fresh++)).c_str()); }
+};
+
+// Range of an integer dtype, [lo, hi] inclusive.
+Interval dtype_range(DType d);
+
+class IntEncoder {
+ public:
+  IntEncoder(Scope& scope, z3::expr path) : scope_(scope), path_(path) {}
+
+  Scope& scope() { return scope_; }
+  z3::context& ctx() { return scope_.ctx; }
+
+  // Binds a body parameter or result.
+  void bind(const Var* v, Sym s) { env_.insert_or_assign(v, std::move(s)); }
+  void bind_prefetch(const Var* ref, int j) { prefetch_ref_[ref] = j; }
+  int prefetch_of(const Var* ref) const {
+    auto it = prefetch_ref_.find(ref);
+    return it == prefetch_ref_.end() ? -1 : it->second;
+  }
+  // The grid point the program runs at (program ids).
+  void set_grid_point(std::vector<Sym> point) { point_ = std::move(point); }
+  const std::vector<Sym>& grid_point() const { return point_; }
+
+  Sym value(const Value& v);
+  bool has(const Var* v) const { return env_.count(v) > 0; }
+  // A fresh unconstrained value of dtype d, tagged with `reason`.
+  Sym opaque(DType d, const std::string& reason);
+  // Encodes one op with scalar integer semantics; returns false (and binds
+  // opaque results) if the op is not modelled.
+  bool encode(const Op& op);
+
+  z3::expr path() const { return path_; }
+  void set_path(z3::expr p) { path_ = p; }
+
+  std::vector<z3::expr> facts;   // hold whenever their op runs (ranges, hints)
+  std::vector<Guard> guards;
+
+ private:
+  Sym arith(const Op& op, const std::string& name, const Sym& a, const Sym& b, DType d);
+  void guard(z3::expr ok, bool settled, std::string what, const Loc& loc, std::vector<std::string> opaque);
+  Sym fit(const Op& op, Sym s, DType d);  // adds an overflow guard if needed
+
+  Scope& scope_;
+  z3::expr path_;
+  std::unordered_map<const Var*, Sym> env_;
+  std::unordered_map<const Var*, int> prefetch_ref_;
+  std::vector<Sym> point_;
+};
+
+// Z3 integer division / remainder rounding toward zero.
+z3::expr tdiv(const z3::expr& a, const z3::expr& b, const Interval& ia, const Interval& ib);
+z3::expr trem(const z3::expr& a, const z3::expr& b, const Interval& ia, const Interval& ib);
+
+std::vector<std::string> merge_opaque(std::vector<std::string> a, const std::vector<std::string>& b);
+
+}  // namespace tessera::prove

@@ -1,0 +1,177 @@
+// Obligations 2 and 3, about an output's blocks at several grid points:
+// non-revisiting and parallel safety. Both use a few *symbolic* grid points
+// (GPUVerify's two-thread reduction), so their cost does not depend on the
+// grid's size.
+//
+// Non-revisiting, for every order the interpreter may use: row-major over
+// the grid, each parallel axis's coordinates relabelled by its own permutation
+// (a seed), the parallel prefix split into contiguous chunks over any number of
+// cores. A core's order is a contiguous piece of the one-core order, so a
+// revisit on some core is a revisit on one core. Three points P, Q, R come in
+// that order for some seed iff, taking d1 = the first axis where P and Q
+// differ and d2 = the first where Q and R differ: P[d1] < Q[d1] if d1 is
+// arbitrary, Q[d2] < R[d2] if d2 is arbitrary, and not (d1 == d2 parallel
+// and P[d1] == R[d1]) -- the only way one permutation per axis can fail to
+// order them. A revisit is such P, Q, R with block(P) == block(R) !=
+// block(Q). docs/prove.md has the argument.
+#include "analysis/prove/call_context.h"
+
+namespace tessera::prove {
+
+namespace {
+
+z3::expr same_block(z3::context& ctx, const std::vector<Sym>& a, const std::vector<Sym>& b) {
+  z3::expr e = ctx.bool_val(true);
+  for (size_t k = 0; k < a.size(); ++k) e = e && a[k].e == b[k].e;
+  return e;
+}
+
+std::vector<std::string> opaque_of(const std::vector<MapAt*>& maps) {
+  std::vector<std::string> out;
+  for (MapAt* m : maps)
+    for (const Sym& s : m->outputs) out = merge_opaque(out, s.opaque);
+  return out;
+}
+
+// Number of leading parallel axes, or -1 if a parallel axis follows an arbitrary one.
+int parallel_prefix(const GridMapping& g) {
+  int k = 0;
+  while (k < g.grid_rank() && g.is_parallel(k)) ++k;
+  for (int a = k; a < g.grid_rank(); ++a)
+    if (g.is_parallel(a)) return -1;
+  return k;
+}
+
+void finish_unknown_or_failed(Obligation& ob, const std::vector<std::string>& opaque, const std::string& detail) {
+  if (!opaque.empty()) {
+    ob.verdict = Verdict::unknown;
+    ob.detail = "cannot decide: the block index depends on values the prover does not model (" + opaque[0] + ")";
+    ob.grid_points.clear();
+  } else {
+    ob.verdict = Verdict::failed;
+    ob.detail = detail;
+  }
+}
+
+}  // namespace
+
+Obligation prove_parallel_safety(CallContext& c, int out) {
+  Timer timer;
+  int m = c.g.num_inputs() + out;
+  Obligation ob = obligation(c.name, c.subject(m), "parallel safety");
+  // Safety concerns every parallel axis, prefix or not.
+  std::vector<int> par;
+  for (int a = 0; a < c.g.grid_rank(); ++a)
+    if (c.g.is_parallel(a) && c.scope.grid_size_iv[a].hi > 1) par.push_back(a);
+  if (par.empty()) {
+    ob.verdict = Verdict::proved;
+    ob.method = "trivial";
+    ob.detail = "no parallel axis has more than one point";
+    ob.millis = timer.millis();
+    return ob;
+  }
+  std::vector<z3::expr> q = c.base_facts;
+  std::vector<Sym> pa = c.make_point("a", q), pb = c.make_point("b", q);
+  MapAt A = c.encode_map(m, pa), B = c.encode_map(m, pb);
+  CallContext::add_facts(*A.enc, q, true);
+  CallContext::add_facts(*B.enc, q, true);
+  z3::expr differ = c.ctx.bool_val(false);
+  for (int a : par) differ = differ || pa[a].e != pb[a].e;
+  q.push_back(differ);
+  q.push_back(same_block(c.ctx, A.outputs, B.outputs));
+  QueryResult r = c.solver.check(q, ob.subject + ".parallel_safety");
+  ob.method = "z3";
+  ob.queries = 1;
+  if (r.result == z3::unsat) ob.verdict = Verdict::proved;
+  else if (r.result == z3::unknown) ob.detail = "Z3 gave up (" + r.reason + ")";
+  else {
+    std::vector<int64_t> a = c.eval(*r.model, pa), b = c.eval(*r.model, pb);
+    int axis = 0;
+    for (int x : par)
+      if (a[x] != b[x]) { axis = x; break; }
+    ob.grid_points = {a, b};
+    finish_unknown_or_failed(ob, opaque_of({&A, &B}),
+                             "at grid points " + tuple_str(a) + " and " + tuple_str(b) + ": they differ on parallel axis " +
+                                 std::to_string(axis) + " but both write block " + tuple_str(c.eval(*r.model, A.outputs)));
+  }
+  ob.millis = timer.millis();
+  return ob;
+}
+
+Obligation prove_non_revisiting(CallContext& c, int out) {
+  Timer timer;
+  int m = c.g.num_inputs() + out;
+  Obligation ob = obligation(c.name, c.subject(m), "non-revisiting");
+  int k = parallel_prefix(c.g);
+  int rank = c.g.grid_rank();
+  if (k < 0) {
+    ob.verdict = Verdict::failed;
+    ob.method = "trivial";
+    ob.detail = "dimensions with parallel semantics must form a prefix of the grid (the interpreter refuses to run it)";
+    ob.millis = timer.millis();
+    return ob;
+  }
+  if (rank == 0) {
+    ob.verdict = Verdict::proved;
+    ob.method = "trivial";
+    ob.detail = "a grid of one point";
+    ob.millis = timer.millis();
+    return ob;
+  }
+  // Three symbolic points P, Q, R that some seed visits in this order on one
+  // core, with block(P) == block(R) != block(Q). See the file comment.
+  std::vector<z3::expr> q = c.base_facts;
+  std::vector<Sym> P = c.make_point("r1", q), Q = c.make_point("r2", q), R = c.make_point("r3", q);
+  std::vector<z3::expr> pq_first, qr_first;  // "axis d is the first on which they differ"
+  z3::expr pq_eq = c.ctx.bool_val(true), qr_eq = c.ctx.bool_val(true);
+  for (int d = 0; d < rank; ++d) {
+    pq_first.push_back(pq_eq && P[d].e != Q[d].e);
+    qr_first.push_back(qr_eq && Q[d].e != R[d].e);
+    pq_eq = pq_eq && P[d].e == Q[d].e;
+    qr_eq = qr_eq && Q[d].e == R[d].e;
+  }
+  z3::expr pq = c.ctx.bool_val(false), qr = c.ctx.bool_val(false);
+  for (int d = 0; d < rank; ++d) {
+    // On an arbitrary axis the order is the natural one; a parallel axis may be permuted at will.
+    pq = pq || (d < k ? pq_first[d] : pq_first[d] && P[d].e < Q[d].e);
+    qr = qr || (d < k ? qr_first[d] : qr_first[d] && Q[d].e < R[d].e);
+  }
+  q.push_back(pq);
+  q.push_back(qr);
+  // One permutation of a parallel axis cannot put P[d] before Q[d] and Q[d] before R[d] == P[d].
+  for (int d = 0; d < k; ++d) q.push_back(z3::implies(pq_first[d] && qr_first[d], P[d].e != R[d].e));
+  MapAt BP = c.encode_map(m, P), BQ = c.encode_map(m, Q), BR = c.encode_map(m, R);
+  for (MapAt* b : {&BP, &BQ, &BR}) CallContext::add_facts(*b->enc, q, true);
+  q.push_back(same_block(c.ctx, BP.outputs, BR.outputs));
+  q.push_back(!same_block(c.ctx, BP.outputs, BQ.outputs));
+  QueryResult r = c.solver.check(q, ob.subject + ".non_revisiting");
+  ob.method = "z3";
+  ob.queries = 1;
+  if (r.result == z3::unsat) ob.verdict = Verdict::proved;
+  else if (r.result == z3::unknown) ob.detail = "Z3 gave up (" + r.reason + ")";
+  else {
+    const z3::model& mo = *r.model;
+    std::vector<int64_t> a = c.eval(mo, P), b = c.eval(mo, Q), d = c.eval(mo, R);
+    ob.grid_points = {a, b, d};
+    // Say which permutation of the parallel axes produces this order.
+    std::string order;
+    for (int ax = 0; ax < k; ++ax) {
+      if (c.eval(mo, pq_first[ax]))
+        order += std::string(order.empty() ? "" : ", ") + "axis " + std::to_string(ax) + " visiting " + std::to_string(a[ax]) +
+                 " before " + std::to_string(b[ax]);
+      if (c.eval(mo, qr_first[ax]))
+        order += std::string(order.empty() ? "" : ", ") + "axis " + std::to_string(ax) + " visiting " + std::to_string(b[ax]) +
+                 " before " + std::to_string(d[ax]);
+    }
+    order = order.empty() ? "row-major order on one core" : "one core, a seed permuting parallel " + order;
+    finish_unknown_or_failed(ob, opaque_of({&BP, &BQ, &BR}),
+                             "at grid points " + tuple_str(a) + ", " + tuple_str(b) + ", " + tuple_str(d) + ": block " +
+                                 tuple_str(c.eval(mo, BP.outputs)) + " is written at " + tuple_str(a) +
+                                 ", left for block " + tuple_str(c.eval(mo, BQ.outputs)) + " at " + tuple_str(b) +
+                                 " and written again at " + tuple_str(d) + " (" + order + ")");
+  }
+  ob.millis = timer.millis();
+  return ob;
+}
+
+}  // namespace tessera::prove

@@ -1,0 +1,98 @@
+// The driver: finds every pallas_call and runs its obligations.
+#include <map>
+#include <set>
+
+#include "analysis/prove/call_context.h"
+
+namespace tessera::prove {
+
+std::vector<Obligation> prove_call(const Op& op, const std::string& name, const Options& opts,
+                                   const std::map<std::string, int64_t>& axis_sizes) {
+  CallContext c(op, name, opts);
+  c.scope.axis_sizes = axis_sizes;
+  std::vector<Obligation> out;
+  int nin = c.g.num_inputs();
+  for (int m = 0; m < nin + c.g.num_outputs(); ++m) out.push_back(prove_bounds(c, m));
+  for (int o = 0; o < c.g.num_outputs(); ++o) {
+    // Outputs left in `any` / HBM memory are written by the kernel's DMAs, not
+    // block by block: the interpreter exempts them, and so does the prover.
+    MemSpace mem = c.g.out_specs[o].mem;
+    if (mem == MemSpace::any || mem == MemSpace::hbm) continue;
+    bool aliased = false;
+    for (const auto& [i, oo] : c.g.aliases) aliased |= oo == o;
+    if (!aliased) out.push_back(prove_non_revisiting(c, o));
+    out.push_back(prove_parallel_safety(c, o));
+  }
+  out.push_back(prove_kernel_bounds(c));
+  return out;
+}
+
+namespace {
+
+// Finds pallas_calls, remembering the device axes of the pmaps around each.
+struct Finder {
+  std::vector<std::pair<const Op*, std::map<std::string, int64_t>>> calls;
+  std::set<const Body*> seen;
+  std::map<std::string, int64_t> axes;
+  void walk(const Body& b) {
+    if (!seen.insert(&b).second) return;
+    for (const Op& op : b.ops()) {
+      if (op.name() == "pallas_call") {
+        calls.emplace_back(&op, axes);
+        continue;
+      }
+      auto saved = axes;
+      if (op.name() == "pmap") axes[op.str_param("axis_name")] = op.int_param("axis_size");
+      for (const BodyPtr& nb : op.nested_bodies()) walk(*nb);
+      axes = saved;
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<Obligation> prove_module(const Module& m, const Options& opts) {
+  Finder f;
+  if (!opts.func.empty()) {
+    f.walk(*m.entry(opts.func));
+  } else {
+    for (const BodyPtr& b : m.symbols())
+      if (b->kind() == BodyKind::func) f.walk(*b);
+  }
+  // Name each call after its `name` param or kernel; number repeats.
+  std::map<std::string, int> uses;
+  std::vector<Obligation> out;
+  std::set<std::string> names;
+  for (const auto& [op, axes] : f.calls) {
+    GridMapping g = grid_mapping(*op);
+    // `name=` if given, else the kernel's name without a trailing "_kernel".
+    std::string name = g.name.empty() ? "pallas_call" : g.name;
+    if (op->str_param("name").empty() && name.size() > 7 && name.ends_with("_kernel")) name.resize(name.size() - 7);
+    int k = ++uses[name];
+    if (k > 1) name += "#" + std::to_string(k);
+    std::vector<Obligation> obs = prove_call(*op, name, opts, axes);
+    out.insert(out.end(), obs.begin(), obs.end());
+    // Remember which names assumptions could refer to.
+    int dyn = 0;
+    for (int a = 0; a < g.grid_rank(); ++a) {
+      names.insert("grid[" + std::to_string(a) + "]");
+      if (a < static_cast<int>(g.grid_names.size())) names.insert(g.grid_names[a]);
+      if (g.grid[a] < 0 && op->operands.at(dyn).is_var()) names.insert(op->operands.at(dyn++).var()->name);
+    }
+    for (int j = 0; j < g.num_scalar_prefetch(); ++j) {
+      names.insert("scalar_prefetch[" + std::to_string(j) + "]");
+      const Value& v = op->operands.at(g.scalar_prefetch_operand(j));
+      if (v.is_var()) names.insert(v.var()->name);
+      if (g.kernel && j < static_cast<int>(g.kernel->params().size())) names.insert(g.kernel->params()[j]->name);
+      for (int mm = 0; mm < g.num_inputs() + g.num_outputs(); ++mm)
+        if (const BodyPtr& map = g.spec(mm).index_map; map && g.grid_rank() + j < static_cast<int>(map->params().size()))
+          names.insert(map->params()[g.grid_rank() + j]->name);
+    }
+  }
+  for (const Assumption& a : opts.assumptions)
+    if (!names.count(a.name))
+      throw Error("assumption on '" + a.name + "': no scalar prefetch operand or dynamic grid size has that name");
+  return out;
+}
+
+}  // namespace tessera::prove

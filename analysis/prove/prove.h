@@ -1,0 +1,77 @@
+// `tessera prove`: formal checks of every pallas_call in a module, with Z3.
+//
+// Per pallas_call, four kinds of obligation (docs/prove.md explains each and
+// its encoding):
+//   bounds          per input / output block mapping: every block index is
+//                   valid for the padded array, at every grid point and for
+//                   every scalar-prefetch value in its declared range;
+//   non-revisiting  per output not aliased to an input: in every order the
+//                   interpreter may visit the grid (parallel axes permuted by
+//                   any seed, the parallel prefix split over any number of
+//                   cores), a block once left is never written again;
+//   parallel safety per output: grid points that differ on a parallel axis
+//                   never write the same output block;
+//   kernel bounds   every indexed Ref access in the kernel stays inside its Ref.
+// Proofs never enumerate the grid: cost does not depend on the grid's size.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tessera::prove {
+
+// `NAME in [lo, hi)` (or `[lo, hi]`): the values of the scalar prefetch or
+// dynamic grid size called NAME lie in the range.
+struct Assumption {
+  std::string name;
+  int64_t lo = 0, hi = 0;  // half-open [lo, hi)
+};
+// Parses "idx in [0, 1024)"; throws Error with a clear message.
+Assumption parse_assumption(std::string_view text);
+// Assumptions written in a module's source as comment lines
+// `# prove: assume idx in [0, 1024)` (comments are not part of the IR).
+std::vector<Assumption> assumptions_in_source(std::string_view text);
+
+struct Options {
+  std::string func;                  // only pallas_calls reachable from this function ("" = all)
+  unsigned timeout_ms = 10000;       // wall-clock limit per Z3 query
+  unsigned rlimit = 50'000'000;      // Z3's deterministic resource limit per query
+  std::vector<Assumption> assumptions;
+  std::string smt2_dir;              // write every query as SMT-LIB2 here ("" = no)
+  bool use_intervals = true;         // settle cheap cases without Z3 (off: always ask Z3)
+};
+
+enum class Verdict { proved, failed, unknown };
+std::string_view verdict_name(Verdict v);  // "proved", "FAILED", "unknown"
+
+struct Obligation {
+  std::string call;       // the pallas_call's name
+  std::string subject;    // "in[1]", "out[0]", "kernel"
+  std::string kind;       // "bounds", "non-revisiting", "parallel safety", "kernel bounds"
+  Verdict verdict = Verdict::unknown;
+  std::string detail;     // the counterexample, or why it is unknown
+  std::vector<std::vector<int64_t>> grid_points;  // counterexample grid points, in order
+  std::string method;     // "intervals", "z3", "trivial"
+  int queries = 0;        // Z3 queries asked
+  double millis = 0;
+
+  // "matmul out[0] non-revisiting: proved"
+  std::string line() const;
+};
+
+std::vector<Obligation> prove_module(const Module& m, const Options& opts = {});
+// The obligations of one pallas_call op; `name` names it in the results.
+// `axis_sizes`: sizes of the named device axes of enclosing pmaps, for axis_index.
+std::vector<Obligation> prove_call(const Op& pallas_call, const std::string& name, const Options& opts = {},
+                                   const std::map<std::string, int64_t>& axis_sizes = {});
+
+// 0: all proved; 1: some failed; 3: none failed, some unknown.
+int exit_code(const std::vector<Obligation>& obs);
+std::string to_json(const std::vector<Obligation>& obs);
+
+}  // namespace tessera::prove

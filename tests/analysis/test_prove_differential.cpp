@@ -1,0 +1,230 @@
+// Differential test: Z3 verdicts against brute-force enumeration.
+//
+// Random small grids and index maps (affine forms, div / rem by constants,
+// min / max, select_n on comparisons); the reference enumerates every grid
+// point with the concrete evaluator (analysis/prove/concrete_eval.h, which
+// shares nothing with the Z3 encoding) and, for non-revisiting, simulates the
+// interpreter's visiting orders directly: every permutation of every parallel
+// axis, every core count, and seed 002's revisiting check per core.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "analysis/prove/concrete_eval.h"
+#include "prove_test_util.h"
+
+using namespace tessera;
+using namespace tessera::prove;
+using namespace tessera::prove::testing;
+
+namespace {
+
+struct Case {
+  std::vector<int64_t> grid;
+  int parallel = 0;               // leading parallel axes
+  std::vector<int64_t> dims;      // array shape (blocks of 1)
+  std::string text;
+};
+
+class Gen {
+ public:
+  explicit Gen(uint32_t seed) : rng_(seed) {}
+
+  int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
+
+  // An integer expression over the grid variables; returns the SSA name or a literal.
+  std::string expr(int depth, int rank) {
+    int64_t kind = depth <= 0 ? pick(0, 1) : pick(0, 9);
+    if (kind == 0) return std::to_string(pick(-2, 4));
+    if (kind == 1) return "%a" + std::to_string(pick(0, rank - 1));
+    std::string a = var(depth - 1, rank);
+    std::string out = "%t" + std::to_string(next_++);
+    switch (kind) {
+      case 2: body_ += "  " + out + " = add " + a + ", " + expr(depth - 1, rank) + "\n"; break;
+      case 3: body_ += "  " + out + " = sub " + a + ", " + expr(depth - 1, rank) + "\n"; break;
+      case 4: body_ += "  " + out + " = mul " + a + ", " + std::to_string(pick(-2, 3)) + "\n"; break;
+      case 5: {
+        int64_t d = pick(-3, 3);
+        if (d == 0) d = 2;
+        body_ += "  " + out + " = div " + a + ", " + std::to_string(d) + "\n";
+        break;
+      }
+      case 6: {
+        int64_t d = pick(-3, 3);
+        if (d == 0) d = 3;
+        body_ += "  " + out + " = rem " + a + ", " + std::to_string(d) + "\n";
+        break;
+      }
+      case 7: body_ += "  " + out + " = min " + a + ", " + expr(depth - 1, rank) + "\n"; break;
+      case 8: body_ += "  " + out + " = max " + a + ", " + expr(depth - 1, rank) + "\n"; break;
+      default: {
+        std::string b = expr(depth - 1, rank);
+        std::string c = var(depth - 1, rank), d = expr(depth - 1, rank);
+        std::string p = "%t" + std::to_string(next_++);
+        const char* cmp[] = {"lt", "le", "eq", "ne", "gt", "ge"};
+        body_ += "  " + p + " = " + cmp[pick(0, 5)] + " " + a + ", " + b + "\n";
+        body_ += "  " + out + " = select_n " + p + ", " + c + ", " + d + "\n";
+      }
+    }
+    return out;
+  }
+
+  Case make() {
+    Case c;
+    body_.clear();
+    next_ = 0;
+    int rank = static_cast<int>(pick(1, 3));
+    for (int a = 0; a < rank; ++a) c.grid.push_back(pick(1, rank == 3 ? 3 : 4));
+    c.parallel = static_cast<int>(pick(0, rank));
+    int outs = static_cast<int>(pick(1, 2));
+    std::vector<std::string> results;
+    for (int k = 0; k < outs; ++k) {
+      results.push_back(var(static_cast<int>(pick(0, 3)), rank));
+      c.dims.push_back(pick(1, 6));
+    }
+    std::string params, rets, sem, grid, shape;
+    for (int a = 0; a < rank; ++a) {
+      params += (a ? ", " : "") + std::string("%a") + std::to_string(a) + ": i32";
+      sem += std::string(a ? ", " : "") + (a < c.parallel ? "parallel" : "arbitrary");
+      grid += (a ? ", " : "") + std::to_string(c.grid[a]);
+    }
+    for (int k = 0; k < outs; ++k) {
+      rets += std::string(k ? ", " : "") + "i32";
+      shape += (k ? "," : "") + std::to_string(c.dims[k]);
+    }
+    std::string ret;
+    for (int k = 0; k < outs; ++k) ret += (k ? ", " : "") + results[k];
+    std::string block = outs == 1 ? "1" : "1, 1";
+    std::string kshape = outs == 1 ? "1" : "1,1";
+    std::string full = outs == 1 ? ":" : ":, :";
+    c.text = "index_map @m(" + params + ") -> (" + rets + ") {\n" + body_ + "  return " + ret + "\n}\n" +
+             "kernel @k(%x: ref<f32[" + kshape + "], vmem>, %o: ref<f32[" + kshape + "], vmem>) {\n  %v = get %x[" + full +
+             "]\n  swap %o[" + full + "], %v\n}\n" + "func @main(%x: f32[" + shape + "]) -> f32[" + shape + "] {\n" +
+             "  %out = pallas_call[kernel=@k, grid=(" + grid + "), in_specs=[spec((" + block + "), @m)], out_specs=[spec((" +
+             block + "), @m)], out_shapes=[f32[" + shape + "]], dimension_semantics=(" + sem + ")] %x\n  return %out\n}\n";
+    return c;
+  }
+
+ private:
+  // Like expr, but never a bare literal (so every op has a variable operand first).
+  std::string var(int depth, int rank) {
+    std::string e = expr(depth, rank);
+    if (e[0] == '%') return e;
+    std::string out = "%t" + std::to_string(next_++);
+    body_ += "  " + out + " = add %a" + std::to_string(pick(0, rank - 1)) + ", " + e + "\n";
+    return out;
+  }
+
+  std::mt19937 rng_;
+  std::string body_;
+  int next_ = 0;
+};
+
+using Point = std::vector<int64_t>;
+
+std::vector<Point> all_points(const std::vector<int64_t>& grid) {
+  std::vector<Point> pts;
+  Point p(grid.size(), 0);
+  int64_t total = 1;
+  for (int64_t g : grid) total *= g;
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t r = n;
+    for (size_t a = grid.size(); a-- > 0;) p[a] = r % grid[a], r /= grid[a];
+    pts.push_back(p);
+  }
+  return pts;
+}
+
+// Seed 002's visiting orders: per core, a contiguous run of parallel points
+// (coordinates relabelled by one permutation per parallel axis), each with its
+// whole arbitrary suffix in row-major order. True if some order revisits.
+bool brute_revisits(const Case& c, const std::map<Point, Point>& block) {
+  int k = c.parallel;
+  std::vector<std::vector<int64_t>> perms(k);
+  for (int a = 0; a < k; ++a) {
+    perms[a].resize(c.grid[a]);
+    std::iota(perms[a].begin(), perms[a].end(), 0);
+  }
+  int64_t S = 1, A = 1;
+  for (int a = 0; a < static_cast<int>(c.grid.size()); ++a) (a < k ? S : A) *= c.grid[a];
+  std::vector<Point> loops = all_points(c.grid);  // loop indices in row-major order
+  // Enumerate the product of the per-axis permutations.
+  std::function<bool(int)> rec = [&](int axis) -> bool {
+    if (axis == k) {
+      for (int64_t cores = 1; cores <= S; ++cores) {
+        int64_t per_core = (S + cores - 1) / cores * A;
+        for (int64_t core = 0; core < cores; ++core) {
+          std::vector<Point> seen;  // blocks visited on this core, consecutive repeats merged
+          for (int64_t it = core * per_core; it < std::min<int64_t>((core + 1) * per_core, S * A); ++it) {
+            Point gp = loops[it];
+            for (int a = 0; a < k; ++a) gp[a] = perms[a][gp[a]];
+            const Point& b = block.at(gp);
+            if (!seen.empty() && seen.back() == b) continue;
+            if (std::find(seen.begin(), seen.end(), b) != seen.end()) return true;
+            seen.push_back(b);
+          }
+        }
+      }
+      return false;
+    }
+    std::sort(perms[axis].begin(), perms[axis].end());
+    do {
+      if (rec(axis + 1)) return true;
+    } while (std::next_permutation(perms[axis].begin(), perms[axis].end()));
+    return false;
+  };
+  return rec(0);
+}
+
+}  // namespace
+
+TEST_CASE("Z3 verdicts equal brute-force enumeration on random index maps") {
+  Gen gen(20261122);
+  int cases = 0;
+  std::map<std::string, int> failed_counts;
+  for (int n = 0; n < 240; ++n) {
+    Case c = gen.make();
+    CAPTURE(c.text);
+    Module m = parse_verified(c.text);
+    const Body& map = *m.find("m");
+    std::map<Point, Point> block;
+    bool oob = false;
+    for (const Point& p : all_points(c.grid)) {
+      Point b = eval_index_map(map, p);
+      for (size_t d = 0; d < b.size(); ++d) oob |= b[d] < 0 || b[d] >= c.dims[d];
+      block[p] = b;
+    }
+    bool unsafe = false;
+    for (const auto& [p, bp] : block)
+      for (const auto& [q, bq] : block) {
+        bool differ = false;
+        for (int a = 0; a < c.parallel; ++a) differ |= p[a] != q[a];
+        unsafe |= differ && bp == bq;
+      }
+    bool revisits = brute_revisits(c, block);
+
+    std::vector<Obligation> obs = prove_module(m);
+    auto verdict = [&](const std::string& s, const std::string& k) { return find(obs, s, k).verdict; };
+    auto expect = [](bool bad) { return bad ? Verdict::failed : Verdict::proved; };
+    CHECK(verdict("in[0]", "bounds") == expect(oob));
+    CHECK(verdict("out[0]", "bounds") == expect(oob));
+    CHECK(verdict("out[0]", "parallel safety") == expect(unsafe));
+    CHECK(verdict("out[0]", "non-revisiting") == expect(revisits));
+    failed_counts["bounds"] += oob;
+    failed_counts["parallel safety"] += unsafe;
+    failed_counts["non-revisiting"] += revisits;
+    failed_counts["cases"] += 1;
+    ++cases;
+  }
+  CHECK(cases >= 200);
+  // Both verdicts occur for every obligation, or the comparison would prove little.
+  for (const char* k : {"bounds", "parallel safety", "non-revisiting"}) {
+    CAPTURE(k);
+    CHECK(failed_counts[k] >= 10);
+    CHECK(failed_counts[k] <= cases - 10);
+  }
+}

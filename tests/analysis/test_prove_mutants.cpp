@@ -1,0 +1,320 @@
+// Mutants of zoo kernels that must FAIL, each with the right counterexample.
+// Counterexamples are re-checked with the concrete evaluator, independently
+// of the Z3 encoding.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/prove/concrete_eval.h"
+#include "prove_test_util.h"
+
+using namespace tessera;
+using namespace tessera::prove;
+using namespace tessera::prove::testing;
+
+namespace {
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, "mutation site not found: " << from);
+  s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string read_example(const std::string& name) {
+  std::ifstream f(std::string(TESSERA_EXAMPLES_DIR) + "/" + name + ".tsr");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+const std::string kMatmul = R"(
+index_map @x_tile(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %k }
+index_map @y_tile(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %k, %j }
+index_map @out_tile(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %j }
+kernel @matmul_kernel(%x: ref<f32[128,128], vmem>, %y: ref<f32[128,128], vmem>, %o: ref<f32[128,128], vmem>) {
+  %a = get %x[:, :]
+  %b = get %y[:, :]
+  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b
+  addupdate %o[:, :], %p
+}
+func @main(%x: f32[512,256], %y: f32[256,384]) -> f32[512,384] {
+  %out = pallas_call[kernel=@matmul_kernel, grid=(4, 3, 2),
+                     in_specs=[spec((128, 128), @x_tile), spec((128, 128), @y_tile)],
+                     out_specs=[spec((128, 128), @out_tile)], out_shapes=[f32[512,384]],
+                     dimension_semantics=(parallel, parallel, arbitrary)] %x, %y
+  return %out
+}
+)";
+
+// A 1-D elementwise kernel over f32[N] with blocks of B, grid (G), one index map for in and out.
+std::string one_d(int64_t n, const std::string& block, const std::string& kblock, int64_t grid, const std::string& sem,
+                  const std::string& map_body, const std::string& map_ret = "i32") {
+  std::string N = std::to_string(n);
+  return "index_map @m(%i: i32) -> " + map_ret + " {\n" + map_body + "\n}\n"
+         "kernel @k(%x: ref<f32[" + kblock + "], vmem>, %o: ref<f32[" + kblock + "], vmem>) {\n"
+         "  %v = get %x[:]\n  swap %o[:], %v\n}\n"
+         "func @main(%x: f32[" + N + "]) -> f32[" + N + "] {\n"
+         "  %out = pallas_call[kernel=@k, grid=(" + std::to_string(grid) + "), in_specs=[spec((" + block + "), @m)],\n"
+         "                     out_specs=[spec((" + block + "), @m)], out_shapes=[f32[" + N + "]],\n"
+         "                     dimension_semantics=(" + sem + ")] %x\n  return %out\n}\n";
+}
+
+}  // namespace
+
+TEST_CASE("the unmutated matmul is proved") {
+  for (const Obligation& o : prove_text(kMatmul)) CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+}
+
+TEST_CASE("mutant: off-by-one index map") {
+  std::string text = replace(kMatmul, "@x_tile(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %k }",
+                             "@x_tile(%i: i32, %j: i32, %k: i32) -> (i32, i32) {\n  %n = add %i, 1\n  return %n, %k\n}");
+  auto obs = prove_text(text);
+  Obligation o = find(obs, "in[0]", "bounds");
+  CHECK(o.verdict == Verdict::failed);
+  REQUIRE(o.grid_points.size() == 1);
+  CHECK(o.grid_points[0][0] == 3);  // only the last row of blocks overflows
+  std::vector<int64_t> k{o.grid_points[0][2]};
+  CHECK(o.line() == "matmul in[0] bounds: FAILED at grid point " + std::string("(3, ") + std::to_string(o.grid_points[0][1]) +
+                        ", " + std::to_string(k[0]) + "): block index (4, " + std::to_string(k[0]) +
+                        ") outside (4, 2) blocks of f32[512,256] padded to (512, 256)");
+  CHECK(find(obs, "in[1]", "bounds").verdict == Verdict::proved);
+  CHECK(exit_code(obs) == 1);
+}
+
+TEST_CASE("mutant: swapped index-map outputs on a non-square array") {
+  std::string text = replace(kMatmul, "{ return %k, %j }", "{ return %j, %k }");
+  Obligation o = find(prove_text(text), "in[1]", "bounds");
+  CHECK(o.verdict == Verdict::failed);
+  REQUIRE(o.grid_points.size() == 1);
+  const auto& p = o.grid_points[0];
+  CHECK(p[1] == 2);  // j = 2 is the only row block index past y's 2 row blocks
+  CHECK(o.detail == "at grid point (" + std::to_string(p[0]) + ", 2, " + std::to_string(p[2]) + "): block index (2, " +
+                        std::to_string(p[2]) + ") outside (2, 3) blocks of f32[256,384] padded to (256, 384)");
+}
+
+TEST_CASE("mutant: matmul's k axis marked parallel") {
+  std::string text = replace(kMatmul, "(parallel, parallel, arbitrary)", "(parallel, parallel, parallel)");
+  auto obs = prove_text(text);
+  Obligation o = find(obs, "out[0]", "parallel safety");
+  CHECK(o.verdict == Verdict::failed);
+  REQUIRE(o.grid_points.size() == 2);
+  const auto& a = o.grid_points[0];
+  const auto& b = o.grid_points[1];
+  CHECK(a[0] == b[0]);  // the same output block (i, j)...
+  CHECK(a[1] == b[1]);
+  CHECK(a[2] != b[2]);  // ...from two k steps
+  CHECK(o.detail.find("differ on parallel axis 2 but both write block (" + std::to_string(a[0]) + ", " + std::to_string(a[1]) + ")") !=
+        std::string::npos);
+  // Yet no seed revisits: the two k steps of block (i, j) share their (i, j) prefix, so
+  // row-major order keeps them adjacent under any per-axis permutation.
+  CHECK(find(obs, "out[0]", "non-revisiting").verdict == Verdict::proved);
+}
+
+TEST_CASE("mutant: an output index map that returns to an earlier block") {
+  // Blocks 0, 1, 0, 1 along an arbitrary axis.
+  std::string text = one_d(64, "16", "16", 4, "arbitrary", "  %b = rem %i, 2\n  return %b");
+  Module m = parse_verified(text);
+  auto obs = prove_module(m);
+  Obligation o = find(obs, "out[0]", "non-revisiting");
+  CHECK(o.verdict == Verdict::failed);
+  REQUIRE(o.grid_points.size() == 3);
+  // Re-check with the concrete evaluator: p < q < r in row-major order, block(p) == block(r) != block(q).
+  const Body& map = *m.find("m");
+  auto blk = [&](const std::vector<int64_t>& p) { return eval_index_map(map, p); };
+  CHECK(o.grid_points[0] < o.grid_points[1]);
+  CHECK(o.grid_points[1] < o.grid_points[2]);
+  CHECK(blk(o.grid_points[0]) == blk(o.grid_points[2]));
+  CHECK(blk(o.grid_points[0]) != blk(o.grid_points[1]));
+  CHECK(o.detail.find("row-major order on one core") != std::string::npos);
+  CHECK(find(obs, "out[0]", "parallel safety").verdict == Verdict::proved);  // no parallel axis
+}
+
+TEST_CASE("non-revisiting under permuted parallel axes") {
+  // Blocks 0, 0, 1 along a parallel axis: a seed visiting 0, 2, 1 revisits block 0.
+  auto obs = prove_text(one_d(32, "16", "16", 3, "parallel", "  %b = div %i, 2\n  return %b"));
+  Obligation o = find(obs, "out[0]", "non-revisiting");
+  CHECK(o.verdict == Verdict::failed);
+  CHECK(o.detail.find("a seed permuting parallel axis 0") != std::string::npos);
+  CHECK(find(obs, "out[0]", "parallel safety").verdict == Verdict::failed);
+  // One block for the whole grid: not parallel safe, but never revisited in any order.
+  auto one = prove_text(one_d(16, "16", "16", 2, "parallel", "  %z = mul %i, 0\n  return %z"));
+  CHECK(find(one, "out[0]", "non-revisiting").verdict == Verdict::proved);
+  CHECK(find(one, "out[0]", "parallel safety").verdict == Verdict::failed);
+}
+
+TEST_CASE("non-revisiting is exact: rows of a 2-D parallel grid are always visited together") {
+  // grid (2, 2), both parallel, block = i: points (i, 0) and (i, 1) share a block and are
+  // always adjacent (only per-axis permutations exist), so no order revisits.
+  std::string text = R"(
+index_map @row(%i: i32, %j: i32) -> i32 { return %i }
+kernel @k(%x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>) {
+  %v = get %x[:]
+  swap %o[:], %v
+}
+func @main(%x: f32[16]) -> f32[16] {
+  %out = pallas_call[kernel=@k, grid=(2, 2), in_specs=[spec((8), @row)], out_specs=[spec((8), @row)],
+                     out_shapes=[f32[16]], dimension_semantics=(parallel, parallel)] %x
+  return %out
+}
+)";
+  auto obs = prove_text(text);
+  CHECK(find(obs, "out[0]", "non-revisiting").verdict == Verdict::proved);
+  CHECK(find(obs, "out[0]", "parallel safety").verdict == Verdict::failed);
+  // Block = j instead: (0, 0) and (1, 0) share a block with (0, 1) between them.
+  auto col = prove_text(replace(text, "{ return %i }", "{ return %j }"));
+  CHECK(find(col, "out[0]", "non-revisiting").verdict == Verdict::failed);
+}
+
+TEST_CASE("mutant: a kernel get one row past its Ref") {
+  std::string text = R"(
+index_map @rows(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f32[8,128], vmem>, %o: ref<f32[8,128], vmem>) {
+  %p = program_id[axis=0]
+  %r = add %p, 7
+  %v = get %x[%r, :]
+  %all = get %x[:, :]
+  swap %o[:, :], %all
+}
+func @main(%x: f32[16,128]) -> f32[16,128] {
+  %out = pallas_call[kernel=@k, grid=(2), in_specs=[spec((8, 128), @rows)], out_specs=[spec((8, 128), @rows)],
+                     out_shapes=[f32[16,128]], dimension_semantics=(parallel)] %x
+  return %out
+}
+)";
+  auto obs = prove_text(text);
+  Obligation o = find(obs, "kernel", "bounds");
+  CHECK(o.verdict == Verdict::failed);
+  CHECK(o.grid_points == std::vector<std::vector<int64_t>>{{1}});
+  CHECK(o.detail.find("get %x at <test>:") != std::string::npos);
+  CHECK(o.detail.find("index outside [0, 8) in dimension 0 of ref<f32[8,128], vmem> (index 8)") != std::string::npos);
+  // The in-range version (add 6) is proved.
+  CHECK(find(prove_text(replace(text, "add %p, 7", "add %p, 6")), "kernel", "bounds").verdict == Verdict::proved);
+  // The same overrun through a loop bound: for i in [0, 9) over 8 rows.
+  std::string loop = replace(text, "  %p = program_id[axis=0]\n  %r = add %p, 7\n  %v = get %x[%r, :]\n",
+                             "  for[body=fn(%i: i32, %xr: ref<f32[8,128], vmem>) {\n    %row = get %xr[%i, :]\n  }, num_consts=1] 0:i32, 9:i32, %x\n");
+  Obligation lo = find(prove_text(loop), "kernel", "bounds");
+  CHECK(lo.verdict == Verdict::failed);
+  CHECK(lo.detail.find("(index 8)") != std::string::npos);
+  CHECK(find(prove_text(replace(loop, "9:i32", "8:i32")), "kernel", "bounds").verdict == Verdict::proved);
+}
+
+TEST_CASE("mutant: gather_rows without its range assumption") {
+  std::string text = read_example("gather_rows");
+  // Drop any range the file declares.
+  std::string plain;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("prove: assume") == std::string::npos) plain += line + "\n";
+  Module m = parse_verified(plain);
+  auto obs = prove_module(m);
+  Obligation o = find(obs, "in[0]", "bounds");
+  CHECK(o.verdict == Verdict::failed);
+  REQUIRE(o.grid_points.size() == 1);
+  CHECK(o.detail.find("outside (1024, 1) blocks of f32[1024,128]") != std::string::npos);
+  CHECK(o.detail.find("idx has no declared range") != std::string::npos);
+  // With the range declared on the command line, all is proved; one past the table fails at row 1024.
+  Options ok;
+  ok.assumptions = {parse_assumption("idx in [0, 1024)")};
+  for (const Obligation& x : prove_module(m, ok)) CHECK_MESSAGE(x.verdict == Verdict::proved, x.line());
+  Options wide;
+  wide.assumptions = {parse_assumption("idx in [0, 1024]")};
+  Obligation w = find(prove_module(m, wide), "in[0]", "bounds");
+  CHECK(w.verdict == Verdict::failed);
+  CHECK(w.detail.find("block index (1024, 0)") != std::string::npos);
+  // Declared in the source as a comment line.
+  std::vector<Assumption> src = assumptions_in_source("# prove: assume idx in [0, 1024)\n" + plain);
+  Options from_src;
+  from_src.assumptions = src;
+  CHECK(exit_code(prove_text("# prove: assume idx in [0, 1024)\n" + plain, from_src)) == 0);
+}
+
+TEST_CASE("Element and BoundedSlice block dims") {
+  // Element(8, padding (2, 2)) over f32[64]: starts 8i - 2 for i in [0, 8) stay in [-2, 58].
+  std::string el = one_d(64, "element(8, 2, 2)", "8", 8, "parallel", "  %s = mul %i, 8\n  %t = sub %s, 2\n  return %t");
+  CHECK(find(prove_text(el), "in[0]", "bounds").verdict == Verdict::proved);
+  Obligation bad = find(prove_text(replace(el, "sub %s, 2", "sub %s, 3")), "in[0]", "bounds");
+  CHECK(bad.verdict == Verdict::failed);
+  CHECK(bad.grid_points == std::vector<std::vector<int64_t>>{{0}});
+  CHECK(bad.detail.find("Element(8, padding=(2, 2)) needs -2 <= index") != std::string::npos);
+  // BoundedSlice(16): (start, size) = (16 i, 16) over f32[64], grid (4).
+  std::string bs = one_d(64, "bounded(16)", "16", 4, "parallel", "  %s = mul %i, 16\n  return %s, 16", "(i32, i32)");
+  CHECK(find(prove_text(bs), "in[0]", "bounds").verdict == Verdict::proved);
+  Obligation big = find(prove_text(replace(bs, "return %s, 16", "return %s, 17")), "in[0]", "bounds");
+  CHECK(big.verdict == Verdict::failed);
+  CHECK(big.detail.find("BoundedSlice(16) needs") != std::string::npos);
+}
+
+TEST_CASE("overflow and division by zero in an index map") {
+  // i * 2^30 overflows i32 for i >= 2: the integer model would not wrap, so it is a failure.
+  Obligation o = find(prove_text(one_d(64, "16", "16", 4, "arbitrary", "  %b = mul %i, 1073741824\n  %c = rem %b, 4\n  return %c")),
+                      "in[0]", "bounds");
+  CHECK(o.verdict == Verdict::failed);
+  CHECK(o.detail.find("i32 overflow in mul") != std::string::npos);
+  Obligation z = find(prove_text(one_d(64, "16", "16", 4, "arbitrary", "  %b = div 3, %i\n  %c = rem %b, 4\n  %d = abs %c\n  return %d")),
+                      "in[0]", "bounds");
+  CHECK(z.verdict == Verdict::failed);
+  CHECK(z.grid_points == std::vector<std::vector<int64_t>>{{0}});
+  CHECK(z.detail.find("division by zero") != std::string::npos);
+}
+
+TEST_CASE("dynamic grid sizes are bounded symbols") {
+  std::string text = R"(
+index_map @m(%i: i32) -> i32 { return %i }
+kernel @k(%x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>) {
+  %v = get %x[:]
+  swap %o[:], %v
+}
+func @main(%n: i32, %x: f32[64]) -> f32[64] {
+  %out = pallas_call[kernel=@k, grid=(?), in_specs=[spec((8), @m)], out_specs=[spec((8), @m)],
+                     out_shapes=[f32[64]], dimension_semantics=(arbitrary)] %n, %x
+  return %out
+}
+)";
+  Options fits;
+  fits.assumptions = {parse_assumption("n in [1, 8]")};
+  for (const Obligation& o : prove_text(text, fits)) CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+  Options too_big;
+  too_big.assumptions = {parse_assumption("n in [1, 9]")};
+  Obligation o = find(prove_text(text, too_big), "in[0]", "bounds");
+  CHECK(o.verdict == Verdict::failed);
+  CHECK(o.grid_points == std::vector<std::vector<int64_t>>{{8}});
+  // Without an assumption the size is any positive i32.
+  CHECK(find(prove_text(text), "in[0]", "bounds").verdict == Verdict::failed);
+}
+
+TEST_CASE("kernel integer code: overflow fails, opaque values give unknown or a sound proof") {
+  std::string base = R"(
+index_map @m(%i: i32) -> i32 {
+  %z = mul %i, 0
+  return %z
+}
+kernel @k(%x: ref<i32[8], vmem>, %o: ref<i32[8], vmem>) {
+BODY
+  %all = get %x[:]
+  swap %o[:], %all
+}
+func @main(%x: i32[8]) -> i32[8] {
+  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8), @m)], out_specs=[spec((8), @m)],
+                     out_shapes=[i32[8]], dimension_semantics=(arbitrary)] %x
+  return %out
+}
+)";
+  // i * 2^30 overflows i32 at i >= 2, even though the index (times 0) is always 0.
+  Obligation ov = find(prove_text(replace(base, "BODY", "  %p = program_id[axis=0]\n  %m = mul %p, 1073741824\n  %z = mul %m, 0\n  %v = get %x[%z]")),
+                       "kernel", "bounds");
+  CHECK(ov.verdict == Verdict::failed);
+  CHECK(ov.detail.find("i32 overflow in mul") != std::string::npos);
+  // An index read from memory is opaque: unknown, with the reason...
+  auto opq = prove_text(replace(base, "BODY", "  %c = get %x[0]\n  %v = get %x[%c]"));
+  Obligation u = find(opq, "kernel", "bounds");
+  CHECK(u.verdict == Verdict::unknown);
+  CHECK(u.detail.find("does not model") != std::string::npos);
+  CHECK(exit_code(opq) == 3);
+  // ...but a proof that holds for any value of it is still a proof.
+  Obligation ok = find(prove_text(replace(base, "BODY", "  %c = get %x[0]\n  %r = rem %c, 8\n  %a = abs %r\n  %v = get %x[%a]")),
+                       "kernel", "bounds");
+  CHECK_MESSAGE(ok.verdict == Verdict::proved, ok.line());
+}
