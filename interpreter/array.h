@@ -11,15 +11,35 @@
 // `make_unique_copy()` before writing to one that may be shared.
 #pragma once
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
+#include "ir/diagnostics.h"
 #include "ir/type.h"
 
 namespace tessera::interp {
+
+// Allocator for array buffers: 64-byte aligned (whole cache lines, SIMD
+// friendly) and leaving elements uninitialized on resize, so a kernel that
+// overwrites its whole output does not pay for zero-filling it first.
+template <class T>
+struct BufferAllocator {
+  using value_type = T;
+  BufferAllocator() = default;
+  template <class U> BufferAllocator(const BufferAllocator<U>&) {}  // NOLINT: rebind
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <class U> void construct(U* p) { ::new (static_cast<void*>(p)) U; }  // default-init: no zeroing
+  template <class U, class... A> void construct(U* p, A&&... a) { ::new (static_cast<void*>(p)) U(std::forward<A>(a)...); }
+  template <class U> bool operator==(const BufferAllocator<U>&) const { return true; }
+};
+using Buffer = std::vector<std::byte, BufferAllocator<std::byte>>;
 
 class Array {
  public:
@@ -27,6 +47,10 @@ class Array {
   // Zero-filled array.
   Array(DType dtype, Shape shape);
   static Array scalar(DType dtype, double value);
+  // Array whose elements are unspecified (for kernels that write every element).
+  static Array uninitialized(DType dtype, Shape shape);
+  // Array holding `values` (row-major, converted as Array::set does).
+  static Array from_values(DType dtype, Shape shape, const std::vector<double>& values);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -35,12 +59,14 @@ class Array {
   ArrayType type() const { return ArrayType{dtype_, shape_}; }
   size_t storage_bytes() const;  // size() * sizeof(storage type)
 
-  template <class T> T* data() { return reinterpret_cast<T*>(buf_->data()); }
-  template <class T> const T* data() const { return reinterpret_cast<const T*>(buf_->data()); }
-  void* raw() { return buf_->data(); }
-  const void* raw() const { return buf_->data(); }
+  template <class T> T* data() { return reinterpret_cast<T*>(raw()); }
+  template <class T> const T* data() const { return reinterpret_cast<const T*>(raw()); }
+  void* raw() { return buf_ ? buf_->data() : nullptr; }
+  const void* raw() const { return buf_ ? buf_->data() : nullptr; }
 
   // Element access through double, for tests, printing and scalar logic.
+  // set() converts as convert_element_type does (round to bf16 / f16, float to
+  // integer truncates toward zero and saturates, NaN -> 0).
   double get(int64_t flat) const;
   void set(int64_t flat, double v);
   int64_t get_int(int64_t flat) const;  // exact for integer dtypes
@@ -48,24 +74,92 @@ class Array {
   bool shared() const { return buf_.use_count() > 1; }
   void make_unique_copy();   // detach from other holders of the buffer
   Array copy() const;        // deep copy
+  // The same elements viewed with another shape of equal size; shares the
+  // buffer (O(1): reshape, squeeze, expand_dims cost nothing).
+  Array reshaped(Shape new_shape) const;
 
  private:
   DType dtype_ = DType::f32;
   Shape shape_;
   int64_t size_ = 0;
-  std::shared_ptr<std::vector<std::byte>> buf_;
+  std::shared_ptr<Buffer> buf_;
 };
 
 // Size in bytes of one element of the storage type of `d`.
 int storage_size(DType d);
-// Rounds a float to bf16 / f16 precision (round to nearest even).
-float round_to_bf16(float x);
-float round_to_f16(float x);
+
+// Rounds a float to bf16 / f16 precision (round to nearest even; NaN stays
+// NaN, overflow gives infinity, f16 subnormals are kept). Inline and branch
+// light so kernels can fuse them into vectorized loops.
+inline float round_to_bf16(float x) {
+  uint32_t u = std::bit_cast<uint32_t>(x);
+  uint32_t r = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  if (x != x) r = u | 0x00400000u;  // keep NaN a (quiet) NaN, never inf
+  return std::bit_cast<float>(r);
+}
+inline float round_to_f16(float x) {
+  uint32_t u = std::bit_cast<uint32_t>(x);
+  uint32_t sign = u & 0x80000000u, a = u ^ sign;
+  if (a >= 0x7F800000u) return x;  // inf, NaN
+  if (a < 0x38800000u) {           // below 2^-14: f16 subnormal, quantum 2^-24
+    float f = std::bit_cast<float>(a);
+    f = (f + 0.5f) - 0.5f;  // ulp(0.5f) is 2^-24: rounds to a multiple of it
+    return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | sign);
+  }
+  a = (a + 0xFFFu + ((a >> 13) & 1u)) & ~0x1FFFu;
+  if (a >= 0x47800000u) a = 0x7F800000u;  // >= 65536: past f16's max (65504)
+  return std::bit_cast<float>(a | sign);
+}
+// Rounds a double straight to the precision of float dtype `d` (one rounding,
+// no double rounding through f32). Used for conversions from f64 and ints.
+double round_double_to(DType d, double x);
+
+// True for the dtypes stored as float but narrower (bf16, f16).
+inline bool is_rounded_float(DType d) { return d == DType::bf16 || d == DType::f16; }
+
+// Type tag for dispatch: visit_dtype calls f(Tag<StorageType>{}).
+template <class T>
+struct Tag {
+  using type = T;
+};
+
+template <class F>
+decltype(auto) visit_dtype(DType d, F&& f) {
+  switch (d) {
+    case DType::f32:
+    case DType::bf16:
+    case DType::f16: return f(Tag<float>{});
+    case DType::f64: return f(Tag<double>{});
+    case DType::i8: return f(Tag<int8_t>{});
+    case DType::i16: return f(Tag<int16_t>{});
+    case DType::i32:
+    case DType::sem:
+    case DType::dma_sem:
+    case DType::barrier_sem: return f(Tag<int32_t>{});
+    case DType::i64: return f(Tag<int64_t>{});
+    case DType::u8:
+    case DType::i1: return f(Tag<uint8_t>{});
+    case DType::u32: return f(Tag<uint32_t>{});
+  }
+  throw Error("unknown dtype");
+}
 
 // Calls f(T*) with the storage type of `a`'s dtype: dispatch once per op, then
 // a typed loop inside. Example:
 //   visit(a, [&](auto* p) { for (int64_t i = 0; i < n; ++i) p[i] += 1; });
 template <class F>
-decltype(auto) visit(Array& a, F&& f);
+decltype(auto) visit(Array& a, F&& f) {
+  return visit_dtype(a.dtype(), [&](auto tag) -> decltype(auto) {
+    using T = typename decltype(tag)::type;
+    return f(a.data<T>());
+  });
+}
+template <class F>
+decltype(auto) visit(const Array& a, F&& f) {
+  return visit_dtype(a.dtype(), [&](auto tag) -> decltype(auto) {
+    using T = typename decltype(tag)::type;
+    return f(a.data<T>());
+  });
+}
 
 }  // namespace tessera::interp

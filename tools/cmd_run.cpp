@@ -1,12 +1,138 @@
+// `tessera run FILE`: runs a function in the reference interpreter (the
+// simulated TPU of seed 002) on .npy or random inputs, and writes and
+// summarizes its outputs.
+#include <filesystem>
 #include <iostream>
+#include <map>
 
+#include "interpreter/inputs.h"
+#include "interpreter/interpreter.h"
+#include "interpreter/npy.h"
+#include "tools/args.h"
 #include "tools/commands.h"
 
 namespace tessera::cli {
+namespace {
 
-int cmd_run(const Argv&) {
-  std::cerr << "error: 'tessera run' is not implemented yet (issue 3)\n";
-  return 1;
+int64_t parse_int(const std::string& flag, const std::string& v) {
+  try {
+    size_t used = 0;
+    long long x = std::stoll(v, &used);
+    if (used != v.size()) throw std::invalid_argument(v);
+    return x;
+  } catch (const std::exception&) {
+    throw Error(flag + " needs an integer, got '" + v + "'");
+  }
+}
+
+template <class E>
+E parse_choice(const std::string& flag, const std::string& v, const std::map<std::string, E>& choices) {
+  auto it = choices.find(v);
+  if (it != choices.end()) return it->second;
+  std::string all;
+  for (const auto& [k, _] : choices) all += (all.empty() ? "" : "|") + k;
+  throw Error(flag + " must be one of " + all + ", got '" + v + "'");
+}
+
+}  // namespace
+
+int cmd_run(const Argv& argv) {
+  Args a("run",
+         "Runs function NAME (default main) of FILE in the reference interpreter, which simulates a TPU as\n"
+         "Pallas's TPU interpret mode does: HBM / VMEM / SMEM buffers, block copies, DMAs, semaphores,\n"
+         "several cores per device and devices of a pmap. Inputs come from .npy files (by parameter name)\n"
+         "or are random (--random-inputs). Each output is summarized on stdout and, with --out DIR, written\n"
+         "to DIR/out0.npy, DIR/out1.npy, ... (bf16 is read and written as float32 .npy).\n"
+         "Run-time errors (out-of-bounds blocks, revisited output blocks, races, deadlocks, semaphores left\n"
+         "non-zero) are printed as `file:line:col: error: ...` and exit with status 1.",
+         "FILE");
+  a.flag("--func", "NAME", "the function to run", "main");
+  a.repeated("--input", "NAME=PATH.npy", "the input for parameter %NAME");
+  a.flag("--random-inputs", "SEED", "random values for inputs not given with --input");
+  a.flag("--out", "DIR", "write outputs to DIR/out<i>.npy");
+  a.flag("--dma", "eager|on_wait", "when DMAs copy: at dma_start, or when a core waits on their semaphore", "on_wait");
+  a.flag("--oob", "raise|uninitialized", "out-of-bounds reads: an error, or uninitialized values", "raise");
+  a.flag("--uninit", "nan|zero", "what uninitialized memory holds (nan: NaN / int max / true)", "nan");
+  a.toggle("--detect-races", "detect data races with vector clocks (slower)");
+  a.flag("--cores", "N", "cores per device; the parallel prefix of each grid is split among them", "1");
+  a.flag("--grid-seed", "N", "visit grid points in a random (seeded) order along parallel axes");
+  a.flag("--trace", "FILE", "record every grid point visited (device, core, point) to FILE");
+  a.toggle("--allow-hbm-scoped", "allow run_scoped to allocate HBM buffers");
+  a.flag("--max-steps", "N", "stop with an error after N ops (0: no limit)", "0");
+  if (!a.parse(argv)) return a.exit_code();
+  if (a.positionals().size() != 1) {
+    std::cerr << "error: tessera run takes exactly one FILE ('-' for stdin)\n";
+    return 1;
+  }
+  const std::string& path = a.positionals()[0];
+  try {
+    interp::RunOptions opts;
+    opts.dma = parse_choice<interp::RunOptions::Dma>(
+        "--dma", a.get("--dma"), {{"eager", interp::RunOptions::Dma::eager}, {"on_wait", interp::RunOptions::Dma::on_wait}});
+    opts.oob = parse_choice<interp::RunOptions::Oob>(
+        "--oob", a.get("--oob"),
+        {{"raise", interp::RunOptions::Oob::raise}, {"uninitialized", interp::RunOptions::Oob::uninitialized}});
+    opts.uninit = parse_choice<interp::RunOptions::Uninit>(
+        "--uninit", a.get("--uninit"), {{"nan", interp::RunOptions::Uninit::nan}, {"zero", interp::RunOptions::Uninit::zero}});
+    opts.detect_races = a.has("--detect-races");
+    opts.cores = static_cast<int>(parse_int("--cores", a.get("--cores")));
+    if (opts.cores < 1 || opts.cores > 1024) throw Error("--cores must be between 1 and 1024");
+    if (a.has("--grid-seed")) opts.grid_seed = static_cast<uint64_t>(parse_int("--grid-seed", a.get("--grid-seed")));
+    opts.trace_file = a.get("--trace");
+    opts.allow_hbm_scoped = a.has("--allow-hbm-scoped");
+    opts.max_steps = parse_int("--max-steps", a.get("--max-steps"));
+
+    std::optional<Module> m = load_module(path, /*verify=*/true);
+    if (!m) return 1;
+    BodyPtr f = m->entry(a.get("--func"));
+
+    std::map<std::string, std::string> given;
+    for (const std::string& spec : a.all("--input")) {
+      size_t eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0) throw Error("--input needs NAME=PATH.npy, got '" + spec + "'");
+      std::string name = spec.substr(0, eq);
+      if (!name.empty() && name[0] == '%') name = name.substr(1);
+      given[name] = spec.substr(eq + 1);
+    }
+    for (const auto& [name, _] : given) {
+      bool known = false;
+      for (const Var* p : f->params()) known |= p->name == name;
+      if (!known) {
+        std::string names;
+        for (const Var* p : f->params()) names += (names.empty() ? "%" : ", %") + p->name;
+        throw Error("--input " + name + ": @" + f->name() + " has no parameter %" + name + " (its parameters: " + names + ")");
+      }
+    }
+    std::vector<interp::Array> inputs;
+    for (size_t i = 0; i < f->params().size(); ++i) {
+      const Var* p = f->params()[i];
+      auto it = given.find(p->name);
+      if (it != given.end()) {
+        inputs.push_back(interp::read_npy_as(it->second, p->type.array_type(), "parameter %" + p->name + " of @" + f->name()));
+      } else if (a.has("--random-inputs")) {
+        uint64_t seed = static_cast<uint64_t>(parse_int("--random-inputs", a.get("--random-inputs")));
+        inputs.push_back(interp::random_array(p->type.array_type(), seed * 1000003 + i));
+      } else {
+        throw Error("missing input for parameter %" + p->name + " of @" + f->name() + ": give --input " + p->name +
+                    "=PATH.npy or --random-inputs SEED");
+      }
+    }
+    std::vector<interp::Array> outs = interp::run_function(*m, f->name(), inputs, opts);
+    std::string dir = a.get("--out");
+    if (!dir.empty()) std::filesystem::create_directories(dir);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      std::string name = "out" + std::to_string(i);
+      std::cout << name << ": " << interp::summarize(outs[i]) << "\n";
+      if (!dir.empty()) interp::write_npy((std::filesystem::path(dir) / (name + ".npy")).string(), outs[i]);
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::cerr << e.formatted() << "\n";
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace tessera::cli

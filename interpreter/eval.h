@@ -1,0 +1,97 @@
+// The evaluator: runs bodies op by op on Arrays and Refs (handles to buffers
+// of the simulated TPU). Pure primitives go to the array kernels
+// (interpreter/kernels.h); state, control flow, Pallas and communication
+// primitives are handled here and in pallas_call.cpp.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "interpreter/array.h"
+#include "interpreter/interpreter.h"
+#include "interpreter/kernels.h"
+#include "interpreter/region.h"
+#include "interpreter/tpu/machine.h"
+#include "interpreter/tpu/scheduler.h"
+#include "ir/ir.h"
+
+namespace tessera::interp {
+
+// A run-time value: an array, or a Ref (a handle to a buffer).
+struct Val {
+  Array arr;
+  tpu::BufferRef ref;
+  bool is_ref() const { return ref != nullptr; }
+};
+
+// What a kernel invocation knows about where it runs (for program_id and
+// for error messages).
+struct KernelFrame {
+  std::string kernel;              // "@add_kernel"
+  std::vector<int64_t> grid;       // sizes, dynamic ones resolved
+  std::vector<int64_t> point;      // the current grid point
+  int64_t collective_id = -1;
+};
+
+struct Axis {
+  std::string name;
+  int64_t size = 1;
+  int64_t index = 0;
+};
+
+// Per thread of control: which device and core it is, and its environment.
+struct Ctx {
+  int device = 0;
+  int core = 0;
+  std::vector<Axis> axes;  // pmap axes, outermost first
+  std::vector<Axis> mesh;  // core_map axes
+  std::shared_ptr<tpu::BarrierState> devices;  // every device of the run (global barriers)
+  KernelFrame* kernel = nullptr;
+  int num_devices() const { return devices ? devices->size : 1; }
+};
+
+struct BodyPlan;
+
+class Interp {
+ public:
+  Interp(const Module& m, const RunOptions& opts, int cores_per_device);
+  ~Interp();
+
+  std::vector<Val> eval(const Body& b, std::vector<Val> args, Ctx& ctx);
+
+  const Module& module() const { return module_; }
+  const RunOptions& opts() const { return opts_; }
+  tpu::Machine& machine() { return machine_; }
+  tpu::Scheduler& sched() { return sched_; }
+  int global_core(const Ctx& c) const { return machine_.global_core(c.device, c.core); }
+  // The barrier state shared by every device of a pmap op (nested pmaps: all
+  // devices of all enclosing maps, so a device barrier spans the whole mesh).
+  std::shared_ptr<tpu::BarrierState> device_group(const Op* pmap, int size);
+  // " (device 0, core 1)" when there is more than one of either, else "".
+  std::string where(const Ctx& c) const;
+
+ private:
+  const BodyPlan& plan(const Body& b);
+
+  const Module& module_;
+  RunOptions opts_;
+  tpu::Machine machine_;    // destroyed after the scheduler has joined its threads
+  tpu::Scheduler sched_;
+  std::mutex plans_mu_;
+  std::unordered_map<const Body*, std::unique_ptr<BodyPlan>> plans_;
+  std::unordered_map<const Op*, std::shared_ptr<tpu::BarrierState>> groups_;
+  int64_t steps_ = 0;
+
+  friend struct Exec;
+};
+
+// pallas_call (pallas_call.cpp): `operands` are the op's operand values.
+std::vector<Val> run_pallas_call(Interp& in, const Op& op, const std::vector<Val>& operands, Ctx& ctx);
+
+// Reads the region an indexer selects (`ix` may be null: the whole Ref).
+Region resolve_indexer(const Indexer* ix, const Shape& ref_shape, const std::vector<const Val*>& operands);
+
+}  // namespace tessera::interp

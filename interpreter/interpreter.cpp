@@ -1,0 +1,77 @@
+// run_function: checks the inputs against the function's signature, sets up
+// the simulated TPU and evaluates the function.
+#include "interpreter/interpreter.h"
+
+#include <fstream>
+#include <set>
+
+#include "interpreter/eval.h"
+
+namespace tessera::interp {
+namespace {
+
+// The largest core_map mesh in the module: a core_map needs that many cores
+// per device.
+int64_t max_mesh_cores(const Module& m) {
+  int64_t best = 1;
+  std::set<const Body*> seen;
+  std::vector<const Body*> todo;
+  for (const BodyPtr& b : m.symbols()) todo.push_back(b.get());
+  while (!todo.empty()) {
+    const Body* b = todo.back();
+    todo.pop_back();
+    if (!b || !seen.insert(b).second) continue;
+    for (const Op& op : b->ops()) {
+      if (op.name() == "core_map") {
+        int64_t n = 1;
+        for (int64_t s : op.ints_param("mesh_shape")) n *= s;
+        best = std::max(best, n);
+      }
+      for (const BodyPtr& nb : op.nested_bodies()) todo.push_back(nb.get());
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<Array> run_function(const Module& m, std::string_view func, const std::vector<Array>& inputs,
+                                const RunOptions& opts) {
+  BodyPtr f = m.entry(func);
+  if (opts.cores < 1) throw Error("--cores must be at least 1, got " + std::to_string(opts.cores));
+  const auto& params = f->params();
+  if (inputs.size() != params.size())
+    throw Error(f->loc(), "@" + f->name() + " takes " + std::to_string(params.size()) + " input(s), got " +
+                              std::to_string(inputs.size()));
+  int cores = static_cast<int>(std::max<int64_t>(opts.cores, max_mesh_cores(m)));
+  Interp in(m, opts, cores);
+  std::vector<Val> args;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Type& t = params[i]->type;
+    const Array& a = inputs[i];
+    if (a.dtype() != t.dtype() || a.shape() != t.shape())
+      throw Error(params[i]->loc, "input %" + params[i]->name + " of @" + f->name() + " must be " +
+                                      Type::array(t.array_type()).str() + ", got " + Type::array(a.type()).str());
+    if (t.is_ref()) {
+      auto b = in.machine().allocate(0, -1, t.mem_space(), a, "argument \"" + params[i]->name + "\"");
+      args.push_back(Val{Array(), b});
+    } else {
+      args.push_back(Val{a, nullptr});
+    }
+  }
+  Ctx ctx;
+  std::vector<Val> outs = in.eval(*f, std::move(args), ctx);
+  if (!opts.trace_file.empty()) {
+    std::ofstream t(opts.trace_file);
+    if (!t) throw Error("cannot write the trace file " + opts.trace_file);
+    for (const std::string& line : in.machine().trace()) t << line << "\n";
+  }
+  std::vector<Array> result;
+  for (Val& v : outs) {
+    if (v.is_ref()) result.push_back(v.ref->data);
+    else result.push_back(std::move(v.arr));
+  }
+  return result;
+}
+
+}  // namespace tessera::interp

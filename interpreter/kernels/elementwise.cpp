@@ -1,0 +1,345 @@
+// Elementwise kernels: unary math, binary arithmetic, bitwise ops, shifts,
+// comparisons, select_n and multiple_of. Rank-0 operands broadcast.
+//
+// Integer semantics (defined for every input, never undefined behaviour):
+//   add / sub / mul / neg / abs wrap around (two's complement);
+//   div rounds toward zero; x / 0 = -1 (all bits set: the unsigned maximum),
+//   INT_MIN / -1 = INT_MIN; rem takes the dividend's sign, x % 0 = x,
+//   INT_MIN % -1 = 0 (the values XLA's CPU and GPU backends produce);
+//   shift amounts are read as unsigned: an amount >= the bit width gives 0 for
+//   shift_left / shift_right_logical and the sign fill (0 or -1) for
+//   shift_right_arithmetic.
+// Float semantics: IEEE; max / min propagate NaN; rem is fmod; `round` rounds
+// half away from zero (lax.round's default); sign keeps NaN and +-0.
+#include <cmath>
+#include <limits>
+
+#include "interpreter/kernels/util.h"
+
+namespace tessera::interp::kern {
+namespace {
+
+template <class T>
+constexpr bool is_fp = std::is_floating_point_v<T>;
+
+// ---- unary functors ----------------------------------------------------------
+#define TESSERA_FLOAT_UNARY(Name, expr) \
+  struct Name {                         \
+    template <class T> T operator()(T x) const { return expr; } \
+  };
+TESSERA_FLOAT_UNARY(Exp, std::exp(x))
+TESSERA_FLOAT_UNARY(Log, std::log(x))
+TESSERA_FLOAT_UNARY(Sqrt, std::sqrt(x))
+TESSERA_FLOAT_UNARY(Rsqrt, T(1) / std::sqrt(x))
+TESSERA_FLOAT_UNARY(Tanh, std::tanh(x))
+TESSERA_FLOAT_UNARY(Logistic, T(1) / (T(1) + std::exp(-x)))
+TESSERA_FLOAT_UNARY(Sin, std::sin(x))
+TESSERA_FLOAT_UNARY(Cos, std::cos(x))
+TESSERA_FLOAT_UNARY(Floor, std::floor(x))
+TESSERA_FLOAT_UNARY(Ceil, std::ceil(x))
+TESSERA_FLOAT_UNARY(Round, std::round(x))
+TESSERA_FLOAT_UNARY(Exp2, std::exp2(x))
+TESSERA_FLOAT_UNARY(Log1p, std::log1p(x))
+TESSERA_FLOAT_UNARY(Expm1, std::expm1(x))
+TESSERA_FLOAT_UNARY(Erf, std::erf(x))
+#undef TESSERA_FLOAT_UNARY
+
+struct Neg {
+  template <class T> T operator()(T x) const {
+    if constexpr (is_fp<T>) return -x;
+    else return static_cast<T>(WrapT<T>(0) - WrapT<T>(x));
+  }
+};
+struct Abs {
+  template <class T> T operator()(T x) const {
+    if constexpr (is_fp<T>) return std::fabs(x);
+    else if constexpr (std::is_signed_v<T>) return x < 0 ? static_cast<T>(WrapT<T>(0) - WrapT<T>(x)) : x;
+    else return x;
+  }
+};
+struct Sign {
+  template <class T> T operator()(T x) const {
+    if constexpr (is_fp<T>) return x > 0 ? T(1) : x < 0 ? T(-1) : x;  // NaN, +0, -0 unchanged
+    else if constexpr (std::is_signed_v<T>) return static_cast<T>((x > 0) - (x < 0));
+    else return static_cast<T>(x != 0);
+  }
+};
+struct BitNot {
+  template <class T> T operator()(T x) const { return static_cast<T>(~x); }
+};
+struct LogicalNot {
+  template <class T> T operator()(T x) const { return static_cast<T>(x ^ 1); }
+};
+
+// ---- binary functors ---------------------------------------------------------
+struct Add {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) return a + b;
+    else return static_cast<T>(WrapT<T>(a) + WrapT<T>(b));
+  }
+};
+struct Sub {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) return a - b;
+    else return static_cast<T>(WrapT<T>(a) - WrapT<T>(b));
+  }
+};
+struct Mul {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) return a * b;
+    else return static_cast<T>(WrapT<T>(a) * WrapT<T>(b));
+  }
+};
+struct Div {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) {
+      return a / b;
+    } else {
+      if (b == 0) return static_cast<T>(-1);
+      if constexpr (std::is_signed_v<T>)
+        if (a == std::numeric_limits<T>::min() && b == T(-1)) return a;
+      return static_cast<T>(a / b);
+    }
+  }
+};
+struct Rem {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) {
+      return std::fmod(a, b);
+    } else {
+      if (b == 0) return a;
+      if constexpr (std::is_signed_v<T>)
+        if (b == T(-1)) return 0;
+      return static_cast<T>(a % b);
+    }
+  }
+};
+struct Max {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) return a != a ? a : b != b ? b : a > b ? a : b;
+    else return a > b ? a : b;
+  }
+};
+struct Min {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) return a != a ? a : b != b ? b : a < b ? a : b;
+    else return a < b ? a : b;
+  }
+};
+struct Pow {
+  template <class T> T operator()(T a, T b) const { return std::pow(a, b); }
+};
+struct And {
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); }
+};
+struct Or {
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a | b); }
+};
+struct Xor {
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
+};
+template <class T>
+constexpr unsigned kBits = sizeof(T) * 8;
+struct ShiftLeft {
+  template <class T> T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;
+    U amount = static_cast<U>(b);
+    return amount >= kBits<T> ? T(0) : static_cast<T>(WrapT<T>(static_cast<U>(a)) << amount);
+  }
+};
+struct ShiftRightLogical {
+  template <class T> T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;
+    U amount = static_cast<U>(b);
+    return amount >= kBits<T> ? T(0) : static_cast<T>(static_cast<U>(a) >> amount);
+  }
+};
+struct ShiftRightArithmetic {
+  template <class T> T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;
+    using S = std::make_signed_t<T>;
+    U amount = static_cast<U>(b);
+    S sa = static_cast<S>(a);
+    if (amount >= kBits<T>) return static_cast<T>(sa < 0 ? S(-1) : S(0));
+    return static_cast<T>(static_cast<S>(sa >> amount));
+  }
+};
+struct Eq { template <class T> bool operator()(T a, T b) const { return a == b; } };
+struct Ne { template <class T> bool operator()(T a, T b) const { return a != b; } };
+struct Lt { template <class T> bool operator()(T a, T b) const { return a < b; } };
+struct Le { template <class T> bool operator()(T a, T b) const { return a <= b; } };
+struct Gt { template <class T> bool operator()(T a, T b) const { return a > b; } };
+struct Ge { template <class T> bool operator()(T a, T b) const { return a >= b; } };
+
+// ---- loops -------------------------------------------------------------------
+template <class T, class F, class R>
+void map1(const T* __restrict x, T* __restrict o, int64_t n, F f, R r) {
+  for_n(n, [=](int64_t i) { o[i] = r(f(x[i])); });
+}
+
+// AS / BS: operand a / b is rank 0 and broadcasts.
+template <bool AS, bool BS, class T, class O, class F, class R>
+void map2(const T* __restrict a, const T* __restrict b, O* __restrict o, int64_t n, F f, R r) {
+  for_n(n, [=](int64_t i) { o[i] = static_cast<O>(r(f(a[AS ? 0 : i], b[BS ? 0 : i]))); });
+}
+
+// Shape of elementwise operands: rank-0 ones broadcast, the others must agree.
+Shape result_shape(const Op& op, std::span<const Array> args) {
+  const Shape* shape = nullptr;
+  for (const Array& a : args) {
+    if (a.rank() == 0) continue;
+    if (!shape) shape = &a.shape();
+    else if (a.shape() != *shape) fail(op, "operand shapes differ: " + shape_str(*shape) + " vs " + shape_str(a.shape()));
+  }
+  return shape ? *shape : Shape{};
+}
+
+template <Family Fam, class F>
+Kernel unary_kernel() {
+  return [](const Op& op, std::span<const Array> args) -> std::vector<Array> {
+    expect_args(op, args, 1);
+    const Array& x = args[0];
+    Array out = Array::uninitialized(x.dtype(), x.shape());
+    visit_family<Fam>(op, x.dtype(), [&](auto tag, auto rnd) {
+      using T = typename decltype(tag)::type;
+      map1(x.data<T>(), out.data<T>(), x.size(), F{}, rnd);
+    });
+    return {out};
+  };
+}
+
+template <Family Fam, class F, bool ToBool = false>
+Kernel binary_kernel() {
+  return [](const Op& op, std::span<const Array> args) -> std::vector<Array> {
+    expect_args(op, args, 2);
+    const Array &a = args[0], &b = args[1];
+    if (a.dtype() != b.dtype())
+      fail(op, "operand dtypes differ: " + std::string(dtype_name(a.dtype())) + " vs " + std::string(dtype_name(b.dtype())));
+    Shape shape = result_shape(op, args);
+    Array out = Array::uninitialized(ToBool ? DType::i1 : a.dtype(), shape);
+    int64_t n = out.size();
+    bool as = a.rank() == 0 && n != 1, bs = b.rank() == 0 && n != 1;
+    visit_family<Fam>(op, a.dtype(), [&](auto tag, auto rnd) {
+      using T = typename decltype(tag)::type;
+      using O = std::conditional_t<ToBool, uint8_t, T>;
+      using R = std::conditional_t<ToBool, NoRound, decltype(rnd)>;
+      const T *pa = a.data<T>(), *pb = b.data<T>();
+      O* po = out.data<O>();
+      if (as && bs) map2<true, true>(pa, pb, po, n, F{}, R{});
+      else if (as) map2<true, false>(pa, pb, po, n, F{}, R{});
+      else if (bs) map2<false, true>(pa, pb, po, n, F{}, R{});
+      else map2<false, false>(pa, pb, po, n, F{}, R{});
+    });
+    return {out};
+  };
+}
+
+std::vector<Array> not_kernel(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  Array out = Array::uninitialized(x.dtype(), x.shape());
+  bool logical = is_bool(x.dtype());
+  visit_family<Family::IntOrBool>(op, x.dtype(), [&](auto tag, auto rnd) {
+    using T = typename decltype(tag)::type;
+    if (logical) map1(x.data<T>(), out.data<T>(), x.size(), LogicalNot{}, rnd);
+    else map1(x.data<T>(), out.data<T>(), x.size(), BitNot{}, rnd);
+  });
+  return {out};
+}
+
+// select_n p, c0, c1, ...: case p[i] (bool: false -> c0; i32: clamped into
+// range, as out-of-range predicates are otherwise undefined in lax).
+std::vector<Array> select_n_kernel(const Op& op, std::span<const Array> args) {
+  if (args.size() < 2) fail(op, "needs a predicate and at least one case");
+  const Array& pred = args[0];
+  if (!is_bool(pred.dtype()) && pred.dtype() != DType::i32)
+    fail(op, "predicate must be bool or i32, got " + std::string(dtype_name(pred.dtype())));
+  int ncases = static_cast<int>(args.size()) - 1;
+  DType dt = args[1].dtype();
+  for (int c = 1; c <= ncases; ++c)
+    if (args[c].dtype() != dt) fail(op, "case dtypes differ");
+  Shape shape = result_shape(op, args);
+  Array out = Array::uninitialized(dt, shape);
+  int64_t n = out.size();
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
+    std::vector<const T*> cs(ncases);
+    std::vector<int64_t> cstride(ncases);
+    for (int c = 0; c < ncases; ++c) {
+      cs[c] = args[c + 1].data<T>();
+      cstride[c] = args[c + 1].rank() == 0 ? 0 : 1;
+    }
+    int64_t ps = pred.rank() == 0 ? 0 : 1;
+    if (is_bool(pred.dtype()) && ncases == 2 && ps == 1 && cstride[0] == 1 && cstride[1] == 1) {
+      const uint8_t* __restrict p = pred.data<uint8_t>();
+      const T* __restrict c0 = cs[0];
+      const T* __restrict c1 = cs[1];
+      for_n(n, [=](int64_t i) { o[i] = p[i] ? c1[i] : c0[i]; });
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      int c;
+      if (is_bool(pred.dtype())) c = pred.data<uint8_t>()[i * ps] ? 1 : 0;
+      else c = static_cast<int>(std::clamp<int32_t>(pred.data<int32_t>()[i * ps], 0, ncases - 1));
+      if (c >= ncases) c = ncases - 1;
+      o[i] = cs[c][i * cstride[c]];
+    }
+  });
+  return {out};
+}
+
+}  // namespace
+
+void register_elementwise_kernels(RuleTable<Kernel>& t) {
+  using F = Family;
+  t.set("exp", unary_kernel<F::Float, Exp>());
+  t.set("log", unary_kernel<F::Float, Log>());
+  t.set("sqrt", unary_kernel<F::Float, Sqrt>());
+  t.set("rsqrt", unary_kernel<F::Float, Rsqrt>());
+  t.set("tanh", unary_kernel<F::Float, Tanh>());
+  t.set("logistic", unary_kernel<F::Float, Logistic>());
+  t.set("sin", unary_kernel<F::Float, Sin>());
+  t.set("cos", unary_kernel<F::Float, Cos>());
+  t.set("floor", unary_kernel<F::Float, Floor>());
+  t.set("ceil", unary_kernel<F::Float, Ceil>());
+  t.set("round", unary_kernel<F::Float, Round>());
+  t.set("exp2", unary_kernel<F::Float, Exp2>());
+  t.set("log1p", unary_kernel<F::Float, Log1p>());
+  t.set("expm1", unary_kernel<F::Float, Expm1>());
+  t.set("erf", unary_kernel<F::Float, Erf>());
+  t.set("neg", unary_kernel<F::Number, Neg>());
+  t.set("abs", unary_kernel<F::Number, Abs>());
+  t.set("sign", unary_kernel<F::Number, Sign>());
+  t.set("not", not_kernel);
+
+  t.set("add", binary_kernel<F::Number, Add>());
+  t.set("sub", binary_kernel<F::Number, Sub>());
+  t.set("mul", binary_kernel<F::Number, Mul>());
+  t.set("div", binary_kernel<F::Number, Div>());
+  t.set("rem", binary_kernel<F::Number, Rem>());
+  t.set("max", binary_kernel<F::Number, Max>());
+  t.set("min", binary_kernel<F::Number, Min>());
+  t.set("pow", binary_kernel<F::Float, Pow>());
+  t.set("and", binary_kernel<F::IntOrBool, And>());
+  t.set("or", binary_kernel<F::IntOrBool, Or>());
+  t.set("xor", binary_kernel<F::IntOrBool, Xor>());
+  t.set("shift_left", binary_kernel<F::Int, ShiftLeft>());
+  t.set("shift_right_logical", binary_kernel<F::Int, ShiftRightLogical>());
+  t.set("shift_right_arithmetic", binary_kernel<F::Int, ShiftRightArithmetic>());
+  t.set("eq", binary_kernel<F::Any, Eq, true>());
+  t.set("ne", binary_kernel<F::Any, Ne, true>());
+  t.set("lt", binary_kernel<F::Any, Lt, true>());
+  t.set("le", binary_kernel<F::Any, Le, true>());
+  t.set("gt", binary_kernel<F::Any, Gt, true>());
+  t.set("ge", binary_kernel<F::Any, Ge, true>());
+
+  t.set("select_n", select_n_kernel);
+  // A hint for provers and backends: the value itself.
+  t.set("multiple_of", [](const Op& op, std::span<const Array> args) -> std::vector<Array> {
+    expect_args(op, args, 1);
+    return {args[0]};
+  });
+}
+
+}  // namespace tessera::interp::kern

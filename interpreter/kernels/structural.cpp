@@ -1,0 +1,274 @@
+// Structural kernels: broadcast_in_dim, reshape, squeeze, expand_dims,
+// transpose, iota, concatenate, slice, dynamic_slice, dynamic_update_slice,
+// pad and rev. Reshapes share the operand's buffer (O(1)); the rest are one
+// strided copy each (kernels/copy.cpp).
+#include <algorithm>
+
+#include "interpreter/kernels/util.h"
+
+namespace tessera::interp::kern {
+namespace {
+
+const std::byte* at(const Array& a, int64_t offset) {
+  return static_cast<const std::byte*>(a.raw()) + offset * storage_size(a.dtype());
+}
+std::byte* at(Array& a, int64_t offset) { return static_cast<std::byte*>(a.raw()) + offset * storage_size(a.dtype()); }
+
+void expect_entries(const Op& op, const std::vector<int64_t>& v, int rank, const char* what) {
+  if (static_cast<int>(v.size()) != rank)
+    fail(op, std::string(what) + " has " + std::to_string(v.size()) + " entries for rank " + std::to_string(rank));
+}
+
+std::vector<Array> broadcast_in_dim(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  const Shape& shape = op.ints_param("shape");
+  const auto& dims = op.ints_param("broadcast_dimensions");
+  expect_entries(op, dims, x.rank(), "broadcast_dimensions");
+  std::vector<int64_t> xs = dense_strides(x.shape()), ss(shape.size(), 0);
+  for (int i = 0; i < x.rank(); ++i) {
+    if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(shape.size()) ||
+        (x.shape()[i] != 1 && x.shape()[i] != shape[dims[i]]))
+      fail(op, "operand shape " + shape_str(x.shape()) + " does not broadcast to " + shape_str(shape));
+    if (x.shape()[i] != 1) ss[dims[i]] = xs[i];
+  }
+  Array out = Array::uninitialized(x.dtype(), shape);
+  copy_strided(storage_size(x.dtype()), shape, out.raw(), dense_strides(shape), x.raw(), ss);
+  return {out};
+}
+
+std::vector<Array> reshape(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  if (num_elements(op.ints_param("new_sizes")) != args[0].size()) fail(op, "element counts differ");
+  return {args[0].reshaped(op.ints_param("new_sizes"))};
+}
+
+std::vector<Array> squeeze(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const auto& dims = op.ints_param("dimensions");
+  Shape s;
+  for (int d = 0; d < args[0].rank(); ++d)
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) s.push_back(args[0].shape()[d]);
+  if (num_elements(s) != args[0].size()) fail(op, "can only squeeze dimensions of size 1");
+  return {args[0].reshaped(s)};
+}
+
+std::vector<Array> expand_dims(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  const auto& dims = op.ints_param("dimensions");
+  int out_rank = x.rank() + static_cast<int>(dims.size());
+  Shape s;
+  int next = 0;
+  for (int d = 0; d < out_rank; ++d) {
+    if (std::find(dims.begin(), dims.end(), d) != dims.end()) s.push_back(1);
+    else if (next < x.rank()) s.push_back(x.shape()[next++]);
+    else fail(op, "dimensions out of range");
+  }
+  return {x.reshaped(s)};
+}
+
+std::vector<Array> transpose(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  const auto& perm = op.ints_param("permutation");
+  expect_entries(op, perm, x.rank(), "permutation");
+  std::vector<int64_t> xs = dense_strides(x.shape()), ss;
+  Shape s;
+  std::vector<bool> seen(x.rank(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= x.rank() || seen[p]) fail(op, "permutation is not a permutation of the dimensions");
+    seen[p] = true;
+    s.push_back(x.shape()[p]);
+    ss.push_back(xs[p]);
+  }
+  Array out = Array::uninitialized(x.dtype(), s);
+  copy_strided(storage_size(x.dtype()), s, out.raw(), dense_strides(s), x.raw(), ss);
+  return {out};
+}
+
+std::vector<Array> iota(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 0);
+  const Shape& shape = op.ints_param("shape");
+  int64_t dim = op.int_param("dimension");
+  if (dim < 0 || dim >= static_cast<int64_t>(shape.size())) fail(op, "dimension out of range");
+  Array out = Array::uninitialized(op.dtype_param("dtype"), shape);
+  int64_t outer = 1, inner = 1, n = shape[dim];
+  for (int64_t d = 0; d < dim; ++d) outer *= shape[d];
+  for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
+  visit_family<Family::Number>(op, out.dtype(), [&](auto tag, auto rnd) {
+    using T = typename decltype(tag)::type;
+    T* o = out.data<T>();
+    for (int64_t a = 0; a < outer; ++a)
+      for (int64_t j = 0; j < n; ++j) {
+        T v = rnd(static_cast<T>(j));
+        T* row = o + (a * n + j) * inner;
+        for (int64_t b = 0; b < inner; ++b) row[b] = v;
+      }
+  });
+  return {out};
+}
+
+std::vector<Array> concatenate(const Op& op, std::span<const Array> args) {
+  if (args.empty()) fail(op, "needs at least one operand");
+  int64_t dim = op.int_param("dimension");
+  const Array& first = args[0];
+  if (dim < 0 || dim >= first.rank()) fail(op, "dimension out of range");
+  Shape s = first.shape();
+  s[dim] = 0;
+  for (const Array& a : args) {
+    bool ok = a.dtype() == first.dtype() && a.rank() == first.rank();
+    for (int d = 0; ok && d < a.rank(); ++d) ok = d == dim || a.shape()[d] == first.shape()[d];
+    if (!ok) fail(op, "operands differ outside the concatenated dimension");
+    s[dim] += a.shape()[dim];
+  }
+  Array out = Array::uninitialized(first.dtype(), s);
+  std::vector<int64_t> os = dense_strides(s);
+  int64_t offset = 0;
+  for (const Array& a : args) {
+    copy_strided(storage_size(a.dtype()), a.shape(), at(out, offset * os[dim]), os, a.raw(), dense_strides(a.shape()));
+    offset += a.shape()[dim];
+  }
+  return {out};
+}
+
+// Copies the box [start, start + sizes) of x with the given steps into a new array.
+Array take_box(const Array& x, const std::vector<int64_t>& start, const Shape& sizes, const std::vector<int64_t>& steps) {
+  std::vector<int64_t> xs = dense_strides(x.shape()), ss(x.rank());
+  int64_t offset = 0;
+  for (int d = 0; d < x.rank(); ++d) {
+    offset += start[d] * xs[d];
+    ss[d] = xs[d] * steps[d];
+  }
+  Array out = Array::uninitialized(x.dtype(), sizes);
+  if (out.size() == 0) return out;
+  copy_strided(storage_size(x.dtype()), sizes, out.raw(), dense_strides(sizes), at(x, offset), ss);
+  return out;
+}
+
+std::vector<Array> slice(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  const auto& start = op.ints_param("start_indices");
+  const auto& limit = op.ints_param("limit_indices");
+  std::vector<int64_t> steps = op.ints_param("strides");
+  if (steps.empty()) steps.assign(x.rank(), 1);
+  expect_entries(op, start, x.rank(), "start_indices");
+  expect_entries(op, limit, x.rank(), "limit_indices");
+  expect_entries(op, steps, x.rank(), "strides");
+  Shape s;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (start[d] < 0 || limit[d] > x.shape()[d] || start[d] > limit[d] || steps[d] < 1)
+      fail(op, "slice out of range in dimension " + std::to_string(d));
+    s.push_back((limit[d] - start[d] + steps[d] - 1) / steps[d]);
+  }
+  return {take_box(x, start, s, steps)};
+}
+
+// Run-time start indices, clamped so the box [start, start + size) fits, as lax does.
+std::vector<int64_t> clamped_starts(const Op& op, std::span<const Array> idx, const Shape& shape, const Shape& sizes) {
+  std::vector<int64_t> st(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (idx[d].size() != 1 || !is_int(idx[d].dtype())) fail(op, "start indices must be integer scalars");
+    st[d] = std::clamp<int64_t>(idx[d].get_int(0), 0, shape[d] - sizes[d]);
+  }
+  return st;
+}
+
+std::vector<Array> dynamic_slice(const Op& op, std::span<const Array> args) {
+  if (args.empty()) fail(op, "needs an operand");
+  const Array& x = args[0];
+  expect_args(op, args, 1 + x.rank());
+  const auto& sizes = op.ints_param("slice_sizes");
+  expect_entries(op, sizes, x.rank(), "slice_sizes");
+  for (int d = 0; d < x.rank(); ++d)
+    if (sizes[d] < 0 || sizes[d] > x.shape()[d]) fail(op, "slice size exceeds dimension " + std::to_string(d));
+  std::vector<int64_t> st = clamped_starts(op, args.subspan(1), x.shape(), sizes);
+  return {take_box(x, st, sizes, std::vector<int64_t>(x.rank(), 1))};
+}
+
+std::vector<Array> dynamic_update_slice(const Op& op, std::span<const Array> args) {
+  if (args.size() < 2) fail(op, "needs an operand and an update");
+  const Array &x = args[0], &u = args[1];
+  expect_args(op, args, 2 + x.rank());
+  if (u.dtype() != x.dtype() || u.rank() != x.rank()) fail(op, "update does not fit the operand");
+  for (int d = 0; d < x.rank(); ++d)
+    if (u.shape()[d] > x.shape()[d]) fail(op, "update is larger than the operand in dimension " + std::to_string(d));
+  std::vector<int64_t> st = clamped_starts(op, args.subspan(2), x.shape(), u.shape());
+  Array out = x.copy();
+  std::vector<int64_t> os = dense_strides(x.shape());
+  int64_t offset = 0;
+  for (int d = 0; d < x.rank(); ++d) offset += st[d] * os[d];
+  if (u.size()) copy_strided(storage_size(x.dtype()), u.shape(), at(out, offset), os, u.raw(), dense_strides(u.shape()));
+  return {out};
+}
+
+// pad x, v: low / high elements of v around each dimension; negative amounts crop.
+std::vector<Array> pad(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 2);
+  const Array &x = args[0], &v = args[1];
+  if (v.size() != 1 || v.dtype() != x.dtype()) fail(op, "padding value must be a scalar of the operand's dtype");
+  const auto& lo = op.ints_param("low");
+  const auto& hi = op.ints_param("high");
+  expect_entries(op, lo, x.rank(), "low");
+  expect_entries(op, hi, x.rank(), "high");
+  Shape s, inner;
+  std::vector<int64_t> src_start(x.rank()), dst_start(x.rank());
+  bool empty = false;
+  for (int d = 0; d < x.rank(); ++d) {
+    int64_t n = x.shape()[d] + lo[d] + hi[d];
+    if (n < 0) fail(op, "negative padding removes more than dimension " + std::to_string(d) + " holds");
+    s.push_back(n);
+    // Operand element i lands at lo + i; keep those inside [0, n).
+    int64_t i0 = std::max<int64_t>(0, -lo[d]), i1 = std::min<int64_t>(x.shape()[d], n - lo[d]);
+    if (i1 <= i0) empty = true;
+    inner.push_back(std::max<int64_t>(0, i1 - i0));
+    src_start[d] = i0;
+    dst_start[d] = lo[d] + i0;
+  }
+  Array out = Array::uninitialized(x.dtype(), s);
+  fill_with(out, v.raw());
+  if (!empty && out.size()) {
+    std::vector<int64_t> os = dense_strides(s), xs = dense_strides(x.shape());
+    int64_t so = 0, dof = 0;
+    for (int d = 0; d < x.rank(); ++d) so += src_start[d] * xs[d], dof += dst_start[d] * os[d];
+    copy_strided(storage_size(x.dtype()), inner, at(out, dof), os, at(x, so), xs);
+  }
+  return {out};
+}
+
+std::vector<Array> rev(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  std::vector<int64_t> ss = dense_strides(x.shape());
+  int64_t offset = 0;
+  std::vector<bool> flip(x.rank(), false);
+  for (int64_t d : op.ints_param("dimensions")) {
+    if (d < 0 || d >= x.rank()) fail(op, "dimension out of range");
+    flip[d] = true;
+  }
+  for (int d = 0; d < x.rank(); ++d)
+    if (flip[d] && x.shape()[d] > 0) offset += (x.shape()[d] - 1) * ss[d], ss[d] = -ss[d];
+  Array out = Array::uninitialized(x.dtype(), x.shape());
+  if (x.size()) copy_strided(storage_size(x.dtype()), x.shape(), out.raw(), dense_strides(x.shape()), at(x, offset), ss);
+  return {out};
+}
+
+}  // namespace
+
+void register_structural_kernels(RuleTable<Kernel>& t) {
+  t.set("broadcast_in_dim", broadcast_in_dim);
+  t.set("reshape", reshape);
+  t.set("squeeze", squeeze);
+  t.set("expand_dims", expand_dims);
+  t.set("transpose", transpose);
+  t.set("iota", iota);
+  t.set("concatenate", concatenate);
+  t.set("slice", slice);
+  t.set("dynamic_slice", dynamic_slice);
+  t.set("dynamic_update_slice", dynamic_update_slice);
+  t.set("pad", pad);
+  t.set("rev", rev);
+}
+
+}  // namespace tessera::interp::kern

@@ -1,0 +1,519 @@
+// pallas_call as seed 002 runs it: the call's inputs and outputs live in HBM
+// buffers (padded to whole blocks); each core walks its share of the grid;
+// before an iteration an input block is copied into its kernel buffer if its
+// start indices changed (or on the core's first iteration); after it, an output
+// block is copied back if the next iteration's start indices differ (or on the
+// core's last iteration). Refs in `any` / `hbm` memory are the HBM buffers
+// themselves. Errors name the kernel, the operand, the grid point and the
+// block index.
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <unordered_map>
+
+#include "interpreter/eval.h"
+#include "ir/grid_mapping.h"
+
+namespace tessera::interp {
+namespace {
+
+bool is_hbm(MemSpace s) { return s == MemSpace::any || s == MemSpace::hbm; }
+
+struct VecHash {
+  size_t operator()(const std::vector<int64_t>& v) const {
+    size_t h = 1469598103934665603ull;
+    for (int64_t x : v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
+    return h;
+  }
+};
+
+// One block of one operand at one grid point.
+struct Block {
+  std::vector<int64_t> index;  // what the index map returned
+  Region region;               // in the padded HBM buffer
+  bool operator==(const Block& o) const {
+    if (region.size() != o.region.size()) return false;
+    for (size_t d = 0; d < region.size(); ++d)
+      if (region[d].start != o.region[d].start || region[d].size != o.region[d].size) return false;
+    return true;
+  }
+  std::vector<int64_t> key() const {
+    std::vector<int64_t> k;
+    for (const Sel& s : region) k.insert(k.end(), {s.start, s.size});
+    return k;
+  }
+};
+
+struct Mapping {
+  std::vector<BlockDim> dims;
+  Shape array_shape, padded_shape;
+  std::vector<int64_t> offset;  // where the array starts inside the padded buffer
+  std::string name;             // `input "x"`
+  std::string short_name;       // `"x"` or `0`
+  bool is_input = true;
+  bool any = false;             // kernel sees the HBM buffer itself
+  bool bounded = false;         // has a BoundedSlice dim
+  bool aliased = false;         // output aliased to an input
+  int param = 0;                // kernel parameter index
+};
+
+std::string pad_note(const Mapping& m) {
+  if (m.padded_shape == m.array_shape) return "";
+  return " (padded to " + shape_str(m.padded_shape) + ")";
+}
+
+class PallasRun {
+ public:
+  PallasRun(Interp& in, const Op& op, const std::vector<Val>& operands, Ctx& ctx)
+      : in_(in), m_(in.machine()), op_(op), operands_(operands), ctx_(ctx), g_(grid_mapping(op)) {}
+
+  std::vector<Val> run();
+
+ private:
+  void setup_grid();
+  void setup_mappings();
+  void allocate();
+  void run_core(int core);
+  std::vector<Block> blocks_at(const std::vector<int64_t>& point, Ctx& cc);
+  void copy_in(int j, const Block& b, Ctx& cc, const std::vector<int64_t>& point);
+  void copy_out(int j, const Block& b, Ctx& cc, const std::vector<int64_t>& point);
+  std::string at(const std::vector<int64_t>& point, const Ctx& cc) const {
+    std::string s = " in iteration " + ints_str(point);
+    if (ctx_.num_devices() > 1 || m_.cores() > 1)
+      s += " on device " + std::to_string(cc.device) + " (core " + std::to_string(cc.core) + ")";
+    return s;
+  }
+  std::string kernel_note() const { return " (kernel @" + g_.kernel->name() + ")"; }
+  tpu::BufferRef for_core(const tpu::BufferRef& b, int core) const {
+    if (!b || is_hbm(b->space) || b->is_semaphore() || core == b->core) return b;
+    return m_.find(b->device, core, b->space, b->id);
+  }
+
+  Interp& in_;
+  tpu::Machine& m_;
+  const Op& op_;
+  const std::vector<Val>& operands_;
+  Ctx& ctx_;
+  GridMapping g_;
+
+  std::vector<int64_t> grid_;
+  std::vector<std::vector<int64_t>> perm_;  // randomized coordinates per parallel dim
+  int64_t iterations_ = 1, per_core_ = 0;
+  std::vector<Mapping> maps_;
+  std::vector<tpu::BufferRef> hbm_;          // per mapping: its HBM buffer
+  std::vector<tpu::BufferRef> kernel_bufs_;  // per kernel param (core 0's; others by id)
+  std::vector<tpu::BufferRef> owned_;        // freed at the end
+  std::vector<tpu::BufferRef> scalar_bufs_;  // SMEM scalar prefetch (core 0's)
+};
+
+void PallasRun::setup_grid() {
+  grid_ = g_.grid;
+  int dyn = 0;
+  for (int64_t& s : grid_) {
+    if (s >= 0) continue;
+    s = operands_.at(dyn).arr.get_int(0);
+    if (s < 0) throw Error(op_.loc, "pallas_call: dynamic grid size " + std::to_string(dyn) + " is negative (" + std::to_string(s) + ")");
+    ++dyn;
+  }
+  int rank = static_cast<int>(grid_.size());
+  std::vector<bool> par(rank);
+  for (int d = 0; d < rank; ++d) par[d] = g_.is_parallel(d) && !g_.dimension_semantics.empty();
+  for (int d = 1; d < rank; ++d)
+    if (par[d] && !par[d - 1])
+      throw Error(op_.loc, "pallas_call: Dimensions with parallel semantics must form a prefix of the grid" + kernel_note());
+  iterations_ = 1;
+  int64_t parallel = 1;
+  for (int d = 0; d < rank; ++d) {
+    iterations_ *= grid_[d];
+    if (par[d]) parallel *= grid_[d];
+  }
+  perm_.assign(rank, {});
+  if (in_.opts().grid_seed) {
+    std::mt19937_64 rng(*in_.opts().grid_seed);
+    for (int d = 0; d < rank; ++d) {
+      if (!par[d]) continue;
+      std::vector<int64_t> p(grid_[d]);
+      for (int64_t i = 0; i < grid_[d]; ++i) p[i] = i;
+      for (int64_t i = grid_[d] - 1; i > 0; --i) std::swap(p[i], p[static_cast<int64_t>(rng() % static_cast<uint64_t>(i + 1))]);
+      perm_[d] = std::move(p);
+    }
+  }
+  int cores = m_.cores();
+  if (iterations_ == 0) {
+    per_core_ = 0;
+    return;
+  }
+  int64_t points_per_core = (parallel + cores - 1) / cores;
+  per_core_ = points_per_core * (iterations_ / parallel);
+}
+
+void PallasRun::setup_mappings() {
+  int total = g_.num_inputs() + g_.num_outputs();
+  std::vector<bool> aliased_out(g_.num_outputs(), false);
+  for (auto [i, o] : g_.aliases) aliased_out[o] = true;
+  for (int mi = 0; mi < total; ++mi) {
+    Mapping mp;
+    mp.is_input = mi < g_.num_inputs();
+    mp.dims = g_.dims(mi);
+    mp.array_shape = g_.array(mi).shape();
+    mp.name = g_.describe(mi);
+    mp.short_name = mp.name.substr(mp.name.find(' ') + 1);
+    mp.param = mp.is_input ? g_.input_param(mi) : g_.output_param(mi - g_.num_inputs());
+    mp.any = is_hbm(g_.spec(mi).mem);
+    mp.aliased = !mp.is_input && aliased_out[mi - g_.num_inputs()];
+    if (mp.dims.size() != mp.array_shape.size())
+      throw Error(op_.loc, "pallas_call: the block of " + mp.name + " has rank " + std::to_string(mp.dims.size()) +
+                               " but the array has rank " + std::to_string(mp.array_shape.size()));
+    for (size_t d = 0; d < mp.dims.size(); ++d) {
+      const BlockDim& b = mp.dims[d];
+      int64_t n = mp.array_shape[d], lo = 0, padded = n;
+      switch (b.kind) {
+        case BlockDimKind::Blocked: padded = b.size > 0 ? (n + b.size - 1) / b.size * b.size : n; break;
+        case BlockDimKind::Element:
+          lo = b.pad_lo;
+          padded = lo + n + b.pad_hi;
+          if (b.size > 0) padded = std::max(padded, (padded + b.size - 1) / b.size * b.size);
+          break;
+        case BlockDimKind::Squeezed:
+        case BlockDimKind::BoundedSlice: break;
+      }
+      mp.bounded |= b.kind == BlockDimKind::BoundedSlice;
+      mp.offset.push_back(lo);
+      mp.padded_shape.push_back(padded);
+    }
+    maps_.push_back(std::move(mp));
+  }
+}
+
+void PallasRun::allocate() {
+  int dev = ctx_.device;
+  bool zero = m_.uninit_zero();
+  const Body& k = *g_.kernel;
+  // Scalar prefetch: SMEM, one copy per core.
+  for (int j = 0; j < g_.num_scalar_prefetch(); ++j) {
+    const Val& v = operands_.at(g_.scalar_prefetch_operand(j));
+    std::string pname = j < static_cast<int>(k.params().size()) ? k.params()[j]->name : std::to_string(j);
+    auto b = m_.allocate(dev, -1, MemSpace::smem, v.is_ref() ? v.ref->data : v.arr, "scalar prefetch \"" + pname + "\"");
+    scalar_bufs_.push_back(b);
+    owned_.push_back(b);
+  }
+  // HBM buffers of the inputs (padded) and outputs (aliased ones share).
+  for (int i = 0; i < g_.num_inputs(); ++i) {
+    const Mapping& mp = maps_[i];
+    const Val& v = operands_.at(g_.input_operand(i));
+    if (v.is_ref()) {
+      if (mp.padded_shape != mp.array_shape)
+        throw Error(op_.loc, "pallas_call: " + mp.name + " is passed as a Ref but its blocks do not tile it exactly (it would need padding to " +
+                                 shape_str(mp.padded_shape) + "); not supported");
+      hbm_.push_back(v.ref);
+      continue;
+    }
+    Array a = v.arr;
+    if (mp.padded_shape != mp.array_shape) {
+      Array p = uninitialized_array(a.dtype(), mp.padded_shape, zero);
+      Region r = full_region(mp.array_shape);
+      for (size_t d = 0; d < r.size(); ++d) r[d].start = mp.offset[d];
+      write_region(p, r, a);
+      a = p;
+    }
+    auto b = m_.allocate(dev, -1, MemSpace::any, a, mp.name);
+    hbm_.push_back(b);
+    owned_.push_back(b);
+  }
+  for (int o = 0; o < g_.num_outputs(); ++o) {
+    const Mapping& mp = maps_[g_.num_inputs() + o];
+    int alias = -1;
+    for (auto [i, oo] : g_.aliases)
+      if (oo == o) alias = static_cast<int>(i);
+    if (alias >= 0) {
+      if (maps_[alias].padded_shape != mp.padded_shape)
+        throw Error(op_.loc, "pallas_call: " + mp.name + " is aliased to " + maps_[alias].name +
+                                 " but their blocks pad them differently");
+      hbm_.push_back(hbm_[alias]);
+      continue;
+    }
+    const Type& t = g_.out_types[o];
+    auto b = m_.allocate(dev, -1, MemSpace::any, uninitialized_array(t.dtype(), mp.padded_shape, zero), mp.name);
+    hbm_.push_back(b);
+    owned_.push_back(b);
+  }
+  // Kernel parameters.
+  kernel_bufs_.assign(k.params().size(), nullptr);
+  for (int j = 0; j < g_.num_scalar_prefetch(); ++j) kernel_bufs_[j] = scalar_bufs_[j];
+  for (size_t mi = 0; mi < maps_.size(); ++mi) {
+    const Mapping& mp = maps_[mi];
+    if (mp.param >= static_cast<int>(k.params().size())) throw Error(op_.loc, "pallas_call: the kernel has too few parameters");
+    const Type& t = k.params()[mp.param]->type;
+    if (mp.any) {
+      kernel_bufs_[mp.param] = hbm_[mi];
+      continue;
+    }
+    auto b = m_.allocate(dev, -1, t.mem_space(), uninitialized_array(t.dtype(), t.shape(), zero),
+                         mp.name + " block");
+    kernel_bufs_[mp.param] = b;
+    owned_.push_back(b);
+  }
+  for (size_t s = 0; s < g_.scratch_types.size(); ++s) {
+    int p = g_.scratch_param(static_cast<int>(s));
+    if (p >= static_cast<int>(k.params().size())) throw Error(op_.loc, "pallas_call: the kernel has too few parameters");
+    const Type& t = g_.scratch_types[s];
+    std::string name = "scratch \"" + k.params()[p]->name + "\"";
+    if (t.mem_space() == MemSpace::semaphore || is_semaphore(t.dtype())) {
+      kernel_bufs_[p] = m_.allocate_semaphores(dev, -1, t.dtype(), t.shape(), name);
+      continue;
+    }
+    auto b = m_.allocate(dev, -1, t.mem_space(), uninitialized_array(t.dtype(), t.shape(), zero), name);
+    kernel_bufs_[p] = b;
+    owned_.push_back(b);
+  }
+}
+
+std::vector<Block> PallasRun::blocks_at(const std::vector<int64_t>& point, Ctx& cc) {
+  std::vector<Block> out(maps_.size());
+  std::vector<Val> base;
+  for (int64_t p : point) base.push_back(Val{Array::scalar(DType::i32, static_cast<double>(p)), nullptr});
+  for (const auto& b : scalar_bufs_) base.push_back(Val{Array(), for_core(b, cc.core)});
+  for (size_t mi = 0; mi < maps_.size(); ++mi) {
+    const Mapping& mp = maps_[mi];
+    Block& blk = out[mi];
+    if (mp.any) continue;
+    const BlockSpec& spec = g_.spec(static_cast<int>(mi));
+    std::vector<int64_t> idx;
+    if (spec.index_map) {
+      std::vector<Val> r;
+      try {
+        r = in_.eval(*spec.index_map, base, cc);
+      } catch (const Error& e) {
+        throw Error(e.loc(), e.message() + " (in index map @" + spec.index_map->name() + " of " + mp.name + at(point, cc) + ")");
+      }
+      for (const Val& v : r) idx.push_back(v.arr.get_int(0));
+    } else {
+      idx.assign(index_map_arity(mp.dims), 0);
+    }
+    if (static_cast<int>(idx.size()) != index_map_arity(mp.dims))
+      throw Error(op_.loc, "pallas_call: the index map of " + mp.name + " returned " + std::to_string(idx.size()) +
+                               " values, expected " + std::to_string(index_map_arity(mp.dims)));
+    size_t k = 0;
+    for (const BlockDim& d : mp.dims) {
+      int64_t v = idx[k++];
+      switch (d.kind) {
+        case BlockDimKind::Blocked: blk.region.push_back(Sel{v * d.size, d.size, 1, true}); break;
+        case BlockDimKind::Element: blk.region.push_back(Sel{v, d.size, 1, true}); break;
+        case BlockDimKind::Squeezed: blk.region.push_back(Sel{v, 1, 1, false}); break;
+        case BlockDimKind::BoundedSlice: {
+          int64_t size = idx[k++];
+          if (size < 0 || size > d.size)
+            throw Error(op_.loc, "pallas_call: the index map of " + mp.name + " returned a slice of size " +
+                                     std::to_string(size) + " for a BoundedSlice(" + std::to_string(d.size) + ") dim" +
+                                     at(point, cc) + kernel_note());
+          blk.region.push_back(Sel{v, size, 1, true});
+          break;
+        }
+      }
+    }
+    blk.index = std::move(idx);
+  }
+  return out;
+}
+
+// The part of a kernel buffer a block fills: all of it, except for
+// BoundedSlice dims (the leading `size` elements).
+Region kernel_region(const Block& b, const Shape& kernel_shape) {
+  Region r = full_region(kernel_shape);
+  size_t k = 0;
+  for (const Sel& s : b.region) {
+    if (!s.keep) continue;
+    if (k < r.size()) r[k].size = s.size;
+    ++k;
+  }
+  return r;
+}
+
+void PallasRun::copy_in(int j, const Block& b, Ctx& cc, const std::vector<int64_t>& point) {
+  const Mapping& mp = maps_[j];
+  tpu::MemBuffer& src = *hbm_[j];
+  tpu::BufferRef dst = for_core(kernel_bufs_[mp.param], cc.core);
+  bool ok = region_in_bounds(b.region, src.data.shape());
+  if (!ok && in_.opts().oob == RunOptions::Oob::raise)
+    throw Error(op_.loc, "Out-of-bounds block index " + ints_str(b.index) + " for input " + mp.short_name + at(point, cc) +
+                             ": reading " + region_str(b.region) + " but input has shape " + shape_str(mp.array_shape) +
+                             pad_note(mp) + kernel_note());
+  int gc = in_.global_core(cc);
+  m_.on_read(src, b.region, gc, "the copy-in of " + mp.name + at(point, cc), op_.loc);
+  Array data = read_region(src.data, b.region, true, m_.uninit_zero());
+  m_.on_write(*dst, full_region(dst->data.shape()), gc, "the copy-in of " + mp.name + at(point, cc), op_.loc);
+  if (!mp.bounded) dst->data = data.reshaped(dst->data.shape());
+  else write_region(dst->writable(), kernel_region(b, dst->data.shape()), data);
+}
+
+void PallasRun::copy_out(int j, const Block& b, Ctx& cc, const std::vector<int64_t>& point) {
+  const Mapping& mp = maps_[j];
+  tpu::MemBuffer& dst = *hbm_[j];
+  tpu::BufferRef src = for_core(kernel_bufs_[mp.param], cc.core);
+  if (!region_in_bounds(b.region, dst.data.shape()))
+    throw Error(op_.loc, "Out-of-bounds block index " + ints_str(b.index) + " for output " + mp.short_name + at(point, cc) +
+                             ": writing " + region_str(b.region) + " but output has shape " + shape_str(mp.array_shape) +
+                             pad_note(mp) + kernel_note());
+  int gc = in_.global_core(cc);
+  Region kr = kernel_region(b, src->data.shape());
+  m_.on_read(*src, kr, gc, "the copy-out of " + mp.name + at(point, cc), op_.loc);
+  m_.on_write(dst, b.region, gc, "the copy-out of " + mp.name + at(point, cc), op_.loc);
+  Array data = mp.bounded ? read_region(src->data, kr) : src->data;
+  if (region_is_full(b.region, dst.data.shape())) dst.data = data.reshaped(dst.data.shape());
+  else write_region(dst.writable(), b.region, data.reshaped(region_shape(b.region)));
+}
+
+void PallasRun::run_core(int core) {
+  int64_t first = core * per_core_, last = std::min<int64_t>((core + 1) * per_core_, iterations_);
+  if (first >= last) return;
+  Ctx cc = ctx_;
+  cc.core = core;
+  KernelFrame frame;
+  frame.kernel = "@" + g_.kernel->name();
+  frame.grid = grid_;
+  frame.collective_id = op_.has_param("collective_id") && std::holds_alternative<int64_t>(op_.param("collective_id"))
+                            ? op_.int_param("collective_id")
+                            : -1;
+  cc.kernel = &frame;
+  int rank = static_cast<int>(grid_.size());
+  std::vector<int64_t> loop(rank);
+  {
+    int64_t rest = first;
+    for (int d = rank - 1; d >= 0; --d) {
+      loop[d] = rest % grid_[d];
+      rest /= grid_[d];
+    }
+  }
+  auto point_of = [&](const std::vector<int64_t>& l) {
+    std::vector<int64_t> p(rank);
+    for (int d = 0; d < rank; ++d) p[d] = perm_[d].empty() ? l[d] : perm_[d][l[d]];
+    return p;
+  };
+  std::vector<Val> args(kernel_bufs_.size());
+  for (size_t p = 0; p < kernel_bufs_.size(); ++p) args[p] = Val{Array(), for_core(kernel_bufs_[p], core)};
+  for (size_t p = 0; p < args.size(); ++p)
+    if (!args[p].ref) throw Error(op_.loc, "pallas_call: no buffer for kernel parameter " + std::to_string(p));
+
+  int nin = g_.num_inputs();
+  // Revisiting: per output, the block visited last and every block left behind.
+  struct Visit {
+    std::vector<int64_t> first, last;
+  };
+  std::vector<std::unordered_map<std::vector<int64_t>, Visit, VecHash>> visited(g_.num_outputs());
+  std::vector<std::vector<int64_t>> current_key(g_.num_outputs());
+
+  std::vector<int64_t> point = point_of(loop);
+  std::vector<Block> cur = blocks_at(point, cc), prev;
+  bool trace = !in_.opts().trace_file.empty();
+  for (int64_t it = first; it < last; ++it) {
+    if (in_.sched().multi()) in_.sched().maybe_yield();
+    if (trace) m_.record(cc.device, core, point);
+    frame.point = point;
+    bool has_next = it + 1 < last;
+    std::vector<int64_t> next_loop = loop, next_point;
+    std::vector<Block> next;
+    if (has_next) {
+      for (int d = rank - 1; d >= 0; --d) {
+        if (++next_loop[d] < grid_[d]) break;
+        next_loop[d] = 0;
+      }
+      next_point = point_of(next_loop);
+      next = blocks_at(next_point, cc);
+    }
+    for (int j = 0; j < nin; ++j)
+      if (!maps_[j].any && (it == first || !(cur[j] == prev[j]))) copy_in(j, cur[j], cc, point);
+    try {
+      in_.eval(*g_.kernel, args, cc);
+    } catch (const Error& e) {
+      throw Error(e.loc(), e.message() + " (in kernel @" + g_.kernel->name() + at(point, cc) + ")");
+    }
+    for (int o = 0; o < g_.num_outputs(); ++o) {
+      int j = nin + o;
+      if (maps_[j].any) continue;
+      if (!has_next || !(cur[j] == next[j])) copy_out(j, cur[j], cc, point);
+      if (maps_[j].aliased) continue;
+      std::vector<int64_t> key = cur[j].key();
+      auto& seen = visited[o];
+      if (it != first && key == current_key[o]) {
+        seen[key].last = point;
+        continue;
+      }
+      auto f = seen.find(key);
+      if (f != seen.end())
+        throw Error(op_.loc, "Revisited block " + region_str(cur[j].region) + " of output " + maps_[j].short_name +
+                                 " in iteration " + ints_str(point) + ". The block was previously visited in iterations " +
+                                 ints_str(f->second.first) + " through " + ints_str(f->second.last) + " ." + kernel_note());
+      seen[key] = Visit{point, point};
+      current_key[o] = std::move(key);
+    }
+    prev = std::move(cur);
+    cur = std::move(next);
+    loop = std::move(next_loop);
+    point = std::move(next_point);
+  }
+}
+
+std::vector<Val> PallasRun::run() {
+  setup_grid();
+  setup_mappings();
+  int64_t sem_mark = m_.semaphore_mark(ctx_.device);
+  allocate();
+  auto& sched = in_.sched();
+  bool races = in_.opts().detect_races;
+  int dev = ctx_.device;
+  int cores = m_.cores();
+  bool has_collective = op_.has_param("collective_id") && std::holds_alternative<int64_t>(op_.param("collective_id"));
+  // Every device has its buffers before any kernel starts (unless the kernel
+  // synchronizes itself through its barrier semaphore).
+  if (ctx_.devices && ctx_.devices->size > 1 && !has_collective)
+    m_.barrier(*ctx_.devices, m_.global_core(dev, 0), "the other devices to reach pallas_call @" + g_.kernel->name());
+  if (races) {
+    // Fork: every core starts after what core 0 did so far, and core 0's later
+    // accesses are not ordered before the other cores' ones.
+    for (int c = 1; c < cores; ++c) {
+      m_.clock(m_.global_core(dev, c)).join(m_.clock(m_.global_core(dev, 0)));
+      m_.clock(m_.global_core(dev, c)).tick(m_.global_core(dev, c));
+    }
+    m_.clock(m_.global_core(dev, 0)).tick(m_.global_core(dev, 0));
+  }
+  std::vector<int> tasks;
+  for (int c = 1; c < cores; ++c)
+    tasks.push_back(sched.spawn("device " + std::to_string(dev) + " core " + std::to_string(c), [this, c] { run_core(c); }));
+  run_core(0);
+  sched.join(tasks);
+  if (races) {
+    // Join: core 0 continues after everything every core did.
+    for (int c = 1; c < cores; ++c) m_.clock(m_.global_core(dev, 0)).join(m_.clock(m_.global_core(dev, c)));
+    m_.clock(m_.global_core(dev, 0)).tick(m_.global_core(dev, 0));
+  }
+  if (ctx_.devices && ctx_.devices->size > 1)
+    m_.barrier(*ctx_.devices, m_.global_core(dev, 0), "the other devices to finish pallas_call @" + g_.kernel->name());
+  auto left = m_.nonzero_semaphores(dev);
+  if (!left.empty()) {
+    auto& [name, gc, count] = left.front();
+    std::string msg = "Semaphore " + name + " has non-zero count " + std::to_string(count) + " for device " +
+                      std::to_string(dev) + " (global core " + std::to_string(gc) + ") at kernel exit" + kernel_note() +
+                      ": every signal (and DMA) must be matched by a wait";
+    throw Error(op_.loc, msg);
+  }
+  std::vector<Val> results;
+  for (int o = 0; o < g_.num_outputs(); ++o) {
+    const Mapping& mp = maps_[g_.num_inputs() + o];
+    const tpu::MemBuffer& b = *hbm_[g_.num_inputs() + o];
+    Region r = full_region(mp.array_shape);
+    for (size_t d = 0; d < r.size(); ++d) r[d].start = mp.offset[d];
+    results.push_back(Val{read_region(b.data, r), nullptr});
+  }
+  for (auto& b : owned_) m_.free(b, true);
+  m_.release_semaphores(sem_mark);
+  return results;
+}
+
+}  // namespace
+
+std::vector<Val> run_pallas_call(Interp& in, const Op& op, const std::vector<Val>& operands, Ctx& ctx) {
+  PallasRun run(in, op, operands, ctx);
+  return run.run();
+}
+
+}  // namespace tessera::interp

@@ -1,0 +1,287 @@
+#include "interpreter/tpu/machine.h"
+
+#include <algorithm>
+
+namespace tessera::interp::tpu {
+namespace {
+
+bool is_hbm(MemSpace s) { return s == MemSpace::any || s == MemSpace::hbm; }
+
+}  // namespace
+
+std::string MemBuffer::describe() const {
+  std::string s = std::string(mem_space_name(space)) + " buffer";
+  if (!name.empty()) s += " of " + name;
+  return s + " (device " + std::to_string(device) + ", core " + std::to_string(core) + ")";
+}
+
+// A DMA in flight: read the source, then write the destination, signalling
+// the send / receive semaphores with the byte count (seed 002's DMA).
+struct Dma {
+  Machine::DmaRequest req;
+  int thread = 0;
+  VectorClock clock;
+  bool read_done = false, write_done = false;
+  Array data;
+
+  int64_t bytes() const { return region_elements(req.src_region) * dtype_bytes(req.src->data.dtype()); }
+
+  void read(Machine& m) {
+    if (read_done) return;
+    read_done = true;
+    const MemBuffer& src = *req.src;
+    bool oob = !region_in_bounds(req.src_region, src.data.shape());
+    if (oob && m.opts().oob == RunOptions::Oob::raise)
+      throw Error(req.loc, "dma_start: Out-of-bounds read of " + src.describe() + ": reading " + region_str(req.src_region) +
+                               " but buffer has shape " + shape_str(src.data.shape()) + req.where);
+    clock.tick(thread);
+    m.access(src, req.src_region, false, thread, clock, "DMA " + std::to_string(thread - kDmaThread0) + req.where, req.loc);
+    data = read_region(src.data, req.src_region, true, m.uninit_zero());
+    clock.tick(thread);
+    if (req.src_sem >= 0) m.signal(req.src_sem, req.src_gc, bytes(), &clock);
+  }
+
+  void write(Machine& m) {
+    read(m);
+    if (write_done) return;
+    write_done = true;
+    BufferRef dst = m.find(req.dst_device, req.dst_core, req.dst_space, req.dst_id);
+    if (!dst)
+      throw Error(req.loc, "dma_start: the destination " + req.dst_name + " does not exist on device " +
+                               std::to_string(req.dst_device) + " (has that device started the kernel?)" + req.where);
+    if (!region_in_bounds(req.dst_region, dst->data.shape()))
+      throw Error(req.loc, "dma_start: Out-of-bounds write of " + dst->describe() + ": writing " + region_str(req.dst_region) +
+                               " but buffer has shape " + shape_str(dst->data.shape()) + req.where);
+    clock.tick(thread);
+    m.access(*dst, req.dst_region, true, thread, clock, "DMA " + std::to_string(thread - kDmaThread0) + req.where, req.loc);
+    Array value = data.reshaped(region_shape(req.dst_region));
+    if (region_is_full(req.dst_region, dst->data.shape())) dst->data = value.reshaped(dst->data.shape());
+    else write_region(dst->writable(), req.dst_region, value);
+    data = Array();
+    clock.tick(thread);
+    m.signal(req.dst_sem, req.dst_gc, bytes(), &clock);
+  }
+};
+
+Machine::Machine(const RunOptions& opts, Scheduler& sched) : opts_(opts), sched_(sched), next_dma_thread_(kDmaThread0) {}
+Machine::~Machine() = default;
+
+BufferRef Machine::allocate(int device, int core, MemSpace space, const Array& init, const std::string& name) {
+  // HBM lives once per device (keyed as core 0); other spaces once per core.
+  std::vector<int> cores;
+  if (is_hbm(space)) cores = {0};
+  else if (core < 0)
+    for (int c = 0; c < opts_.cores; ++c) cores.push_back(c);
+  else cores = {core};
+  // One id for all copies, past every involved core's counter; an HBM buffer
+  // advances every core's counter so ids stay in step across cores.
+  int id = 0;
+  for (int c : cores) id = std::max(id, next_buffer_id_[{device, c}]);
+  for (int c = 0; c < opts_.cores; ++c)
+    if (is_hbm(space) || std::find(cores.begin(), cores.end(), c) != cores.end()) next_buffer_id_[{device, c}] = std::max(next_buffer_id_[{device, c}], id + 1);
+  BufferRef result;
+  for (int c : cores) {
+    auto b = std::make_shared<MemBuffer>();
+    b->data = init;  // shares until first written (copy-on-write)
+    b->space = space;
+    b->id = id;
+    b->device = device;
+    b->core = c;
+    b->name = name;
+    buffers_[{device, c, static_cast<int>(space), id}] = b;
+    if (!result || c == core) result = b;
+  }
+  return result;
+}
+
+BufferRef Machine::find(int device, int core, MemSpace space, int id) const {
+  if (is_hbm(space)) core = 0;
+  auto it = buffers_.find({device, core, static_cast<int>(space), id});
+  if (it == buffers_.end() || it->second->freed) return nullptr;
+  return it->second;
+}
+
+void Machine::free(const BufferRef& b, bool all_cores) {
+  int n = all_cores && !is_hbm(b->space) ? opts_.cores : 1;
+  for (int i = 0; i < n; ++i) {
+    int c = all_cores ? i : b->core;
+    auto key = std::make_tuple(b->device, c, static_cast<int>(b->space), b->id);
+    auto it = buffers_.find(key);
+    if (it == buffers_.end()) continue;
+    it->second->freed = true;
+    buffers_.erase(it);
+    if (opts_.detect_races) races_.forget(key);
+  }
+}
+
+BufferRef Machine::allocate_semaphores(int device, int core, DType kind, const Shape& shape, const std::string& name) {
+  int64_t n = num_elements(shape);
+  int64_t base = -1;
+  for (int c = core < 0 ? 0 : core; c < (core < 0 ? opts_.cores : core + 1); ++c) {
+    int64_t& next = next_sem_id_[global_core(device, c)];
+    if (base < 0) base = next;
+    next = std::max(next, base) + n;
+  }
+  Array ids = Array::uninitialized(kind, shape);
+  for (int64_t i = 0; i < n; ++i) {
+    ids.data<int32_t>()[i] = static_cast<int32_t>(base + i);
+    Semaphore& s = sems_[base + i];
+    s.id = base + i;
+    if (s.name.empty()) s.name = shape.empty() ? name : name + "[" + std::to_string(i) + "]";
+  }
+  auto b = std::make_shared<MemBuffer>();
+  b->data = ids;
+  b->space = MemSpace::semaphore;
+  b->id = static_cast<int>(base);
+  b->device = device;
+  b->core = core < 0 ? 0 : core;
+  b->name = name;
+  return b;
+}
+
+BufferRef Machine::barrier_semaphore(int device, int64_t collective_id) {
+  int64_t id = -1 - collective_id;  // barrier semaphores: fixed negative ids per collective
+  Semaphore& s = sems_[id];
+  s.id = id;
+  if (s.name.empty()) s.name = "barrier semaphore of collective " + std::to_string(collective_id);
+  auto b = std::make_shared<MemBuffer>();
+  b->data = Array::uninitialized(DType::barrier_sem, {});
+  b->data.data<int32_t>()[0] = static_cast<int32_t>(id);
+  b->space = MemSpace::semaphore;
+  b->device = device;
+  b->id = static_cast<int>(id);
+  b->name = s.name;
+  return b;
+}
+
+Semaphore& Machine::semaphore(int64_t id) {
+  auto it = sems_.find(id);
+  if (it == sems_.end()) throw Error("unknown semaphore id " + std::to_string(id));
+  return it->second;
+}
+
+std::string Machine::semaphore_name(int64_t id) {
+  auto it = sems_.find(id);
+  return it == sems_.end() ? "semaphore " + std::to_string(id) : "semaphore " + it->second.name;
+}
+
+void Machine::signal(int64_t sem, int target_gc, int64_t inc, const VectorClock* clock) {
+  Semaphore& s = semaphore(sem);
+  s.count[target_gc] += inc;
+  if (opts_.detect_races && clock) s.clock[target_gc].join(*clock);
+}
+
+void Machine::wait(int64_t sem, int gc, int64_t value, bool run_work, const std::string& where) {
+  if (value < 0) throw Error("semaphore wait for a negative amount " + std::to_string(value));
+  while (true) {
+    Semaphore& s = semaphore(sem);
+    if (run_work) {
+      auto& q = s.work[gc];
+      while (!q.empty()) {
+        std::function<void()> job = std::move(q.front());
+        q.pop_front();
+        job();
+      }
+    }
+    Semaphore& s2 = semaphore(sem);
+    if (s2.count[gc] >= value) {
+      s2.count[gc] -= value;
+      if (opts_.detect_races) {
+        VectorClock& mine = clock(gc);
+        mine.join(s2.clock[gc]);
+        mine.tick(gc);
+      }
+      return;
+    }
+    sched_.wait_until(
+        [this, sem, gc, value, run_work] {
+          Semaphore& t = sems_[sem];
+          return t.count[gc] >= value || (run_work && !t.work[gc].empty());
+        },
+        [this, sem, gc, value, where] {
+          return semaphore_name(sem) + " to reach " + std::to_string(value) + " (it holds " +
+                 std::to_string(sems_[sem].count[gc]) + ")" + where;
+        });
+  }
+}
+
+void Machine::release_semaphores(int64_t mark) {
+  for (auto it = sems_.lower_bound(std::max<int64_t>(mark, 0)); it != sems_.end();) {
+    bool idle = true;
+    for (auto& [gc, n] : it->second.count) idle &= n == 0;
+    for (auto& [gc, q] : it->second.work) idle &= q.empty();
+    it = idle ? sems_.erase(it) : std::next(it);
+  }
+}
+
+std::vector<std::tuple<std::string, int, int64_t>> Machine::nonzero_semaphores(int device) {
+  std::vector<std::tuple<std::string, int, int64_t>> out;
+  for (auto& [id, s] : sems_)
+    for (auto& [gc, n] : s.count)
+      if (n != 0 && gc / opts_.cores == device) out.emplace_back(s.name, gc, n);
+  return out;
+}
+
+void Machine::dma_start(const DmaRequest& req, int issuer_gc) {
+  auto dma = std::make_shared<Dma>();
+  dma->req = req;
+  dma->thread = next_dma_thread_++;
+  if (opts_.detect_races) {
+    VectorClock& mine = clock(issuer_gc);
+    dma->clock = mine;
+    mine.tick(issuer_gc);
+  }
+  if (opts_.dma == RunOptions::Dma::eager) {
+    dma->write(*this);
+    return;
+  }
+  // on_wait: the copy happens when someone waits on one of its semaphores.
+  if (req.src_sem >= 0) semaphore(req.src_sem).work[req.src_gc].push_back([this, dma] { dma->read(*this); });
+  semaphore(req.dst_sem).work[req.dst_gc].push_back([this, dma] { dma->write(*this); });
+}
+
+void Machine::barrier(BarrierState& b, int gc, const std::string& what) {
+  int64_t gen = b.generation;
+  if (opts_.detect_races) b.joined.join(clock(gc));
+  if (++b.arrived == b.size) {
+    b.arrived = 0;
+    ++b.generation;
+  } else {
+    sched_.wait_until([&b, gen] { return b.generation != gen; }, [what] { return what; });
+  }
+  if (opts_.detect_races) {
+    VectorClock& mine = clock(gc);
+    mine.join(b.joined);
+    mine.tick(gc);
+  }
+}
+
+VectorClock& Machine::clock(int gc) {
+  auto it = clocks_.find(gc);
+  if (it == clocks_.end()) {
+    it = clocks_.emplace(gc, VectorClock{}).first;
+    it->second.tick(gc);
+  }
+  return it->second;
+}
+
+void Machine::access(const MemBuffer& b, const Region& r, bool write, int thread, const VectorClock& clock,
+                     const std::string& what, const Loc& loc) {
+  if (!opts_.detect_races || b.is_semaphore()) return;
+  Access a{thread, clock.get(thread), write, r, what, loc};
+  races_.check({b.device, b.core, static_cast<int>(b.space), b.id}, b.describe(), a, clock);
+}
+
+void Machine::on_read(const MemBuffer& b, const Region& r, int gc, const std::string& what, const Loc& loc) {
+  if (opts_.detect_races) access(b, r, false, gc, clock(gc), what, loc);
+}
+
+void Machine::on_write(const MemBuffer& b, const Region& r, int gc, const std::string& what, const Loc& loc) {
+  if (opts_.detect_races) access(b, r, true, gc, clock(gc), what, loc);
+}
+
+void Machine::record(int device, int core, const std::vector<int64_t>& point) {
+  trace_.push_back("device " + std::to_string(device) + " core " + std::to_string(core) + " point " + ints_str(point));
+}
+
+}  // namespace tessera::interp::tpu

@@ -1,0 +1,244 @@
+// The simulated TPU: DMAs (eager / on_wait), semaphores, deadlocks,
+// semaphores left non-zero, races found by vector clocks, core_map.
+#include "interp_test_util.h"
+
+using namespace itest;
+
+namespace {
+
+RunOptions opts(int cores, std::optional<uint64_t> seed, RunOptions::Dma dma, bool races) {
+  RunOptions o;
+  o.cores = cores;
+  o.grid_seed = seed;
+  o.dma = dma;
+  o.detect_races = races;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("race: two cores write one output block because the reduction axis is marked parallel") {
+  const char* text = R"(
+index_map @rows(%i: i32) -> (i32, i32) {
+  return %i, 0
+}
+index_map @all(%i: i32) -> i32 {
+  return 0
+}
+kernel @k(%x: ref<f32[8,128], vmem>, %o: ref<f32[128], vmem>) {
+  %v = get %x[:, :]
+  %s = reduce_sum[axes=(0)] %v
+  addupdate %o[:], %s
+}
+func @main(%x: f32[32,128]) -> f32[128] {
+  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @rows)],
+                     out_specs=[spec((128), @all)], out_shapes=[f32[128]],
+                     dimension_semantics=(parallel)] %x
+  return %out
+}
+)";
+  Array x = random(DType::f32, {32, 128}, 1);
+  for (uint64_t seed = 0; seed < 5; ++seed)
+    for (auto dma : {RunOptions::Dma::eager, RunOptions::Dma::on_wait}) {
+      std::string err = run_error(text, {x}, opts(2, seed, dma, true));
+      INFO("seed " << seed);
+      CHECK(contains(err, "RACE DETECTED"));
+      CHECK(contains(err, "write of any buffer of output \"o\" (device 0, core 0)[0:128] by the copy-out of output \"o\""));
+      CHECK(contains(err, "on device 0 (core 1)"));
+      CHECK(contains(err, "on device 0 (core 0)"));
+    }
+  // On one core (or without race detection) the same program runs.
+  CHECK(run_error(text, {x}, opts(1, std::nullopt, RunOptions::Dma::on_wait, true)) == "");
+}
+
+TEST_CASE("race: reading a DMA's destination before waiting for it") {
+  const char* text = R"(
+kernel @k(%x: ref<f32[8,128], any>, %o: ref<f32[8,128], vmem>, %buf: ref<f32[8,128], vmem>,
+          %sem: ref<dma_sem, semaphore>) {
+  dma_start %x[:, :], %buf[:, :], %sem
+  %early = get %buf[:, :]
+  dma_wait %sem, %buf[:, :]
+  %v = get %buf[:, :]
+  %s = add %v, %early
+  swap %o[:, :], %s
+}
+func @main(%x: f32[8,128]) -> f32[8,128] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(mem=any)], out_specs=[spec()],
+                     out_shapes=[f32[8,128]], scratch=[ref<f32[8,128], vmem>, ref<dma_sem, semaphore>]] %x
+  return %out
+}
+)";
+  Array x = random(DType::f32, {8, 128}, 2);
+  for (uint64_t seed = 0; seed < 3; ++seed)
+    for (auto dma : {RunOptions::Dma::eager, RunOptions::Dma::on_wait}) {
+      std::string err = run_error(text, {x}, opts(1, seed, dma, true));
+      CHECK(contains(err, "RACE DETECTED"));
+      CHECK(contains(err, "read of vmem buffer of scratch \"buf\" (device 0, core 0)[0:8, 0:128] by get on device 0 core 0 at test.tsr:5:3"));
+      CHECK(contains(err, "write of vmem buffer of scratch \"buf\" (device 0, core 0)[0:8, 0:128] by DMA"));
+    }
+  // The semantics without race detection: eager copies at dma_start, on_wait at dma_wait.
+  Array eager = run(text, {x}, opts(1, std::nullopt, RunOptions::Dma::eager, false))[0];
+  Array on_wait = run(text, {x}, opts(1, std::nullopt, RunOptions::Dma::on_wait, false))[0];
+  CHECK(eager.get(0) == static_cast<float>(2 * static_cast<float>(x.get(0))));
+  CHECK(std::isnan(on_wait.get(0)));  // the early read saw uninitialized memory
+}
+
+TEST_CASE("deadlock: a wait nobody signals is reported, naming core and semaphore") {
+  const char* text = R"(
+kernel @k(%o: ref<f32[8], vmem>, %s: ref<sem[2], semaphore>) {
+  %c = program_id[axis=0]
+  %other = sub 1, %c
+  %me = axis_index[axis_name=dev]
+  swap %o[:], 1.0
+  semaphore_wait %s[%c], 1
+  semaphore_signal %s[%other], 1, %me, %other
+}
+func @main() -> f32[1,8] {
+  %out = pmap[axis_name=dev, axis_size=1, in_axes=(), out_axes=(0), body=fn() -> f32[8] {
+    %r = pallas_call[kernel=@k, grid=(2), in_specs=[], out_specs=[spec()], out_shapes=[f32[8]],
+                     scratch=[ref<sem[2], semaphore>], dimension_semantics=(parallel)]
+    return %r
+  }]
+  return %out
+}
+)";
+  for (int cores : {1, 2}) {
+    std::string err = run_error(text, {}, opts(cores, std::nullopt, RunOptions::Dma::on_wait, false));
+    INFO("cores " << cores);
+    CHECK(contains(err, "deadlock: every core is waiting and none can proceed:"));
+    CHECK(contains(err, "device 0 core 0 waits for semaphore scratch \"s\"[0] to reach 1 (it holds 0) in semaphore_wait at test.tsr:7:3"));
+    if (cores == 2) CHECK(contains(err, "device 0 core 1 waits for semaphore scratch \"s\"[1] to reach 1"));
+  }
+}
+
+TEST_CASE("semaphores: cross-core signal and wait; a semaphore left non-zero is an error naming it") {
+  const char* text = R"(
+kernel @k(%o: ref<f32[8], vmem>, %s: ref<sem[2], semaphore>) {
+  %c = program_id[axis=0]
+  %other = sub 1, %c
+  %me = axis_index[axis_name=dev]
+  swap %o[:], 1.0
+  semaphore_signal %s[%other], 1, %me, %other
+  semaphore_wait %s[%c], 1
+  %v = semaphore_read %s[%c]
+  %vf = convert_element_type[new_dtype=f32] %v
+  swap %o[0], %vf
+}
+index_map @own(%i: i32) -> i32 {
+  return %i
+}
+func @main() -> f32[1,16] {
+  %out = pmap[axis_name=dev, axis_size=1, in_axes=(), out_axes=(0), body=fn() -> f32[16] {
+    %r = pallas_call[kernel=@k, grid=(2), in_specs=[], out_specs=[spec((8), @own)], out_shapes=[f32[16]],
+                     scratch=[ref<sem[2], semaphore>], dimension_semantics=(parallel)]
+    return %r
+  }]
+  return %out
+}
+)";
+  // Two cores hand each other a token; both end at zero. (In grid order,
+  // program i runs on core i; a shuffled grid would break that assumption.)
+  for (bool races : {false, true}) CHECK(run_error(text, {}, opts(2, std::nullopt, RunOptions::Dma::on_wait, races)) == "");
+  const char* leak = R"(
+kernel @k(%o: ref<f32[8], vmem>, %s: ref<sem, semaphore>) {
+  semaphore_signal %s, 3
+  swap %o[:], 1.0
+}
+func @main() -> f32[8] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[], out_specs=[spec()], out_shapes=[f32[8]],
+                     scratch=[ref<sem, semaphore>]]
+  return %out
+}
+)";
+  CHECK(contains(run_error(leak, {}), "Semaphore scratch \"s\" has non-zero count 3 for device 0 (global core 0) at kernel exit (kernel @k)"));
+}
+
+TEST_CASE("DMA byte counting: a wait for more bytes than were sent deadlocks") {
+  const char* text = R"(
+kernel @k(%x: ref<f32[8,128], any>, %o: ref<f32[8,128], vmem>, %sem: ref<dma_sem, semaphore>) {
+  dma_start %x[0:4, :], %o[0:4, :], %sem
+  dma_wait %sem, %o[:, :]
+}
+func @main(%x: f32[8,128]) -> f32[8,128] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(mem=any)], out_specs=[spec()],
+                     out_shapes=[f32[8,128]], scratch=[ref<dma_sem, semaphore>]] %x
+  return %out
+}
+)";
+  for (auto dma : {RunOptions::Dma::eager, RunOptions::Dma::on_wait})
+    CHECK(contains(run_error(text, {Array(DType::f32, {8, 128})}, opts(1, std::nullopt, dma, false)),
+                   "waits for semaphore scratch \"sem\" to reach 4096 (it holds 2048)"));
+}
+
+TEST_CASE("core_map runs the body once per core with axis_index") {
+  const char* text = R"(
+func @main(%r: ref<f32[4,2], vmem>) -> f32[4,2] {
+  core_map[body=fn(%rr: ref<f32[4,2], vmem>) {
+    %c = axis_index[axis_name=core]
+    %cf = convert_element_type[new_dtype=f32] %c
+    swap %rr[%c, :], %cf
+  }, mesh_axes=(core), mesh_shape=(4)] %r
+  %v = get %r[:, :]
+  return %v
+}
+)";
+  Array out = run(text, {Array(DType::f32, {4, 2})})[0];
+  check_close(out, {0, 0, 1, 1, 2, 2, 3, 3}, 0);
+}
+
+TEST_CASE("get_barrier_semaphore needs a collective_id") {
+  const char* text = R"(
+kernel @k(%o: ref<f32[8], vmem>) {
+  %b = get_barrier_semaphore
+  swap %o[:], 1.0
+}
+func @main() -> f32[8] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[], out_specs=[spec()], out_shapes=[f32[8]]]
+  return %out
+}
+)";
+  Module m = parse_module(text, "test.tsr");
+  try {
+    run_function(m, "main", {});
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(contains(e.formatted(), "get_barrier_semaphore: needs a pallas_call with a collective_id"));
+  }
+}
+
+TEST_CASE("nested pmaps: every device runs the kernel; device ids flatten the mesh; barriers span it") {
+  const char* text = R"(
+kernel @k(%x: ref<f32[4], vmem>, %o: ref<f32[4], vmem>) {
+  %d = device_id
+  %a = axis_index[axis_name=row]
+  %b = axis_index[axis_name=col]
+  %df = convert_element_type[new_dtype=f32] %d
+  %af = convert_element_type[new_dtype=f32] %a
+  %bf = convert_element_type[new_dtype=f32] %b
+  %v = get %x[:]
+  %s1 = mul %df, 100.0
+  %s2 = mul %af, 10.0
+  %t = add %s1, %s2
+  %t2 = add %t, %bf
+  %w = add %v, %t2
+  swap %o[:], %w
+}
+func @main(%x: f32[2,3,4]) -> f32[2,3,4] {
+  %out = pmap[axis_name=row, axis_size=2, in_axes=(0), out_axes=(0), body=fn(%xr: f32[3,4]) -> f32[3,4] {
+    %inner = pmap[axis_name=col, axis_size=3, in_axes=(0), out_axes=(0), body=fn(%xc: f32[4]) -> f32[4] {
+      %r = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec()], out_shapes=[f32[4]]] %xc
+      return %r
+    }] %xr
+    return %inner
+  }] %x
+  return %out
+}
+)";
+  Array x = random(DType::f32, {2, 3, 4}, 9);
+  std::vector<double> want;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int e = 0; e < 4; ++e)
+        want.push_back(static_cast<float>(x.get((a * 3 + b) * 4 + e)) + static_cast<float>((a * 3 + b) * 100 + a * 10 + b));
+  for (int cores : {1, 2}) check_close(run(text, {x}, opts(cores, 1, RunOptions::Dma::on_wait, true))[0], want, 0);
+}

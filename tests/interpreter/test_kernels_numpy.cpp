@@ -1,0 +1,54 @@
+// Cross-checks of a few kernels against NumPy (/usr/bin/python3 only): inputs
+// are written as .npy, NumPy computes the expected results into .npy files.
+#include "tests/interpreter/kernel_test_util.h"
+
+using namespace ktest;
+
+TEST_CASE("numpy: matmul, transpose, sort, argmax, cumsum, reductions, math") {
+  if (!numpy_available()) {
+    MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
+    return;
+  }
+  std::string dir = temp_dir("numpy");
+  Array a = random_array(DType::f32, {64, 96}, 81), b = random_array(DType::f32, {96, 80}, 82);
+  Array c = random_array(DType::f32, {5, 6, 7}, 83);
+  Array s = random_array(DType::f32, {9, 33}, 84, -2, 2);
+  for (int i = 0; i < s.size(); i += 7) s.set(i, NAN);
+  Array t = random_array(DType::i32, {9, 33}, 85, -5, 5);
+  write_npy(dir + "/a.npy", a);
+  write_npy(dir + "/b.npy", b);
+  write_npy(dir + "/c.npy", c);
+  write_npy(dir + "/s.npy", s);
+  write_npy(dir + "/t.npy", t);
+  run_numpy(dir, R"(
+a, b, c, s, t = (np.load(n + '.npy') for n in 'abcst')
+np.save('mm.npy', (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32))
+np.save('tr.npy', np.ascontiguousarray(np.transpose(c, (2, 0, 1))))
+np.save('sort.npy', np.sort(s, axis=1, kind='stable'))
+np.save('argsort.npy', np.argsort(t, axis=0, kind='stable').astype(np.int32))
+np.save('argmax.npy', np.argmax(s, axis=1).astype(np.int32))
+np.save('argmin.npy', np.argmin(t, axis=0).astype(np.int32))
+np.save('cums.npy', np.flip(np.cumsum(np.flip(c, 1), axis=1), 1).astype(np.float32))
+np.save('sum.npy', c.astype(np.float64).sum(axis=(0, 2)).astype(np.float32))
+np.save('max.npy', np.max(s, axis=0))
+np.save('tanh.npy', np.tanh(c))
+np.save('erfish.npy', np.exp(-c) * np.log1p(np.abs(c)))
+)");
+  Params mm = {{"lhs_contracting", I{1}}, {"rhs_contracting", I{0}}};
+  check_close(run("dot_general", {a, b}, mm), values(read_npy(dir + "/mm.npy", DType::f32, {64, 80})), 1e-5, 1e-4, "matmul");
+  check_equal(run("transpose", {c}, {{"permutation", I{2, 0, 1}}}), values(read_npy(dir + "/tr.npy", DType::f32, {7, 5, 6})));
+  check_equal(run("sort", {s}, {{"dimension", int64_t{1}}}), values(read_npy(dir + "/sort.npy", DType::f32, {9, 33})));
+  Array iota = run("iota", {}, {{"dtype", DType::i32}, {"shape", I{9, 33}}, {"dimension", int64_t{0}}});
+  auto sorted = run_all("sort", {t, iota}, {{"dimension", int64_t{0}}});
+  check_equal(sorted[1], values(read_npy(dir + "/argsort.npy", DType::i32, {9, 33})), "argsort");
+  check_equal(run("argmax", {s}, {{"axis", int64_t{1}}}), values(read_npy(dir + "/argmax.npy", DType::i32, {9})));
+  check_equal(run("argmin", {t}, {{"axis", int64_t{0}}}), values(read_npy(dir + "/argmin.npy", DType::i32, {33})));
+  check_close(run("cumsum", {c}, {{"axis", int64_t{1}}, {"reverse", true}}), values(read_npy(dir + "/cums.npy", DType::f32, {5, 6, 7})),
+              1e-5, 1e-5, "cumsum");
+  check_close(run("reduce_sum", {c}, {{"axes", I{0, 2}}}), values(read_npy(dir + "/sum.npy", DType::f32, {6})), 1e-5, 1e-4, "sum");
+  check_equal(run("reduce_max", {s}, {{"axes", I{0}}}), values(read_npy(dir + "/max.npy", DType::f32, {33})));
+  check_close(run("tanh", {c}), values(read_npy(dir + "/tanh.npy", DType::f32, {5, 6, 7})), 1e-6, 1e-7, "tanh");
+  Array e = run("mul", {run("exp", {run("neg", {c})}), run("log1p", {run("abs", {c})})});
+  check_close(e, values(read_npy(dir + "/erfish.npy", DType::f32, {5, 6, 7})), 1e-6, 1e-6, "exp*log1p");
+  REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
+}
