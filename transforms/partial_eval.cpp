@@ -1,8 +1,406 @@
+// Partial evaluation: split a function into the part computable from its
+// known inputs and the part that must wait for the unknown ones.
+//
+//   partial_eval{known=0|2}   (input positions; `none` for no known input)
+//   on entry F (default main; option func=) adds two functions, keeping F:
+//     F_known(known inputs...)                -> (known outputs..., residuals...)
+//     F_unknown(residuals..., unknown inputs...) -> (unknown outputs...)
+//   An output is known when it does not depend on an unknown input. Residuals are
+//   the known values the unknown part reads, in order of first use (a known
+//   Ref parameter the unknown part uses is passed to F_unknown directly, as a
+//   leading residual parameter, never returned).
+//   Both parts are swept by dce.
+//
+// An op is unknown when any operand is. Per-primitive rules (RuleTable
+// "partial_eval") refine that; the core_map rule of seed 001: all operands
+// known -> recomputed in both parts, all unknown -> staged, mixed -> staged
+// (known Refs mixed with unknown ones belong to the staged computation).
+// Higher-order ops without a rule (cond, loops, pallas_call) are staged whole
+// when any operand is unknown.
+//
+// linearize{wrt=...}: jvp (jvp_pass, other options passed on), then partial
+// eval with the primal inputs known and the tangents unknown:
+//     F_primal(primals...)                 -> (primal outputs..., residuals...)
+//     F_tangent(residuals..., tangents...) -> (tangent outputs...)
+// Every tangent output is placed in F_tangent, even one known to be zero
+// (it is then forwarded as a residual), so F_tangent's signature is stable.
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/builder.h"
+#include "ir/clone.h"
+#include "ir/grid_mapping.h"
+#include "ir/primitive.h"
 #include "transforms/pass.h"
 
 namespace tessera {
+namespace {
 
-Module partial_eval_pass(const Module&, const PassOptions&) { throw Error("partial_eval is not implemented yet (issue 4)"); }
-Module linearize_pass(const Module&, const PassOptions&) { throw Error("linearize is not implemented yet (issue 4)"); }
+enum class Placement { known, unknown, both, split };
+
+// A rule's verdict. For `split`, `known_op` computes the results listed in
+// `known_results` (its result i is the op's result known_results[i]) from known
+// operands only; the unknown part runs the whole op for the other results.
+struct Decision {
+  Placement place = Placement::unknown;
+  Op known_op;
+  std::vector<int> known_results;
+};
+
+using PeRule = std::function<Decision(const Op&, const std::vector<char>& unknown_operands)>;
+
+Decision core_map_rule(const Op&, const std::vector<char>& unk) {
+  bool any = false;
+  for (char u : unk) any |= u;
+  if (!any) return {Placement::both, {}, {}};  // full recompute
+  return {Placement::unknown, {}, {}};         // all unknown, or mixed: staged
+}
+
+// Kernel parameters that depend on the `tainted` ones: values computed from a
+// tainted value are tainted, and so is every Ref an op with a tainted operand
+// writes. Iterated to a fixpoint, since Refs (scratch) carry values from one
+// grid step to the next.
+std::unordered_set<const Var*> kernel_taint(const Body& k, const std::vector<char>& tainted_params) {
+  std::unordered_set<const Var*> t;
+  for (size_t p = 0; p < k.params().size(); ++p)
+    if (tainted_params[p]) t.insert(k.params()[p]);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Op& op : k.ops()) {
+      bool any = false;
+      for (const Value& v : op.operands) any |= v.is_var() && t.count(v.var());
+      if (!any) continue;
+      for (Var* r : op.results) grew |= t.insert(r).second;
+      for (auto [operand, bits] : op_effects(op).on_operand)
+        if ((bits & (kWrite | kAccum)) && op.operands[operand].is_var()) grew |= t.insert(op.operands[operand].var()).second;
+    }
+  }
+  return t;
+}
+
+// pallas_call with known and unknown inputs: when some outputs do not depend
+// on the unknown inputs (a jvp'd kernel's primal outputs), the known part runs
+// a pallas_call restricted to the known inputs and those outputs; the unknown
+// part runs the whole call (recomputing them) for the rest.
+Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
+  GridMapping g = grid_mapping(op);
+  Decision d;
+  bool any = false;
+  for (char u : unk) any |= u;
+  if (!any) return {Placement::known, {}, {}};
+  for (int j = 0; j < g.num_dynamic + g.num_scalar_prefetch(); ++j)
+    if (unk[j]) return d;  // grid sizes / scalar prefetch unknown: staged whole
+  const Body& k = *g.kernel;
+  std::vector<char> tainted(k.params().size(), 0);
+  for (int i = 0; i < g.num_inputs(); ++i) tainted[g.input_param(i)] = unk[g.input_operand(i)];
+  for (auto [i, o] : g.aliases)
+    if (unk[g.input_operand(static_cast<int>(i))]) tainted[g.output_param(static_cast<int>(o))] = 1;
+  std::unordered_set<const Var*> t = kernel_taint(k, tainted);
+  std::vector<char> known_out(g.num_outputs());
+  bool some_known = false;
+  for (int o = 0; o < g.num_outputs(); ++o) some_known |= known_out[o] = !t.count(k.params()[g.output_param(o)]);
+  if (!some_known) return d;
+  for (int i = 0; i < g.num_inputs(); ++i)
+    if (op.operands[g.input_operand(i)].type().is_ref()) return d;  // in-place state: staged whole
+
+  // The restricted kernel: untainted parameters, ops without a tainted operand.
+  BodyPtr nk = make_body(k.name() + "_known", BodyKind::kernel);
+  nk->set_loc(k.loc());
+  ValueMap map;
+  for (const Var* p : k.params())
+    if (!t.count(p)) map[p] = nk->add_param(p->type, p->name, p->loc);
+  for (const Op& kop : k.ops()) {
+    bool any_t = false;
+    for (const Value& v : kop.operands) any_t |= v.is_var() && t.count(v.var());
+    if (any_t) continue;
+    Op c;
+    c.prim = kop.prim;
+    c.params = kop.params;
+    c.indexers = kop.indexers;
+    c.loc = kop.loc;
+    for (const Value& v : kop.operands) c.operands.push_back(remap(v, map));
+    for (Var* r : kop.results) {
+      Var* nr = nk->new_var(r->type, r->name, r->loc);
+      c.results.push_back(nr);
+      map[r] = nr;
+    }
+    nk->ops().push_back(std::move(c));
+  }
+  BodyPtr kernel = dce_body(nk);
+
+  std::vector<BlockSpec> in_specs, out_specs;
+  std::vector<Type> out_shapes;
+  std::vector<int> new_in(g.num_inputs(), -1), new_out(g.num_outputs(), -1);
+  d.known_op.prim = op.prim;
+  d.known_op.loc = op.loc;
+  for (int j = 0; j < g.num_dynamic + g.num_scalar_prefetch(); ++j) d.known_op.operands.push_back(op.operands[j]);
+  for (int i = 0; i < g.num_inputs(); ++i) {
+    if (unk[g.input_operand(i)]) continue;
+    new_in[i] = static_cast<int>(in_specs.size());
+    in_specs.push_back(g.in_specs[i]);
+    d.known_op.operands.push_back(op.operands[g.input_operand(i)]);
+  }
+  for (int o = 0; o < g.num_outputs(); ++o) {
+    if (!known_out[o]) continue;
+    new_out[o] = static_cast<int>(out_specs.size());
+    out_specs.push_back(g.out_specs[o]);
+    out_shapes.push_back(g.out_types[o]);
+    d.known_results.push_back(o);
+  }
+  IntPairs aliases;
+  for (auto [i, o] : g.aliases)
+    if (new_in[i] >= 0 && new_out[o] >= 0) aliases.push_back({new_in[i], new_out[o]});
+  d.known_op.params = op.params;
+  for (NamedParam& p : d.known_op.params) {
+    if (p.name == "kernel") p.value = kernel;
+    if (p.name == "in_specs") p.value = in_specs;
+    if (p.name == "out_specs") p.value = out_specs;
+    if (p.name == "out_shapes") p.value = out_shapes;
+    if (p.name == "input_output_aliases") p.value = aliases;
+  }
+  d.place = Placement::split;
+  return d;
+}
+
+const RuleTable<PeRule>& pe_rules() {
+  static const RuleTable<PeRule> t = [] {
+    RuleTable<PeRule> r("partial_eval");
+    r.set("core_map", core_map_rule);
+    r.set("pallas_call", pallas_call_rule);
+    return r;
+  }();
+  return t;
+}
+
+std::vector<char> parse_known(const PassOptions& o, size_t n) {
+  std::vector<char> known(n, 0);
+  if (!o.has("known")) throw Error("partial_eval needs the option known=I|J|... (input positions), or known=none");
+  std::string s = o.get("known");
+  if (s == "none") return known;
+  if (s == "all") return std::vector<char>(n, 1);
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, '|')) {
+    size_t used = 0;
+    int64_t i = -1;
+    try {
+      i = std::stoll(part, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != part.size() || part.empty() || i < 0 || i >= static_cast<int64_t>(n))
+      throw Error("partial_eval: known=" + s + ": '" + part + "' is not an input position in 0.." + std::to_string(n - 1));
+    known[i] = 1;
+  }
+  return known;
+}
+
+struct Split {
+  BodyPtr known, unknown;
+};
+
+// `force_unknown_outputs[j]`: output j goes to the unknown part even if known.
+Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const std::vector<char>& force_unknown_out,
+                        const std::string& known_name, const std::string& unknown_name) {
+  std::unordered_set<const Var*> unknown;
+  for (size_t p = 0; p < f.params().size(); ++p)
+    if (!known_in[p]) unknown.insert(f.params()[p]);
+  auto is_unknown = [&](const Value& v) { return v.is_var() && unknown.count(v.var()); };
+
+  std::vector<Placement> place(f.ops().size());
+  std::unordered_map<size_t, Decision> splits;
+  std::vector<char> unk;
+  for (size_t k = 0; k < f.ops().size(); ++k) {
+    const Op& op = f.ops()[k];
+    unk.assign(op.operands.size(), 0);
+    bool any = false;
+    for (size_t i = 0; i < op.operands.size(); ++i) unk[i] = is_unknown(op.operands[i]), any |= unk[i];
+    Placement pl = any ? Placement::unknown : Placement::known;
+    if (const PeRule* r = pe_rules().find(*op.prim)) {
+      Decision d = (*r)(op, unk);
+      pl = d.place;
+      if (pl == Placement::split) {
+        std::vector<char> is_known(op.results.size(), 0);
+        for (int kr : d.known_results) is_known[kr] = 1;
+        for (size_t r = 0; r < op.results.size(); ++r)
+          if (!is_known[r]) unknown.insert(op.results[r]);
+        splits.emplace(k, std::move(d));
+      }
+    }
+    place[k] = pl;
+    if (pl == Placement::unknown)
+      for (Var* r : op.results) unknown.insert(r);
+  }
+
+  // Liveness per part, so dead ops are never built: first the unknown part
+  // (from the unknown outputs), whose live ops decide the residuals, then the
+  // known part (from the known outputs and the residuals).
+  const auto& ops = f.ops();
+  std::vector<char> out_unknown(f.outputs().size());
+  for (size_t j = 0; j < f.outputs().size(); ++j) out_unknown[j] = is_unknown(f.outputs()[j]) || force_unknown_out[j];
+  std::vector<char> keep_u(ops.size(), 0), keep_k(ops.size(), 0);
+  {
+    std::unordered_set<const Var*> live;
+    for (size_t j = 0; j < f.outputs().size(); ++j)
+      if (out_unknown[j] && f.outputs()[j].is_var()) live.insert(f.outputs()[j].var());
+    for (size_t k = ops.size(); k-- > 0;) {
+      if (place[k] == Placement::known) continue;
+      bool used = false;
+      for (Var* r : ops[k].results) used |= unknown.count(r) && live.count(r);
+      if (!used && !has_side_effects(ops[k])) continue;
+      keep_u[k] = 1;
+      for (const Value& v : ops[k].operands)
+        if (v.is_var()) live.insert(v.var());
+    }
+  }
+
+  // Residuals: known variables the live unknown part reads.
+  std::vector<const Var*> residuals, ref_residuals;
+  std::unordered_set<const Var*> is_residual;
+  auto need = [&](const Value& v) {
+    if (!v.is_var() || unknown.count(v.var()) || !is_residual.insert(v.var()).second) return;
+    (v.type().is_ref() ? ref_residuals : residuals).push_back(v.var());
+  };
+  for (size_t k = 0; k < ops.size(); ++k)
+    if (keep_u[k])
+      for (const Value& v : ops[k].operands) need(v);
+  for (size_t j = 0; j < f.outputs().size(); ++j)
+    if (force_unknown_out[j]) need(f.outputs()[j]);
+  for (const Var* r : ref_residuals) {
+    bool is_param = false;
+    for (const Var* p : f.params()) is_param |= p == r;
+    if (!is_param)
+      throw Error(f.loc(), "partial_eval: the unknown part needs the Ref %" + r->name +
+                               " made in the known part; only Ref parameters can be shared (run discharge first)");
+  }
+  {
+    std::unordered_set<const Var*> live(is_residual.begin(), is_residual.end());
+    for (size_t j = 0; j < f.outputs().size(); ++j)
+      if (!out_unknown[j] && f.outputs()[j].is_var()) live.insert(f.outputs()[j].var());
+    for (size_t k = ops.size(); k-- > 0;) {
+      if (place[k] == Placement::unknown) continue;
+      const std::vector<Value>& operands = place[k] == Placement::split ? splits.at(k).known_op.operands : ops[k].operands;
+      bool used = false;
+      for (Var* r : ops[k].results) used |= !unknown.count(r) && live.count(r);
+      if (!used && (place[k] == Placement::split || !has_side_effects(ops[k]))) continue;
+      keep_k[k] = 1;
+      for (const Value& v : operands)
+        if (v.is_var()) live.insert(v.var());
+    }
+  }
+
+  // The known part.
+  BodyPtr kb = make_body(known_name, BodyKind::func);
+  kb->set_loc(f.loc());
+  ValueMap kmap;
+  for (size_t p = 0; p < f.params().size(); ++p)
+    if (known_in[p]) kmap[f.params()[p]] = kb->add_param(f.params()[p]->type, f.params()[p]->name, f.params()[p]->loc);
+  auto copy_into = [](const Op& op, Body& dst, ValueMap& map) {
+    Op c;
+    c.prim = op.prim;
+    c.params = op.params;
+    c.indexers = op.indexers;
+    c.loc = op.loc;
+    for (const Value& v : op.operands) c.operands.push_back(remap(v, map));
+    for (Var* r : op.results) {
+      Var* nr = dst.new_var(r->type, r->name, r->loc);
+      c.results.push_back(nr);
+      map[r] = nr;
+    }
+    dst.ops().push_back(std::move(c));
+  };
+  for (size_t k = 0; k < f.ops().size(); ++k) {
+    if (!keep_k[k]) continue;
+    if (place[k] == Placement::split) {
+      const Decision& d = splits.at(k);
+      Builder kbld(*kb);
+      kbld.set_loc(d.known_op.loc);
+      std::vector<Value> operands;
+      for (const Value& v : d.known_op.operands) operands.push_back(remap(v, kmap));
+      Op& made = kbld.create(*d.known_op.prim, operands, d.known_op.params);
+      for (size_t i = 0; i < d.known_results.size(); ++i) {
+        Var* orig = f.ops()[k].results[d.known_results[i]];
+        made.results[i]->name = orig->name;
+        kmap[orig] = made.results[i];
+      }
+    } else if (keep_k[k]) {
+      copy_into(f.ops()[k], *kb, kmap);
+    }
+  }
+
+  std::vector<Value> kouts;
+  for (size_t j = 0; j < f.outputs().size(); ++j)
+    if (!out_unknown[j]) kouts.push_back(remap(f.outputs()[j], kmap));
+  for (const Var* r : residuals) kouts.push_back(remap(Value(const_cast<Var*>(r)), kmap));
+  kb->set_outputs(std::move(kouts));
+
+  // The unknown part.
+  BodyPtr ub = make_body(unknown_name, BodyKind::func);
+  ub->set_loc(f.loc());
+  ValueMap umap;
+  for (const Var* r : ref_residuals) umap[r] = ub->add_param(r->type, r->name, r->loc);
+  for (const Var* r : residuals) umap[r] = ub->add_param(r->type, r->name.empty() ? "res" : r->name, r->loc);
+  for (size_t p = 0; p < f.params().size(); ++p)
+    if (!known_in[p]) umap[f.params()[p]] = ub->add_param(f.params()[p]->type, f.params()[p]->name, f.params()[p]->loc);
+  for (size_t k = 0; k < f.ops().size(); ++k) {
+    if (!keep_u[k]) continue;
+    if (place[k] != Placement::split) {
+      copy_into(f.ops()[k], *ub, umap);
+      continue;
+    }
+    // The whole op; its known results come from the known part (residuals).
+    std::vector<std::pair<const Var*, Value>> saved;
+    for (Var* r : f.ops()[k].results) {
+      auto it = umap.find(r);
+      if (!unknown.count(r) && it != umap.end()) saved.emplace_back(r, it->second);
+    }
+    copy_into(f.ops()[k], *ub, umap);
+    for (Var* r : f.ops()[k].results)
+      if (!unknown.count(r)) umap.erase(r);
+    for (auto& [r, v] : saved) umap[r] = v;
+  }
+  std::vector<Value> uouts;
+  for (size_t j = 0; j < f.outputs().size(); ++j)
+    if (out_unknown[j]) uouts.push_back(remap(f.outputs()[j], umap));
+  ub->set_outputs(std::move(uouts));
+  return {dce_body(kb), dce_body(ub)};
+}
+
+Module with_split(const Module& m, const Split& s) {
+  Module out;
+  for (const BodyPtr& b : m.symbols()) out.add(b);
+  out.add(s.known);
+  out.add(s.unknown);
+  return out;
+}
+
+}  // namespace
+
+Module partial_eval_pass(const Module& m, const PassOptions& o) {
+  for (const auto& [k, v] : o.values)
+    if (k != "known" && k != "func") throw Error("partial_eval: unknown option '" + k + "' (known: known=, func=)");
+  std::string name = o.get("func", "main");
+  BodyPtr f = m.entry(name);
+  std::vector<char> known = parse_known(o, f->params().size());
+  Split s = partial_eval_body(*f, known, std::vector<char>(f->outputs().size(), 0), m.unique_name(name + "_known"),
+                              m.unique_name(name + "_unknown"));
+  return with_split(m, s);
+}
+
+Module linearize_pass(const Module& m, const PassOptions& o) {
+  std::string name = o.get("func", "main");
+  BodyPtr f = m.entry(name);
+  size_t num_primals = f->params().size(), num_primal_outs = f->outputs().size();
+  Module jm = jvp_pass(m, o);
+  BodyPtr j = jm.entry(name);
+  if (j->params().size() < num_primals || j->outputs().size() < num_primal_outs)
+    throw Error("linearize: jvp of @" + name + " does not have the primal inputs and outputs first");
+  std::vector<char> known(j->params().size(), 0), force(j->outputs().size(), 0);
+  for (size_t p = 0; p < num_primals; ++p) known[p] = 1;
+  for (size_t q = num_primal_outs; q < force.size(); ++q) force[q] = 1;
+  Split s = partial_eval_body(*j, known, force, jm.unique_name(name + "_primal"), jm.unique_name(name + "_tangent"));
+  return with_split(jm, s);
+}
 
 }  // namespace tessera

@@ -38,7 +38,22 @@ struct PipelineOptions {
   bool print_after_all = false;  // print the module after each pass to `log`
   bool verify_each = false;      // run the verifier after each pass
   std::ostream* log = nullptr;
+  // Entry function the passes transform (`--func`); given to every step as the
+  // option `func=` unless the step names one itself. Empty: each pass's default (main).
+  std::string entry;
 };
+
+// One parsed step of a pipeline: a pass name and its options.
+struct PipelineStep {
+  std::string name;
+  PassOptions options;
+};
+
+// Parses a pipeline string; throws Error naming the column on bad syntax and
+// listing the known passes on an unknown one.
+std::vector<PipelineStep> parse_pipeline(std::string_view text);
+// The pass named `name`, or null.
+const PassInfo* find_pass(std::string_view name);
 
 // Parses and runs `dce,jvp{wrt=0},vmap{axis_size=3}`. Throws Error on a bad
 // pipeline, an unknown pass, a failing rule or (with verify_each) a verifier
@@ -52,5 +67,9 @@ Module jvp_pass(const Module& m, const PassOptions& o);           // jvp.cpp
 Module vmap_pass(const Module& m, const PassOptions& o);          // vmap.cpp
 Module partial_eval_pass(const Module& m, const PassOptions& o);  // partial_eval.cpp
 Module linearize_pass(const Module& m, const PassOptions& o);     // partial_eval.cpp
+
+// Building blocks the passes share.
+// `b` with dead ops removed (the same pointer when nothing is dead).
+BodyPtr dce_body(const BodyPtr& b);
 
 }  // namespace tessera

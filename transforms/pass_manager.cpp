@@ -1,4 +1,11 @@
+// The pass manager: parses `vmap{axis_size=3,in_axes=0|none},jvp,dce` and runs
+// the named passes in order, optionally printing and verifying after each.
+#include <cctype>
+#include <ostream>
+
+#include "ir/printer.h"
 #include "transforms/pass.h"
+#include "verify/verify.h"
 
 namespace tessera {
 
@@ -10,17 +17,23 @@ std::string PassOptions::get(std::string_view key, std::string fallback) const {
 int64_t PassOptions::get_int(std::string_view key, int64_t fallback) const {
   auto it = values.find(key);
   if (it == values.end()) return fallback;
+  const std::string& s = it->second;
+  size_t used = 0;
+  int64_t v = 0;
   try {
-    return std::stoll(it->second);
+    v = std::stoll(s, &used);
   } catch (...) {
-    throw Error("pass option " + std::string(key) + "=" + it->second + " is not an integer");
+    used = 0;
   }
+  if (s.empty() || used != s.size()) throw Error("pass option " + std::string(key) + "=" + s + " is not an integer");
+  return v;
 }
 
 const std::vector<PassInfo>& all_passes() {
   static const std::vector<PassInfo> passes = {
       {"dce", "remove ops whose results are unused and that have no effects", dce_pass},
-      {"discharge", "turn Ref effects into pure value threading", discharge_pass},
+      {"discharge", "turn Ref effects into pure value threading; pallas_call becomes a loop over its grid",
+       discharge_pass},
       {"jvp", "forward-mode differentiation", jvp_pass},
       {"vmap", "batching over a new leading axis", vmap_pass},
       {"partial_eval", "split into known and unknown parts", partial_eval_pass},
@@ -29,8 +42,103 @@ const std::vector<PassInfo>& all_passes() {
   return passes;
 }
 
-Module run_pipeline(const Module&, std::string_view, const PipelineOptions&) {
-  throw Error("the pass manager is not implemented yet (issue 4)");
+const PassInfo* find_pass(std::string_view name) {
+  for (const PassInfo& p : all_passes())
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+namespace {
+
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
+
+std::string known_passes() {
+  std::string s;
+  for (const PassInfo& p : all_passes()) s += (s.empty() ? "" : ", ") + std::string(p.name);
+  return s;
+}
+
+[[noreturn]] void syntax_error(std::string_view text, size_t pos, const std::string& what) {
+  throw Error("bad pipeline '" + std::string(text) + "' at column " + std::to_string(pos + 1) + ": " + what);
+}
+
+}  // namespace
+
+std::vector<PipelineStep> parse_pipeline(std::string_view text) {
+  std::vector<PipelineStep> steps;
+  size_t i = 0, n = text.size();
+  auto skip_ws = [&] {
+    while (i < n && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  };
+  skip_ws();
+  if (i == n) throw Error("empty pipeline: expected pass names separated by commas (" + known_passes() + ")");
+  while (true) {
+    skip_ws();
+    size_t start = i;
+    while (i < n && is_name_char(text[i])) ++i;
+    if (i == start) syntax_error(text, i, "expected a pass name");
+    PipelineStep step;
+    step.name = std::string(text.substr(start, i - start));
+    if (!find_pass(step.name))
+      throw Error("unknown pass '" + step.name + "' in pipeline (known passes: " + known_passes() + ")");
+    skip_ws();
+    if (i < n && text[i] == '{') {
+      ++i;
+      skip_ws();
+      while (i < n && text[i] != '}') {
+        size_t ks = i;
+        while (i < n && is_name_char(text[i])) ++i;
+        if (i == ks) syntax_error(text, i, "expected an option name");
+        std::string key(text.substr(ks, i - ks));
+        skip_ws();
+        if (i >= n || text[i] != '=') syntax_error(text, i, "expected '=' after option '" + key + "'");
+        ++i;
+        size_t vs = i;
+        while (i < n && text[i] != ',' && text[i] != '}') {
+          if (text[i] == '{') syntax_error(text, i, "unexpected '{' in the value of option '" + key + "'");
+          ++i;
+        }
+        std::string value(text.substr(vs, i - vs));
+        while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.pop_back();
+        while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front()))) value.erase(value.begin());
+        if (value.empty()) syntax_error(text, vs, "option '" + key + "' has no value");
+        if (step.options.has(key)) syntax_error(text, ks, "option '" + key + "' given twice");
+        step.options.values[key] = value;
+        if (i < n && text[i] == ',') ++i, skip_ws();
+      }
+      if (i >= n) syntax_error(text, i, "missing '}' closing the options of '" + step.name + "'");
+      ++i;  // '}'
+    }
+    steps.push_back(std::move(step));
+    skip_ws();
+    if (i == n) break;
+    if (text[i] != ',') syntax_error(text, i, std::string("expected ',' between passes, got '") + text[i] + "'");
+    ++i;
+  }
+  return steps;
+}
+
+Module run_pipeline(const Module& m, std::string_view pipeline, const PipelineOptions& opts) {
+  std::vector<PipelineStep> steps = parse_pipeline(pipeline);
+  Module cur = m;
+  for (const PipelineStep& step : steps) {
+    const PassInfo* p = find_pass(step.name);
+    PassOptions o = step.options;
+    if (!opts.entry.empty() && !o.has("func")) o.values["func"] = opts.entry;
+    Module next = p->run(cur, o);
+    if (opts.verify_each) {
+      std::vector<Diagnostic> diags = verify_module(next);
+      if (!diags.empty()) {
+        std::string msg = "pass '" + step.name + "' produced ill-formed IR: " + diags[0].str();
+        if (diags.size() > 1) msg += " (and " + std::to_string(diags.size() - 1) + " more problem(s))";
+        throw Error(msg);
+      }
+    }
+    if (opts.print_after_all && opts.log)
+      *opts.log << "// ----- after " << step.name << " -----\n" << print_module(next) << "\n";
+    cur = std::move(next);
+  }
+  return cur;
 }
 
 }  // namespace tessera

@@ -1,7 +1,151 @@
-#include "transforms/pass.h"
+// The vmap pass: `main(x: T...)` becomes `main(x: T with a batch axis at
+// in_axes[i]...)`, every output batched at axis 0.
+//
+// One walk over the ops, keeping a batch dimension per variable. An op none of
+// whose operands is batched is copied unchanged without consulting its rule,
+// so unbatched index arithmetic costs a copy.
+#include "transforms/vmap.h"
+
+#include <unordered_map>
+
+namespace tessera::vmap {
+
+Value Ctx::move_to(Value v, int dim, int to) {
+  if (dim == kNotMapped) return ad::broadcast_new_axis(b, v, size, to);
+  if (v.type().is_ref()) {
+    if (dim == to) return v;
+    throw Error(b.loc(), "vmap: cannot move the batch axis of a Ref (" + v.type().str() + ") from " +
+                             std::to_string(dim) + " to " + std::to_string(to));
+  }
+  return ad::moveaxis(b, v, dim, to);
+}
+
+Type batched_type(const Type& t, int dim, int64_t size) {
+  if (dim == kNotMapped) return t;
+  Shape s = ad::insert_at(t.shape(), dim, size);
+  return t.is_ref() ? Type::ref(t.dtype(), s, t.mem_space()) : Type::array(t.dtype(), s);
+}
+
+RuleTable<BatchRule>& rules() {
+  static RuleTable<BatchRule> table = [] {
+    RuleTable<BatchRule> t("vmap");
+    add_array_rules(t);
+    add_control_rules(t);
+    add_pallas_call_rule(t);
+    return t;
+  }();
+  return table;
+}
+
+RuleResult inline_vmap(Ctx& ctx, const Body& src, const std::vector<Value>& params, const std::vector<int>& dims) {
+  ValueMap map;
+  std::unordered_map<const Var*, int> bdim;
+  map.reserve(src.ops().size() * 2 + params.size());
+  for (size_t i = 0; i < src.params().size(); ++i) {
+    map[src.params()[i]] = params[i];
+    if (dims[i] != kNotMapped) bdim[src.params()[i]] = dims[i];
+  }
+  const RuleTable<BatchRule>& table = rules();
+  Body& dst = ctx.b.body();
+  std::vector<Value> x;
+  std::vector<int> d;
+  for (const Op& op : src.ops()) {
+    x.clear();
+    d.clear();
+    bool any = false;
+    for (const Value& v : op.operands) {
+      x.push_back(remap(v, map));
+      int k = kNotMapped;
+      if (v.is_var() && !bdim.empty()) {
+        auto it = bdim.find(v.var());
+        if (it != bdim.end()) k = it->second, any = true;
+      }
+      d.push_back(k);
+    }
+    if (!any) {
+      std::vector<Value> r = ad::copy_op(dst, op, x);
+      for (size_t k = 0; k < r.size(); ++k) map[op.results[k]] = r[k];
+      continue;
+    }
+    ctx.b.set_loc(op.loc);
+    RuleResult r = table.at(*op.prim, op.loc)(ctx, op, x, d);
+    if (r.values.size() != op.results.size() || r.dims.size() != op.results.size())
+      throw Error(op.loc, "vmap rule of " + op.name() + " returned the wrong number of results");
+    for (size_t k = 0; k < r.values.size(); ++k) {
+      map[op.results[k]] = r.values[k];
+      if (Value v = r.values[k]; v.is_var() && v.var()->name.empty()) v.var()->name = op.results[k]->name;
+      if (r.dims[k] != kNotMapped) bdim[op.results[k]] = r.dims[k];
+    }
+  }
+  RuleResult out;
+  for (const Value& v : src.outputs()) {
+    out.values.push_back(remap(v, map));
+    int k = kNotMapped;
+    if (v.is_var()) {
+      auto it = bdim.find(v.var());
+      if (it != bdim.end()) k = it->second;
+    }
+    out.dims.push_back(k);
+  }
+  return out;
+}
+
+BodyPtr vmap_body(Ctx& ctx, const Body& src, const std::string& name, BodyKind kind, const std::vector<int>& in_dims,
+                  const std::vector<int>& out_dims) {
+  BodyPtr nb = make_body(name, kind);
+  nb->set_loc(src.loc());
+  Builder b(*nb);
+  b.set_loc(src.loc());
+  std::vector<Value> ps;
+  for (size_t i = 0; i < src.params().size(); ++i) {
+    const Var* p = src.params()[i];
+    ps.push_back(b.param(batched_type(p->type, in_dims[i], ctx.size), p->name));
+  }
+  Ctx inner{b, ctx.syms, ctx.size};
+  RuleResult r = inline_vmap(inner, src, ps, in_dims);
+  std::vector<Value> outs;
+  for (size_t i = 0; i < r.values.size(); ++i) {
+    if (out_dims[i] == kNotMapped) {
+      if (r.dims[i] != kNotMapped)
+        throw Error(src.loc(), "vmap: output " + std::to_string(i) + " of @" + src.name() + " depends on the batch");
+      outs.push_back(r.values[i]);
+    } else {
+      outs.push_back(inner.move_to(r.values[i], r.dims[i], out_dims[i]));
+    }
+  }
+  b.ret(std::move(outs));
+  return nb;
+}
+
+}  // namespace tessera::vmap
 
 namespace tessera {
 
-Module vmap_pass(const Module&, const PassOptions&) { throw Error("the vmap pass is not implemented yet (issue 4)"); }
+Module vmap_pass(const Module& m, const PassOptions& o) {
+  BodyPtr main = m.entry();
+  int64_t size = o.get_int("axis_size", -1);
+  if (size < 1) throw Error(main->loc(), "vmap needs axis_size=N with N >= 1");
+  size_t n = main->params().size();
+  std::vector<int64_t> axes = ad::parse_axes_option(o.get("in_axes"), "in_axes");
+  if (axes.empty()) axes.assign(n, 0);
+  if (axes.size() != n)
+    throw Error(main->loc(), "vmap: in_axes has " + std::to_string(axes.size()) + " entries but @" + main->name() + " has " +
+                                 std::to_string(n) + " inputs");
+  std::vector<int> in_dims;
+  for (size_t i = 0; i < n; ++i) {
+    const Var* p = main->params()[i];
+    if (axes[i] > p->type.rank())
+      throw Error(main->loc(), "vmap: in_axes entry " + std::to_string(axes[i]) + " is out of range for input %" + p->name +
+                                   ": " + p->type.str());
+    in_dims.push_back(static_cast<int>(axes[i]));
+  }
+  ad::SymbolSink syms(m);
+  BodyPtr scratch = make_body("scratch", BodyKind::func);
+  Builder b(*scratch);
+  vmap::Ctx ctx{b, syms, size};
+  std::vector<int> out_dims(main->outputs().size(), 0);
+  BodyPtr nm = vmap::vmap_body(ctx, *main, main->name(), main->kind(), in_dims, out_dims);
+  return syms.assemble(nm, main->name());
+}
 
 }  // namespace tessera

@@ -1,0 +1,108 @@
+// Throughput of the passes dce, discharge and partial_eval on generated bodies
+// of 10k, 100k and 1M ops (ops counted in the input, nested bodies included).
+// Each reports ops/s; the fitted complexity (BigO) says whether the time grows
+// linearly. Not registered in bench/meson.build by this file's author; to build:
+//   bench_passes = executable('bench_passes', 'bench_passes.cpp', 'gen_module.cpp',
+//     include_directories : inc, dependencies : [transforms_dep, benchmark_dep, threads_dep])
+//   build/bench/bench_passes
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <string>
+
+#include "bench/gen_module.h"
+#include "ir/parser.h"
+#include "transforms/pass.h"
+
+namespace {
+
+using namespace tessera;
+
+struct Input {
+  Module module;
+  int64_t ops = 0;
+};
+
+// The IR benchmarks' generated module: kernels mixing get/swap with math, and a
+// main with one pallas_call per kernel (what discharge and dce see in practice).
+const Input& kernels_of(int64_t n) {
+  static std::map<int64_t, Input> cache;
+  auto it = cache.find(n);
+  if (it == cache.end()) {
+    bench::GeneratedModule g = bench::generate_module(n);
+    it = cache.emplace(n, Input{parse_module(g.text, "gen.tsr"), g.ops}).first;
+  }
+  return it->second;
+}
+
+// One flat function of n elementwise ops on two inputs: a chain on each input,
+// mixed every 8 ops; every fourth op is dead. partial_eval with input 0 known
+// splits it roughly in half.
+const Input& flat_of(int64_t n) {
+  static std::map<int64_t, Input> cache;
+  auto it = cache.find(n);
+  if (it != cache.end()) return it->second;
+  std::string t = "func @main(%x: f32[16], %y: f32[16]) -> (f32[16], f32[16]) {\n";
+  std::string a = "%x", b = "%y";
+  for (int64_t i = 0; i < n; ++i) {
+    std::string r = "%v" + std::to_string(i);
+    if (i % 4 == 3) t += "  " + r + " = neg " + a + "\n";  // dead
+    else if (i % 8 == 0) t += "  " + r + " = add " + b + ", " + a + "\n", b = r;
+    else if (i % 2 == 0) t += "  " + r + " = mul " + a + ", 1.5\n", a = r;
+    else t += "  " + r + " = sin " + b + "\n", b = r;
+  }
+  t += "  return " + a + ", " + b + "\n}\n";
+  return cache.emplace(n, Input{parse_module(t, "flat.tsr"), n}).first->second;
+}
+
+void report(benchmark::State& state, int64_t ops) {
+  state.counters["ops"] = static_cast<double>(ops);
+  state.counters["ops/s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetComplexityN(ops);
+}
+
+void BM_DceKernels(benchmark::State& state) {
+  const Input& in = kernels_of(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(dce_pass(in.module, {}));
+  report(state, in.ops);
+}
+
+void BM_DceFlat(benchmark::State& state) {
+  const Input& in = flat_of(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(dce_pass(in.module, {}));
+  report(state, in.ops);
+}
+
+void BM_Discharge(benchmark::State& state) {
+  const Input& in = kernels_of(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(discharge_pass(in.module, {}));
+  report(state, in.ops);
+}
+
+void BM_PartialEval(benchmark::State& state) {
+  const Input& in = flat_of(state.range(0));
+  PassOptions o;
+  o.values["known"] = "0";
+  for (auto _ : state) benchmark::DoNotOptimize(partial_eval_pass(in.module, o));
+  report(state, in.ops);
+}
+
+void BM_Pipeline(benchmark::State& state) {
+  const Input& in = kernels_of(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(run_pipeline(in.module, "discharge,dce"));
+  report(state, in.ops);
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  b->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Complexity(benchmark::oN);
+}
+
+BENCHMARK(BM_DceKernels)->Apply(sizes);
+BENCHMARK(BM_DceFlat)->Apply(sizes);
+BENCHMARK(BM_Discharge)->Apply(sizes);
+BENCHMARK(BM_PartialEval)->Apply(sizes);
+BENCHMARK(BM_Pipeline)->Apply(sizes);
+
+}  // namespace
+
+BENCHMARK_MAIN();

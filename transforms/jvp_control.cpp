@@ -1,0 +1,272 @@
+// jvp rules of higher-order ops: cond, while, for, scan, run_scoped, call,
+// core_map and pmap. Tangents travel as extra operands / carries / results
+// placed right after the primal ones of the same group. Loop-carried tangents
+// of floating-point carries are always materialised (a symbolic zero cannot
+// stay zero across iterations in general); tangents of constants and of
+// scanned inputs stay symbolic when zero.
+#include <sstream>
+
+#include "transforms/jvp.h"
+
+namespace tessera::jvp {
+namespace {
+
+using Vals = std::vector<Value>;
+using Tans = std::vector<Tangent>;
+
+Params with(const Op& op, std::initializer_list<NamedParam> changes) {
+  Params p = op.params;
+  for (const NamedParam& c : changes)
+    for (NamedParam& q : p)
+      if (q.name == c.name) q.value = c.value;
+  return p;
+}
+
+// A body with parameters laid out as `layout` that runs src's primal
+// computation only (e.g. a while loop's condition after tangents were added).
+BodyPtr primal_only(const Body& src, const std::vector<Slot>& layout) {
+  BodyPtr nb = make_body(src.name(), src.kind());
+  nb->set_loc(src.loc());
+  ValueMap map;
+  for (const Slot& s : layout) {
+    const Var* p = src.params().at(s.index);
+    Var* v = nb->add_param(p->type, s.tangent ? p->name + "_dot" : p->name, p->loc);
+    if (!s.tangent) map[p] = v;
+  }
+  nb->set_outputs(inline_body(src, *nb, map));
+  return nb;
+}
+
+// Appends slots [first, first + n) as primal slots, then tangent slots of the
+// ones selected by `has`.
+void group(std::vector<Slot>& out, int first, int n, const std::vector<bool>& has) {
+  for (int i = 0; i < n; ++i) out.push_back({first + i, false});
+  for (int i = 0; i < n; ++i)
+    if (has[i]) out.push_back({first + i, true});
+}
+
+std::vector<bool> nonzero(const Tans& dx, size_t from, size_t n) {
+  std::vector<bool> m(n);
+  for (size_t i = 0; i < n; ++i) m[i] = dx[from + i].has_value();
+  return m;
+}
+
+// Operands: x[from, from+n), then the tangents selected by `has` (materialised).
+void push_group(Ctx& c, Vals& out, const Vals& x, const Tans& dx, size_t from, size_t n, const std::vector<bool>& has) {
+  for (size_t i = 0; i < n; ++i) out.push_back(x[from + i]);
+  for (size_t i = 0; i < n; ++i)
+    if (has[i]) out.push_back(c.instantiate(dx[from + i], x[from + i].type()));
+}
+
+int count(const std::vector<bool>& m) {
+  int n = 0;
+  for (bool b : m) n += b;
+  return n;
+}
+
+// Splits results laid out as (primals of a group of n, tangents of `has`).
+size_t take_group(const Vals& res, size_t at, size_t n, const std::vector<bool>& has, RuleResult& out) {
+  size_t t = at + n;
+  for (size_t i = 0; i < n; ++i) {
+    out.primals.push_back(res[at + i]);
+    out.tangents.push_back(has[i] ? Tangent(res[t++]) : std::nullopt);
+  }
+  return t;
+}
+
+RuleResult cond_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  size_t n = x.size() - 1;
+  std::vector<bool> has = nonzero(dx, 1, n);
+  std::vector<BodyPtr> branches;
+  std::vector<bool> outt;
+  for (const BodyPtr& br : op.bodies_param("branches")) {
+    outt = differentiable_mask(br->output_types());
+    branches.push_back(jvp_body(c, *br, br->name(), br->kind(), has, outt));
+  }
+  Vals ops{x[0]};
+  push_group(c, ops, x, dx, 1, n, has);
+  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, with(op, {{"branches", branches}}), {}, op.loc}, ops);
+  RuleResult r;
+  take_group(res, 0, outt.size(), outt, r);
+  return r;
+}
+
+RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  int k = static_cast<int>(op.int_param("num_consts"));
+  int nc = static_cast<int>(x.size()) - k;
+  std::vector<bool> kh = nonzero(dx, 0, k);
+  std::vector<Type> ctypes;
+  for (int j = 0; j < nc; ++j) ctypes.push_back(x[k + j].type());
+  std::vector<bool> ch = differentiable_mask(ctypes);
+  std::vector<Slot> layout, outs;
+  group(layout, 0, k, kh);
+  group(layout, k, nc, ch);
+  group(outs, 0, nc, ch);
+  const Body& body = *op.body_param("body");
+  BodyPtr nbody = jvp_body_layout(c, body, body.name(), body.kind(), layout, outs);
+  BodyPtr ncond = primal_only(*op.body_param("cond"), layout);
+  Vals ops;
+  push_group(c, ops, x, dx, 0, k, kh);
+  push_group(c, ops, x, dx, k, nc, ch);
+  Params p = with(op, {{"cond", ncond}, {"body", nbody}, {"num_consts", int64_t{k + count(kh)}}});
+  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, p, {}, op.loc}, ops);
+  RuleResult r;
+  take_group(res, 0, nc, ch, r);
+  return r;
+}
+
+RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  int k = static_cast<int>(op.int_param("num_consts"));
+  int nc = static_cast<int>(x.size()) - 2 - k;
+  std::vector<bool> kh = nonzero(dx, 2, k);
+  std::vector<Type> ctypes;
+  for (int j = 0; j < nc; ++j) ctypes.push_back(x[2 + k + j].type());
+  std::vector<bool> ch = differentiable_mask(ctypes);
+  std::vector<Slot> layout{{0, false}}, outs;
+  group(layout, 1, k, kh);
+  group(layout, 1 + k, nc, ch);
+  group(outs, 0, nc, ch);
+  const Body& body = *op.body_param("body");
+  BodyPtr nbody = jvp_body_layout(c, body, body.name(), body.kind(), layout, outs);
+  Vals ops{x[0], x[1]};
+  push_group(c, ops, x, dx, 2, k, kh);
+  push_group(c, ops, x, dx, 2 + k, nc, ch);
+  Params p = with(op, {{"body", nbody}, {"num_consts", int64_t{k + count(kh)}}});
+  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, p, {}, op.loc}, ops);
+  RuleResult r;
+  take_group(res, 0, nc, ch, r);
+  return r;
+}
+
+RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  int k = static_cast<int>(op.int_param("num_consts"));
+  int nc = static_cast<int>(op.int_param("num_carry"));
+  int nx = static_cast<int>(x.size()) - k - nc;
+  const Body& body = *op.body_param("body");
+  int ny = static_cast<int>(body.outputs().size()) - nc;
+  std::vector<bool> kh = nonzero(dx, 0, k);
+  std::vector<Type> ctypes;
+  for (int j = 0; j < nc; ++j) ctypes.push_back(x[k + j].type());
+  std::vector<bool> ch = differentiable_mask(ctypes);
+  std::vector<bool> xh = nonzero(dx, k + nc, nx);
+  std::vector<Type> otypes = body.output_types();
+  std::vector<bool> yh = differentiable_mask(std::vector<Type>(otypes.begin() + nc, otypes.end()));
+  std::vector<Slot> layout, outs;
+  group(layout, 0, k, kh);
+  group(layout, k, nc, ch);
+  group(layout, k + nc, nx, xh);
+  group(outs, 0, nc, ch);
+  group(outs, nc, ny, yh);
+  BodyPtr nbody = jvp_body_layout(c, body, body.name(), body.kind(), layout, outs);
+  Vals ops;
+  push_group(c, ops, x, dx, 0, k, kh);
+  push_group(c, ops, x, dx, k, nc, ch);
+  push_group(c, ops, x, dx, k + nc, nx, xh);
+  Params p = with(op, {{"body", nbody}, {"num_consts", int64_t{k + count(kh)}}, {"num_carry", int64_t{nc + count(ch)}}});
+  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, p, {}, op.loc}, ops);
+  RuleResult r;
+  size_t at = take_group(res, 0, nc, ch, r);
+  take_group(res, at, ny, yh, r);
+  return r;
+}
+
+// run_scoped: operands and their tangents, then the scratch Refs and a
+// tangent scratch Ref for each floating-point one (allocated alongside).
+RuleResult run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  const Body& body = *op.body_param("body");
+  int n = static_cast<int>(x.size());
+  int ns = static_cast<int>(body.params().size()) - n;
+  std::vector<bool> ah = nonzero(dx, 0, n);
+  std::vector<Type> stypes;
+  for (int s = 0; s < ns; ++s) stypes.push_back(body.params()[n + s]->type);
+  std::vector<bool> sh = differentiable_mask(stypes);
+  std::vector<bool> oh = differentiable_mask(body.output_types());
+  std::vector<Slot> layout, outs;
+  group(layout, 0, n, ah);
+  group(layout, n, ns, sh);
+  group(outs, 0, static_cast<int>(oh.size()), oh);
+  BodyPtr nbody = jvp_body_layout(c, body, body.name(), body.kind(), layout, outs);
+  Vals ops;
+  push_group(c, ops, x, dx, 0, n, ah);
+  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, with(op, {{"body", nbody}}), {}, op.loc}, ops);
+  RuleResult r;
+  take_group(res, 0, oh.size(), oh, r);
+  return r;
+}
+
+std::string mask_key(const void* p, const std::vector<bool>& m) {
+  std::ostringstream s;
+  s << "jvp:" << p << ":";
+  for (bool b : m) s << (b ? '1' : '0');
+  return s.str();
+}
+
+// call: the callee is differentiated once per tangent pattern into a new
+// module function `@f_jvp(primals..., tangents...)`.
+RuleResult call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  const BodyPtr& callee = op.body_param("callee");
+  std::vector<bool> has = nonzero(dx, 0, x.size());
+  std::vector<bool> oh = differentiable_mask(callee->output_types());
+  std::string key = mask_key(callee.get(), has);
+  BodyPtr f;
+  if (auto it = c.syms.memo.find(key); it != c.syms.memo.end()) {
+    f = it->second;
+  } else {
+    f = jvp_body(c, *callee, c.syms.fresh(callee->name() + "_jvp"), callee->kind(), has, oh);
+    c.syms.add(f);
+    c.syms.memo[key] = f;
+  }
+  Vals ops;
+  push_group(c, ops, x, dx, 0, x.size(), has);
+  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, with(op, {{"callee", f}}), {}, op.loc}, ops);
+  RuleResult r;
+  take_group(res, 0, oh.size(), oh, r);
+  return r;
+}
+
+// core_map: the body gets the tangent Refs as extra operands.
+RuleResult core_map_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  const Body& body = *op.body_param("body");
+  std::vector<bool> has = nonzero(dx, 0, x.size());
+  BodyPtr nbody = jvp_body(c, body, body.name(), body.kind(), has, {});
+  Vals ops;
+  push_group(c, ops, x, dx, 0, x.size(), has);
+  ad::emit_like(c.b, Op{op.prim, {}, {}, with(op, {{"body", nbody}}), {}, op.loc}, ops);
+  return {};
+}
+
+// pmap (seed 004's call-parameter updater): tangents are mapped like their
+// primals, so in_axes / out_axes are extended with the primals' entries.
+RuleResult pmap_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  const Body& body = *op.body_param("body");
+  std::vector<bool> has = nonzero(dx, 0, x.size());
+  std::vector<bool> oh = differentiable_mask(body.output_types());
+  BodyPtr nbody = jvp_body(c, body, body.name(), body.kind(), has, oh);
+  std::vector<int64_t> in_axes = op.ints_param("in_axes"), out_axes = op.ints_param("out_axes");
+  for (size_t i = 0; i < has.size(); ++i)
+    if (has[i]) in_axes.push_back(op.ints_param("in_axes")[i]);
+  for (size_t i = 0; i < oh.size(); ++i)
+    if (oh[i]) out_axes.push_back(op.ints_param("out_axes")[i]);
+  Vals ops;
+  push_group(c, ops, x, dx, 0, x.size(), has);
+  Params p = with(op, {{"body", nbody}, {"in_axes", in_axes}, {"out_axes", out_axes}});
+  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, p, {}, op.loc}, ops);
+  RuleResult r;
+  take_group(res, 0, oh.size(), oh, r);
+  return r;
+}
+
+}  // namespace
+
+void add_control_rules(RuleTable<JvpRule>& t) {
+  t.set("cond", cond_rule);
+  t.set("while", while_rule);
+  t.set("for", for_rule);
+  t.set("scan", scan_rule);
+  t.set("run_scoped", run_scoped_rule);
+  t.set("call", call_rule);
+  t.set("core_map", core_map_rule);
+  t.set("pmap", pmap_rule);
+}
+
+}  // namespace tessera::jvp
