@@ -8,7 +8,7 @@ BUILD=${BUILD_DIR:-build}
 if [ ! -f "$BUILD/build.ninja" ]; then
   meson setup "$BUILD" ${MESON_ARGS:-} || { echo "0 passed, 1 failed"; exit 1; }
 fi
-ninja -C "$BUILD" || { echo "0 passed, 1 failed"; exit 1; }
+ninja -C "$BUILD" -j2 || { echo "0 passed, 1 failed"; exit 1; }
 meson test -C "$BUILD" --print-errorlogs --num-processes 2 --timeout-multiplier 3 >"$BUILD/test-output.txt" 2>&1
 rc=$?
 grep -E "^ *[0-9]+/[0-9]+ |FAIL|ERROR" "$BUILD/test-output.txt" | grep -v " OK " | head -40
