@@ -2,7 +2,7 @@
 //
 // Proves matmul with grid (4, 3, 2) and with grid (4096, 3072, 2048) (array
 // shapes scaled to match), times every obligation of the zoo, and compares
-// with brute-force enumeration of the grid (concrete index-map evaluation at
+// with brute-force enumeration of the grid (the interpreter's index-map evaluation at
 // every point, the approach a run-time check takes). Brute force on the big
 // grid (2.6e10 points) is extrapolated from its measured cost per point.
 //
@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/prove/concrete_eval.h"
+#include "interpreter/interpreter.h"
 #include "analysis/prove/prove.h"
 #include "ir/grid_mapping.h"
 #include "ir/parser.h"
@@ -78,12 +78,14 @@ double brute_ns_per_point(const Module& m, int64_t limit, int64_t* points) {
   std::unordered_map<int64_t, int64_t> owner;  // output block -> parallel point (hashed)
   std::vector<int64_t> prev;
   int64_t bad = 0;
+  std::vector<interp::IndexMapEvaluator> maps;
+  for (int mm = 0; mm < g.num_inputs() + g.num_outputs(); ++mm) maps.emplace_back(m, *g.spec(mm).index_map);
   double t0 = now_ms();
   for (int64_t it = 0; it < n; ++it) {
     int64_t r = it;
     for (int a = rank; a-- > 0;) p[a] = r % g.grid[a], r /= g.grid[a];
     for (int mm = 0; mm < g.num_inputs() + g.num_outputs(); ++mm) {
-      std::vector<int64_t> b = prove::eval_index_map(*g.spec(mm).index_map, p);
+      std::vector<int64_t> b = maps[mm](p);
       auto dims = g.dims(mm);
       for (size_t d = 0; d < b.size(); ++d) bad += b[d] < 0 || b[d] * dims[d].size >= g.array(mm).shape()[d];
       if (mm >= g.num_inputs()) {

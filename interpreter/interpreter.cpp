@@ -74,4 +74,38 @@ std::vector<Array> run_function(const Module& m, std::string_view func, const st
   return result;
 }
 
+struct IndexMapEvaluator::State {
+  State(const Module& m, const RunOptions& opts) : in(m, opts, 1) {}
+  Interp in;
+  const Body* map = nullptr;
+  std::vector<Val> prefetch;
+};
+
+IndexMapEvaluator::IndexMapEvaluator(const Module& m, const Body& map, const std::vector<Array>& prefetch,
+                                     const RunOptions& opts)
+    : state_(std::make_unique<State>(m, opts)) {
+  state_->map = &map;
+  for (size_t i = 0; i < prefetch.size(); ++i)
+    state_->prefetch.push_back(Val{Array(), state_->in.machine().allocate(0, -1, MemSpace::smem, prefetch[i],
+                                                                          "scalar prefetch " + std::to_string(i))});
+}
+
+IndexMapEvaluator::IndexMapEvaluator(IndexMapEvaluator&&) noexcept = default;
+IndexMapEvaluator::~IndexMapEvaluator() = default;
+
+std::vector<int64_t> IndexMapEvaluator::operator()(const std::vector<int64_t>& program_ids) {
+  std::vector<Val> args;
+  for (int64_t id : program_ids) args.push_back(Val{Array::scalar(DType::i32, static_cast<double>(id)), nullptr});
+  args.insert(args.end(), state_->prefetch.begin(), state_->prefetch.end());
+  Ctx ctx;
+  std::vector<int64_t> out;
+  for (const Val& v : state_->in.eval(*state_->map, std::move(args), ctx)) out.push_back(v.arr.get_int(0));
+  return out;
+}
+
+std::vector<int64_t> eval_index_map(const Module& m, const Body& map, const std::vector<int64_t>& program_ids,
+                                    const std::vector<Array>& prefetch, const RunOptions& opts) {
+  return IndexMapEvaluator(m, map, prefetch, opts)(program_ids);
+}
+
 }  // namespace tessera::interp

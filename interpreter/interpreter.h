@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,5 +31,25 @@ struct RunOptions {
 // (kernel, operand, grid point, block index, op location) on a run-time error.
 std::vector<Array> run_function(const Module& m, std::string_view func, const std::vector<Array>& inputs,
                                 const RunOptions& opts = {});
+
+// Evaluates index map `map` (a body of `m`) at grid points, with `prefetch`
+// as its scalar-prefetch Refs in SMEM, exactly as pallas_call does before
+// fetching a block. The prover's tests and benchmark enumerate grids with it.
+class IndexMapEvaluator {
+ public:
+  IndexMapEvaluator(const Module& m, const Body& map, const std::vector<Array>& prefetch = {},
+                    const RunOptions& opts = {});
+  IndexMapEvaluator(IndexMapEvaluator&&) noexcept;
+  ~IndexMapEvaluator();
+  std::vector<int64_t> operator()(const std::vector<int64_t>& program_ids);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// One grid point (builds an evaluator each call: use the class for many).
+std::vector<int64_t> eval_index_map(const Module& m, const Body& map, const std::vector<int64_t>& program_ids,
+                                    const std::vector<Array>& prefetch = {}, const RunOptions& opts = {});
 
 }  // namespace tessera::interp

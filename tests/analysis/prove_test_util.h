@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/prove/prove.h"
+#include "interpreter/interpreter.h"
 #include "ir/parser.h"
 #include "verify/verify.h"
 
@@ -16,6 +17,13 @@ inline Module parse_verified(const std::string& text) {
   Module m = parse_module(text, "<test>");
   verify_or_throw(m);
   return m;
+}
+
+// The reference for brute-force checks: the interpreter's evaluation of index
+// map @map at one grid point (it shares no code with the Z3 encoding).
+inline std::vector<int64_t> block_at(const Module& m, const std::string& map, const std::vector<int64_t>& point,
+                                     const std::vector<interp::Array>& prefetch = {}) {
+  return interp::eval_index_map(m, *m.find(map), point, prefetch);
 }
 
 inline std::vector<Obligation> prove_text(const std::string& text, Options opts = {}) {

@@ -2,8 +2,8 @@
 //
 // Random small grids and index maps (affine forms, div / rem by constants,
 // min / max, select_n on comparisons); the reference enumerates every grid
-// point with the concrete evaluator (analysis/prove/concrete_eval.h, which
-// shares nothing with the Z3 encoding) and, for non-revisiting, simulates the
+// point with the interpreter's index-map evaluation (which shares nothing
+// with the Z3 encoding) and, for non-revisiting, simulates the
 // interpreter's visiting orders directly: every permutation of every parallel
 // axis, every core count, and seed 002's revisiting check per core.
 #include <doctest/doctest.h>
@@ -14,7 +14,6 @@
 #include <numeric>
 #include <random>
 
-#include "analysis/prove/concrete_eval.h"
 #include "prove_test_util.h"
 
 using namespace tessera;
@@ -190,11 +189,10 @@ TEST_CASE("Z3 verdicts equal brute-force enumeration on random index maps") {
     Case c = gen.make();
     CAPTURE(c.text);
     Module m = parse_verified(c.text);
-    const Body& map = *m.find("m");
     std::map<Point, Point> block;
     bool oob = false;
     for (const Point& p : all_points(c.grid)) {
-      Point b = eval_index_map(map, p);
+      Point b = block_at(m, "m", p);
       for (size_t d = 0; d < b.size(); ++d) oob |= b[d] < 0 || b[d] >= c.dims[d];
       block[p] = b;
     }
