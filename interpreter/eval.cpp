@@ -361,9 +361,11 @@ struct Exec {
   void program_id() {
     if (!ctx.kernel) fail("used outside a pallas_call kernel");
     int64_t axis = op().int_param("axis");
-    if (axis < 0 || axis >= static_cast<int64_t>(ctx.kernel->grid.size()))
-      fail("axis " + std::to_string(axis) + " is out of range for a grid of rank " + std::to_string(ctx.kernel->grid.size()));
-    int64_t v = p.kind == Kind::ProgramId ? ctx.kernel->point[axis] : ctx.kernel->grid[axis];
+    const std::vector<int>& axes = ctx.kernel->kernel_axes;
+    if (axis < 0 || axis >= static_cast<int64_t>(axes.size()))
+      fail("axis " + std::to_string(axis) + " is out of range for a kernel grid of rank " + std::to_string(axes.size()));
+    int g = axes[axis];
+    int64_t v = p.kind == Kind::ProgramId ? ctx.kernel->point[g] : ctx.kernel->grid[g];
     set(0, Val{Array::scalar(DType::i32, static_cast<double>(v)), nullptr});
   }
 

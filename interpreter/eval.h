@@ -33,6 +33,9 @@ struct KernelFrame {
   std::string kernel;              // "@add_kernel"
   std::vector<int64_t> grid;       // sizes, dynamic ones resolved
   std::vector<int64_t> point;      // the current grid point
+  // The grid axes program_id / num_programs see: all but the vmapped ones (a
+  // batched kernel keeps its unbatched axis numbers, as in seed 002).
+  std::vector<int> kernel_axes;
   int64_t collective_id = -1;
 };
 

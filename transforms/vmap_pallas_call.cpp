@@ -9,7 +9,8 @@
 // dimension_semantics marks it parallel (batch elements are independent) and
 // the cost estimate scales by the batch size.
 //
-// A batched scalar-prefetch operand or dynamic grid size cannot become a grid
+// A batched scalar-prefetch operand, dynamic grid size, or `any`/`hbm`
+// operand (which the kernel sees whole) cannot become a grid
 // axis (it changes the grid or the index maps per element): those calls run
 // as an explicit `for` loop over the batch, each iteration calling the
 // unbatched pallas_call on one element (the seed's fallback).
@@ -163,6 +164,13 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x0, const Dims& d0
 
   for (int k = 0; k < g.num_dynamic + g.num_scalar_prefetch(); ++k)
     if (d[k] != kNotMapped) return explicit_loop(c, op, g, x, d);
+  // An `any` / `hbm` operand reaches the kernel whole, not as a block, so a
+  // batch block dim cannot hide the batch axis from the kernel's DMAs: loop.
+  auto unblocked = [](const BlockSpec& s) { return s.mem == MemSpace::any || s.mem == MemSpace::hbm; };
+  for (int i = 0; i < g.num_inputs(); ++i)
+    if (d[g.input_operand(i)] != kNotMapped && unblocked(g.in_specs[i])) return explicit_loop(c, op, g, x, d);
+  for (const BlockSpec& s : g.out_specs)
+    if (unblocked(s)) return explicit_loop(c, op, g, x, d);
 
   align_aliases(c, g, x, d);
   std::vector<BlockSpec> in_specs, out_specs;

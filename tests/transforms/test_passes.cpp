@@ -15,24 +15,15 @@
 #include "ir/primitive.h"
 #include "ir/printer.h"
 #include "transforms/pass.h"
+#include "tests/transforms/diff_test_util.h"
 #include "verify/verify.h"
 
 using namespace tessera;
-using interp::Array;
+using namespace tessera::testing;
 
 namespace {
 
 Module parse(const std::string& text) { return parse_module(text, "test.tsr"); }
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Module example(const std::string& name) { return parse_module(read_file(std::string(EXAMPLES_DIR) + "/" + name), name); }
 
 // Calls f on every body reachable from the module (nested ones included).
 void each_body(const Module& m, const std::function<void(const Body&)>& f) {
@@ -72,49 +63,6 @@ void require_verifies(const Module& m) {
   auto diags = verify_module(m);
   for (const auto& d : diags) MESSAGE(d.str());
   REQUIRE(diags.empty());
-}
-
-Array random_array(const Type& t, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::vector<double> vals(num_elements(t.shape()));
-  if (is_float(t.dtype())) {
-    std::uniform_real_distribution<double> u(-2.0, 2.0);
-    for (double& v : vals) v = u(gen);
-  } else {
-    std::uniform_int_distribution<int> u(0, 7);
-    for (double& v : vals) v = u(gen);
-  }
-  return Array::from_values(t.dtype(), t.shape(), vals);
-}
-
-std::vector<Array> random_inputs(const Body& f, uint32_t seed) {
-  std::vector<Array> in;
-  for (const Var* p : f.params()) in.push_back(random_array(p->type, seed++));
-  return in;
-}
-
-void require_close(const Array& a, const Array& b, double tol = 1e-5) {
-  REQUIRE(a.dtype() == b.dtype());
-  REQUIRE(a.shape() == b.shape());
-  double worst = 0;
-  int64_t bad = -1;
-  for (int64_t i = 0; i < a.size(); ++i) {
-    double x = a.get(i), y = b.get(i);
-    double err = std::abs(x - y) / (1.0 + std::abs(y));
-    if (!(err <= tol) && bad < 0) bad = i;
-    if (err > worst) worst = err;
-  }
-  INFO("worst relative error " << worst << " at first bad element " << bad);
-  CHECK(bad < 0);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.formatted();
-  }
-  return "";
 }
 
 }  // namespace
@@ -356,14 +304,6 @@ TEST_CASE("discharge: zoo examples run to the stateful results") {
   }
 }
 
-Array batch_element(const Array& a, int64_t b, int64_t n) {
-  Shape inner(a.shape().begin() + 1, a.shape().end());
-  Array out(a.dtype(), inner);
-  int64_t per = a.size() / n;
-  for (int64_t e = 0; e < per; ++e) out.set(e, a.get(b * per + e));
-  return out;
-}
-
 // Compositions: jvp / vmap first, then discharge (jvp and vmap are another
 // helper's passes; this checks discharge on what they produce: doubled and
 // batched block mappings, Squeezed batch dims, vmapped_dims, a 4-D grid).
@@ -390,10 +330,10 @@ TEST_CASE("discharge after vmap and jvp agrees with separate unbatched runs") {
       Module single = what.find("jvp") == std::string::npos ? m : run_pipeline(m, "jvp");
       for (int64_t b = 0; b < 3; ++b) {
         std::vector<Array> in_b;
-        for (const Array& a : in) in_b.push_back(batch_element(a, b, 3));
+        for (const Array& a : in) in_b.push_back(batch_element(a, b));
         auto want = interp::run_function(single, "main", in_b);
         REQUIRE(got.size() == want.size());
-        for (size_t i = 0; i < got.size(); ++i) require_close(batch_element(got[i], b, 3), want[i], 1e-4);
+        for (size_t i = 0; i < got.size(); ++i) require_close(batch_element(got[i], b), want[i], 1e-4);
       }
     }
   }
