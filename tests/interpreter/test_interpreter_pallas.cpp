@@ -398,3 +398,28 @@ func @main(%x: f32[80,128]) -> f32[80,128] {
   CHECK(contains(err, "test.tsr:7:3: error: get: Out-of-bounds read of vmem buffer of input \"x\" block (device 0, core 0): "
                       "reading [8, 0:128] but buffer has shape (8, 128) (in kernel @k in iteration (8,))"));
 }
+
+TEST_CASE("program_id and num_programs skip vmapped grid axes") {
+  // Grid (3, 2) with axis 0 vmapped: the kernel sees a grid of rank 1 (size 2).
+  const char* text = R"(
+index_map @m(%b: i32, %i: i32) -> (i32, i32) {
+  return %b, %i
+}
+kernel @k(%o: ref<i32[1], vmem>) {
+  %i = program_id[axis=0]
+  %n = num_programs[axis=0]
+  %t = mul %n, 10
+  %v = add %t, %i
+  %vb = broadcast_in_dim[shape=(1), broadcast_dimensions=()] %v
+  swap %o[:], %vb
+}
+func @main() -> i32[3,2] {
+  %out = pallas_call[kernel=@k, grid=(3, 2), in_specs=[], out_specs=[spec((squeezed, 1), @m)], out_shapes=[i32[3,2]],
+                     vmapped_dims=(0), dimension_semantics=(parallel, arbitrary)]
+  return %out
+}
+)";
+  Array out = run(text, {})[0];
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t i = 0; i < 2; ++i) CHECK(out.get_int(b * 2 + i) == 20 + i);
+}
