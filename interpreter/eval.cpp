@@ -438,6 +438,7 @@ struct Exec {
     req.dst_gc = in.machine().global_core(req.dst_device, ctx.core);
     req.loc = op().loc;
     req.where = sem_where();
+    req.issuer = who();
     if (region_elements(req.src_region) != region_elements(req.dst_region))
       fail("source region " + region_str(req.src_region) + " and destination region " + region_str(req.dst_region) +
            " differ in size");

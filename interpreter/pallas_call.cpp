@@ -491,6 +491,7 @@ std::vector<Val> PallasRun::run() {
   }
   if (ctx_.devices && ctx_.devices->size > 1)
     m_.barrier(*ctx_.devices, m_.global_core(dev, 0), "the other devices to finish pallas_call @" + g_.kernel->name());
+  m_.run_pending_dma_work(dev);
   auto left = m_.nonzero_semaphores(dev);
   if (!left.empty()) {
     auto& [name, gc, count] = left.front();

@@ -35,7 +35,7 @@ struct Dma {
       throw Error(req.loc, "dma_start: Out-of-bounds read of " + src.describe() + ": reading " + region_str(req.src_region) +
                                " but buffer has shape " + shape_str(src.data.shape()) + req.where);
     clock.tick(thread);
-    m.access(src, req.src_region, false, thread, clock, "DMA " + std::to_string(thread - kDmaThread0) + req.where, req.loc);
+    m.access(src, req.src_region, false, thread, clock, "DMA " + std::to_string(thread - kDmaThread0) + " of " + req.issuer, req.loc);
     data = read_region(src.data, req.src_region, true, m.uninit_zero());
     clock.tick(thread);
     if (req.src_sem >= 0) m.signal(req.src_sem, req.src_gc, bytes(), &clock);
@@ -53,7 +53,7 @@ struct Dma {
       throw Error(req.loc, "dma_start: Out-of-bounds write of " + dst->describe() + ": writing " + region_str(req.dst_region) +
                                " but buffer has shape " + shape_str(dst->data.shape()) + req.where);
     clock.tick(thread);
-    m.access(*dst, req.dst_region, true, thread, clock, "DMA " + std::to_string(thread - kDmaThread0) + req.where, req.loc);
+    m.access(*dst, req.dst_region, true, thread, clock, "DMA " + std::to_string(thread - kDmaThread0) + " of " + req.issuer, req.loc);
     Array value = data.reshaped(region_shape(req.dst_region));
     if (region_is_full(req.dst_region, dst->data.shape())) dst->data = value.reshaped(dst->data.shape());
     else write_region(dst->writable(), req.dst_region, value);
@@ -212,6 +212,16 @@ void Machine::release_semaphores(int64_t mark) {
     for (auto& [gc, q] : it->second.work) idle &= q.empty();
     it = idle ? sems_.erase(it) : std::next(it);
   }
+}
+
+void Machine::run_pending_dma_work(int device) {
+  for (auto& [id, s] : sems_)
+    for (auto& [gc, q] : s.work)
+      while (gc / opts_.cores == device && !q.empty()) {
+        std::function<void()> job = std::move(q.front());
+        q.pop_front();
+        job();
+      }
 }
 
 std::vector<std::tuple<std::string, int, int64_t>> Machine::nonzero_semaphores(int device) {

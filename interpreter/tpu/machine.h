@@ -99,6 +99,10 @@ class Machine {
   int64_t semaphore_mark(int device) { return next_sem_id_[global_core(device, 0)]; }
   // Forgets the semaphores allocated since `mark` (a kernel has exited).
   void release_semaphores(int64_t mark);
+  // Runs the on_wait DMA work still queued on the semaphores of `device` (DMAs
+  // nobody waited for), so the kernel-exit check sees their signals exactly as
+  // it would in eager mode instead of the copies vanishing.
+  void run_pending_dma_work(int device);
   // Semaphores of `device` with a non-zero count: (name, global core, count).
   std::vector<std::tuple<std::string, int, int64_t>> nonzero_semaphores(int device);
 
@@ -114,7 +118,8 @@ class Machine {
     int64_t dst_sem = -1, src_sem = -1;
     int src_gc = 0, dst_gc = 0;
     Loc loc;
-    std::string where;
+    std::string where;   // " in dma_start at LOC on device D core C", for messages
+    std::string issuer;  // "dma_start on device D core C", for race reports (which add LOC)
   };
   void dma_start(const DmaRequest& req, int issuer_gc);
 

@@ -242,3 +242,49 @@ func @main(%x: f32[2,3,4]) -> f32[2,3,4] {
         want.push_back(static_cast<float>(x.get((a * 3 + b) * 4 + e)) + static_cast<float>((a * 3 + b) * 100 + a * 10 + b));
   for (int cores : {1, 2}) check_close(run(text, {x}, opts(cores, 1, RunOptions::Dma::on_wait, true))[0], want, 0);
 }
+
+TEST_CASE("a DMA nobody waits for is reported at kernel exit in both DMA modes") {
+  // dma_pipeline without its last wait on the output semaphore: the final
+  // chunk's copy is started but never waited on.
+  std::ifstream f(std::string(EXAMPLES_DIR) + "/dma_pipeline.tsr");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string text = ss.str();
+  const std::string last_wait = "  dma_wait %out_sem[1], %out_buf[1, :, :]\n";
+  REQUIRE(text.find(last_wait) != std::string::npos);
+  text.erase(text.find(last_wait), last_wait.size());
+  Array x = random(DType::f32, {2048, 128}, 3);
+  for (auto dma : {RunOptions::Dma::on_wait, RunOptions::Dma::eager}) {
+    RunOptions o;
+    o.dma = dma;
+    std::string e = run_error(text, {x}, o);
+    CAPTURE(e);
+    CHECK(contains(e, "Semaphore scratch \"out_sem\"[1] has non-zero count 65536"));
+    CHECK(contains(e, "every signal (and DMA) must be matched by a wait"));
+  }
+}
+
+TEST_CASE("a race between DMAs names each access once, with its location") {
+  const char* text = R"(
+index_map @z(%i: i32) -> (i32, i32) {
+  return 0, 0
+}
+kernel @k(%x: ref<f32[8,128], any>, %o: ref<f32[8,128], any>, %s: ref<dma_sem[1], semaphore>) {
+  dma_start %x[:, :], %o[:, :], %s[0]
+  dma_wait %s[0], %o[:, :]
+}
+func @main(%x: f32[8,128]) -> f32[8,128] {
+  %out = pallas_call[kernel=@k, grid=(2), in_specs=[spec((8, 128), @z, mem=any)], out_specs=[spec((8, 128), @z, mem=any)],
+                     out_shapes=[f32[8,128]], scratch=[ref<dma_sem[1], semaphore>], dimension_semantics=(parallel)] %x
+  return %out
+}
+)";
+  RunOptions o;
+  o.cores = 2;
+  o.detect_races = true;
+  std::string e = run_error(text, {random(DType::f32, {8, 128}, 1)}, o);
+  CAPTURE(e);
+  CHECK(contains(e, "RACE DETECTED"));
+  CHECK(contains(e, "of dma_start on device 0 core 1 at test.tsr:6:3"));
+  CHECK_FALSE(contains(e, "at test.tsr:6:3 on device"));
+}
