@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/prims/shape_util.h"
+
 namespace tessera {
 namespace {
 
@@ -71,7 +73,7 @@ std::vector<Type> infer_result_types(const Op& op) {
   for (const Indexer& ix : op.indexers) {
     if (ix.base < 0 || ix.base >= static_cast<int>(op.operands.size()))
       throw Error(op.loc, op.name() + ": indexer refers to a missing operand");
-    Type t = op.operands[ix.base].type();
+    const Type& t = prims::type_of(op.operands[ix.base]);
     if (!t.is_ref()) throw Error(op.loc, op.name() + ": only a Ref can be indexed, got " + t.str());
     if (static_cast<int>(ix.entries.size()) != t.rank())
       throw Error(op.loc, op.name() + ": " + std::to_string(ix.entries.size()) + " indices for a Ref of rank " +
@@ -80,7 +82,7 @@ std::vector<Type> infer_result_types(const Op& op) {
       if (!e.is_dynamic()) continue;
       if (e.dyn_start >= static_cast<int>(op.operands.size()))
         throw Error(op.loc, op.name() + ": index refers to a missing operand");
-      Type it = op.operands[e.dyn_start].type();
+      const Type& it = prims::type_of(op.operands[e.dyn_start]);
       if (!it.is_scalar() || !is_int(it.dtype()))
         throw Error(op.loc, op.name() + ": a dynamic index must be an integer scalar, got " + it.str());
     }
@@ -100,16 +102,17 @@ Op& Builder::create(const Primitive& p, std::vector<Value> operands, Params para
   // Missing trailing entries mean whole dimensions, as `x[i]` means `x[i, :]`.
   for (Indexer& ix : indexers) {
     if (ix.base >= 0 && ix.base < static_cast<int>(op.operands.size())) {
-      Type t = op.operands[ix.base].type();
+      const Type& t = prims::type_of(op.operands[ix.base]);
       while (t.is_ref() && static_cast<int>(ix.entries.size()) < t.rank()) ix.entries.push_back(IndexEntry::full());
     }
   }
   op.indexers = std::move(indexers);
   normalize_params(op);
   std::vector<Type> types = infer_result_types(op);
+  op.results.reserve(types.size());
   for (size_t i = 0; i < types.size(); ++i) {
-    std::string name = i < result_names.size() ? result_names[i] : "";
-    op.results.push_back(body_->new_var(types[i], std::move(name), loc_));
+    std::string name = i < result_names.size() ? std::move(result_names[i]) : "";
+    op.results.push_back(body_->new_var(std::move(types[i]), std::move(name), loc_));
   }
   body_->ops().push_back(std::move(op));
   return body_->ops().back();

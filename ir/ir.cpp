@@ -62,13 +62,23 @@ std::vector<int> Op::main_operands() const {
 }
 
 const Value& Op::main_operand(int k) const {
-  // Shape rules call this per operand: skip building the index list when no
-  // operand is a dynamic index.
+  // Shape rules call this per operand: find it without building the index
+  // list (an operand is a main one unless some indexer entry names it).
   if (indexers.empty() && k >= 0 && k < static_cast<int>(operands.size())) return operands[k];
-  std::vector<int> m = main_operands();
-  if (k < 0 || k >= static_cast<int>(m.size()))
-    throw Error(loc, name() + " expects at least " + std::to_string(k + 1) + " operands");
-  return operands[m[k]];
+  auto is_index = [&](int i) {
+    for (const Indexer& ix : indexers)
+      for (const IndexEntry& e : ix.entries)
+        if (e.is_dynamic() && e.dyn_start == i) return true;
+    return false;
+  };
+  if (k >= 0) {
+    int seen = 0;
+    for (int i = 0; i < static_cast<int>(operands.size()); ++i) {
+      if (is_index(i)) continue;
+      if (seen++ == k) return operands[i];
+    }
+  }
+  throw Error(loc, name() + " expects at least " + std::to_string(k + 1) + " operands");
 }
 
 const Indexer* Op::indexer_for(int operand) const {

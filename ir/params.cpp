@@ -4,6 +4,7 @@ namespace tessera {
 
 Shape indexed_shape(const Indexer& ix, const Shape& ref_shape) {
   Shape out;
+  out.reserve(ref_shape.size());
   for (size_t d = 0; d < ref_shape.size(); ++d) {
     if (d >= ix.entries.size()) { out.push_back(ref_shape[d]); continue; }
     const IndexEntry& e = ix.entries[d];

@@ -1,10 +1,12 @@
 #include "ir/parser.h"
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 #include "ir/builder.h"
 #include "ir/lexer.h"
@@ -16,24 +18,36 @@ namespace {
 class Parser {
  public:
   Parser(std::string_view text, const std::string& filename)
-      : toks_(lex(text, std::make_shared<const std::string>(filename))) {}
+      : lexer_(text, std::make_shared<const std::string>(filename)) {}
 
   Module parse() {
-    // Pass 1: find every top-level symbol so `@name` may refer forward.
-    while (!at(Tok::End)) {
-      const Token& kw = peek();
-      if (kw.kind != Tok::Ident || (kw.text != "func" && kw.text != "kernel" && kw.text != "index_map"))
-        fail(kw, "expected 'func', 'kernel' or 'index_map' at top level");
-      size_t start = pos_;
-      next();
-      const Token& name = expect(Tok::At, "a symbol name like @main");
-      if (symbols_.count(name.text)) fail(name, "redefinition of @" + name.text);
-      symbols_[name.text] = Symbol{start, false, nullptr};
-      order_.push_back(name.text);
-      skip_to_body_end(kw);
+    // Pass 1: find every top-level symbol so `@name` may refer forward. It
+    // lexes the whole text, so a lexical error anywhere is reported before
+    // any error of structure, as when the text is lexed up front.
+    try {
+      cur_ = lexer_.next();
+      while (!at(Tok::End)) {
+        const Token kw = peek();
+        if (kw.kind != Tok::Ident || (kw.text != "func" && kw.text != "kernel" && kw.text != "index_map"))
+          fail(kw, "expected 'func', 'kernel' or 'index_map' at top level");
+        Lexer::State after_kw = lexer_.state();
+        next();
+        const Token name = expect(Tok::At, "a symbol name like @main");
+        std::string key(name.text);
+        if (symbols_.count(key)) fail(name, "redefinition of @" + key);
+        size_t lines = skip_to_body_end(kw);
+        symbols_[key] = Symbol{kw, after_kw, lines, false, nullptr};
+        order_.push_back(key);
+      }
+    } catch (const Error&) {
+      while (lexer_.next().kind != Tok::End) {}  // a lexical error further on wins
+      throw;
     }
     // Pass 2: parse each body, resolving references on demand.
-    for (const std::string& name : order_) resolve(name, toks_[symbols_[name].start]);
+    for (const std::string& name : order_) {
+      const Symbol& s = symbols_.find(name)->second;
+      resolve(name, s.kw);
+    }
     Module m;
     for (const std::string& name : order_) m.add(symbols_[name].body);
     return m;
@@ -41,39 +55,49 @@ class Parser {
 
  private:
   struct Symbol {
-    size_t start;
+    Token kw;                 // `func`, `kernel` or `index_map`
+    Lexer::State after_kw;    // where the lexer stands just after kw
+    size_t lines;             // lines that start inside the body's braces: about its op count
     bool parsing;
     BodyPtr body;
   };
-  using Scope = std::map<std::string, Var*, std::less<>>;
+  // Names are views into the source text, which outlives the parse.
+  using Scope = std::unordered_map<std::string_view, Var*>;
 
   // ---- token helpers ----
-  const Token& peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
-  bool at(Tok kind) const { return peek().kind == kind; }
-  bool at_punct(std::string_view p) const { return peek().kind == Tok::Punct && peek().text == p; }
-  bool at_ident(std::string_view w) const { return peek().kind == Tok::Ident && peek().text == w; }
-  const Token& next() {
-    const Token& t = toks_[pos_];
-    if (pos_ + 1 < toks_.size()) ++pos_;
-    last_line_ = t.loc.line;
+  // One token of lookahead: peek() is the token next() returns. Tokens are
+  // returned by value (they are small), so none dangles as the lexer moves on.
+  const Token& peek() const { return cur_; }
+  bool at(Tok kind) const { return cur_.kind == kind; }
+  bool at_punct(std::string_view p) const {
+    // Punctuation is one or two characters: test the first before comparing.
+    return cur_.kind == Tok::Punct && cur_.text.size() == p.size() && cur_.text[0] == p[0] &&
+           (p.size() == 1 || cur_.text == p);
+  }
+  bool at_ident(std::string_view w) const { return cur_.kind == Tok::Ident && cur_.text == w; }
+  Token next() {
+    Token t = cur_;
+    if (cur_.kind != Tok::End) cur_ = lexer_.next();
+    last_line_ = t.line;
     return t;
   }
-  bool same_line() const { return peek().loc.line == last_line_; }
-  [[noreturn]] void fail(const Token& t, const std::string& msg) const { throw Error(t.loc, msg); }
+  bool same_line() const { return cur_.line == last_line_; }
+  Loc loc(const Token& t) const { return lexer_.loc(t); }
+  [[noreturn]] void fail(const Token& t, const std::string& msg) const { throw Error(loc(t), msg); }
   static std::string describe(const Token& t) {
     switch (t.kind) {
       case Tok::End: return "end of input";
-      case Tok::Percent: return "'%" + t.text + "'";
-      case Tok::At: return "'@" + t.text + "'";
+      case Tok::Percent: return "'%" + std::string(t.text) + "'";
+      case Tok::At: return "'@" + std::string(t.text) + "'";
       case Tok::String: return "a string";
-      default: return "'" + t.text + "'";
+      default: return "'" + std::string(t.text) + "'";
     }
   }
-  const Token& expect(Tok kind, const std::string& what) {
+  Token expect(Tok kind, const std::string& what) {
     if (!at(kind)) fail(peek(), "expected " + what + ", got " + describe(peek()));
     return next();
   }
-  const Token& expect_punct(std::string_view p) {
+  Token expect_punct(std::string_view p) {
     if (!at_punct(p)) fail(peek(), "expected '" + std::string(p) + "', got " + describe(peek()));
     return next();
   }
@@ -83,26 +107,32 @@ class Parser {
     return true;
   }
   int64_t parse_int(const std::string& what) {
-    const Token& t = expect(Tok::Int, what);
-    try {
-      return std::stoll(t.text);
-    } catch (...) {
-      fail(t, "integer out of range: " + t.text);
-    }
+    const Token t = expect(Tok::Int, what);
+    int64_t v = 0;
+    const char* end = t.text.data() + t.text.size();
+    auto [p, ec] = std::from_chars(t.text.data(), end, v);
+    if (ec != std::errc() || p != end) fail(t, "integer out of range: " + std::string(t.text));
+    return v;
   }
 
-  void skip_to_body_end(const Token& kw) {
+  // Skips a top-level body; returns how many lines start a statement at the
+  // body's own depth, an estimate of its op count to reserve room for.
+  size_t skip_to_body_end(const Token& kw) {
     while (!at_punct("{")) {
-      if (at(Tok::End)) fail(kw, "expected '{' to start the body of this " + kw.text);
+      if (at(Tok::End)) fail(kw, "expected '{' to start the body of this " + std::string(kw.text));
       next();
     }
     int depth = 0;
+    size_t lines = 0;
+    int counted_line = 0;
     do {
       if (at(Tok::End)) fail(kw, "unterminated body: missing '}'");
+      if (depth == 1 && peek().line != counted_line) ++lines, counted_line = peek().line;
       if (at_punct("{")) ++depth;
       if (at_punct("}")) --depth;
       next();
     } while (depth > 0);
+    return lines;
   }
 
   BodyPtr resolve(const std::string& name, const Token& where) {
@@ -112,17 +142,20 @@ class Parser {
     if (s.body) return s.body;
     if (s.parsing) fail(where, "recursive reference to @" + name + " (bodies may not call themselves)");
     s.parsing = true;
-    size_t saved_pos = pos_;
+    Token saved_cur = cur_;
+    Lexer::State saved_state = lexer_.state();
     int saved_line = last_line_;
     std::vector<Scope> saved_scopes = std::move(scopes_);
     scopes_.clear();
-    pos_ = s.start;
-    const Token& kw = next();
+    cur_ = s.kw;
+    lexer_.set_state(s.after_kw);
+    const Token kw = next();
     BodyKind kind = kw.text == "func" ? BodyKind::func : kw.text == "kernel" ? BodyKind::kernel : BodyKind::index_map;
     next();  // @name
-    BodyPtr body = parse_body(name, kind, kw.loc);
+    BodyPtr body = parse_body(name, kind, loc(kw), s.lines);
     scopes_ = std::move(saved_scopes);
-    pos_ = saved_pos;
+    cur_ = saved_cur;
+    lexer_.set_state(saved_state);
     last_line_ = saved_line;
     s.parsing = false;
     s.body = body;
@@ -131,9 +164,9 @@ class Parser {
 
   // ---- types ----
   DType parse_dtype_tok() {
-    const Token& t = expect(Tok::Ident, "a dtype");
+    const Token t = expect(Tok::Ident, "a dtype");
     auto d = tessera::parse_dtype(t.text);
-    if (!d) fail(t, "unknown dtype '" + t.text + "'");
+    if (!d) fail(t, "unknown dtype '" + std::string(t.text) + "'");
     return *d;
   }
 
@@ -144,7 +177,7 @@ class Parser {
     next();
     if (!at_punct("]")) {
       do {
-        const Token& t = peek();
+        const Token t = peek();
         int64_t d = parse_int("a dimension size");
         if (d < 0) fail(t, "dimension sizes must be non-negative");
         a.shape.push_back(d);
@@ -161,9 +194,9 @@ class Parser {
       ArrayType a = parse_array_type();
       MemSpace space = MemSpace::any;
       if (accept_punct(",")) {
-        const Token& t = expect(Tok::Ident, "a memory space");
+        const Token t = expect(Tok::Ident, "a memory space");
         auto m = parse_mem_space(t.text);
-        if (!m) fail(t, "unknown memory space '" + t.text + "'");
+        if (!m) fail(t, "unknown memory space '" + std::string(t.text) + "'");
         space = *m;
       }
       expect_punct(">");
@@ -174,17 +207,19 @@ class Parser {
   }
 
   // ---- bodies ----
-  BodyPtr parse_body(const std::string& name, BodyKind kind, const Loc& loc) {
+  BodyPtr parse_body(const std::string& name, BodyKind kind, const Loc& loc, size_t expected_ops = 0) {
     BodyPtr body = make_body(name, kind);
     body->set_loc(loc);
+    // Room for the ops up front: growing the vector would move every op built so far.
+    body->ops().reserve(expected_ops);
     scopes_.emplace_back();
     expect_punct("(");
     if (!at_punct(")")) {
       do {
-        const Token& t = expect(Tok::Percent, "a parameter name like %x");
+        const Token t = expect(Tok::Percent, "a parameter name like %x");
         expect_punct(":");
         Type type = parse_type();
-        define(t, body->add_param(type, t.text, t.loc));
+        define(t, body->add_param(type, std::string(t.text), this->loc(t)));
       } while (accept_punct(","));
     }
     expect_punct(")");
@@ -199,14 +234,14 @@ class Parser {
         declared.push_back(parse_type());
       }
     }
-    const Token& open = expect_punct("{");
+    const Token open = expect_punct("{");
     Builder b(*body);
     bool returned = false;
     while (!at_punct("}")) {
       if (at(Tok::End)) fail(open, "unterminated body: missing '}'");
       if (returned) fail(peek(), "'return' must be the last statement of a body");
       if (at_ident("return")) {
-        const Token& r = next();
+        const Token r = next();
         std::vector<Value> outs;
         if (!at_punct("}")) do outs.push_back(parse_value(nullptr)); while (accept_punct(","));
         body->set_outputs(outs);
@@ -233,8 +268,7 @@ class Parser {
 
   void define(const Token& t, Var* v) {
     Scope& s = scopes_.back();
-    if (s.count(t.text)) fail(t, "redefinition of %" + t.text);
-    s[t.text] = v;
+    if (!s.emplace(t.text, v).second) fail(t, "redefinition of %" + std::string(t.text));
   }
 
   Var* lookup(const Token& t) {
@@ -242,12 +276,12 @@ class Parser {
     if (auto it = s.find(t.text); it != s.end()) return it->second;
     for (size_t k = scopes_.size() - 1; k-- > 0;) {
       if (scopes_[k].count(t.text))
-        fail(t, "%" + t.text + " is defined in an enclosing body; bodies are closed, so pass it in as an operand" +
+        fail(t, "%" + std::string(t.text) + " is defined in an enclosing body; bodies are closed, so pass it in as an operand" +
                     (body_kind_stack_.empty() || body_kind_stack_.back() != BodyKind::index_map
                          ? std::string()
                          : " (an index map may use only its program ids and scalar prefetch refs; it must not capture values)"));
     }
-    fail(t, "use of undefined value %" + t.text);
+    fail(t, "use of undefined value %" + std::string(t.text));
   }
 
   // ---- statements ----
@@ -258,7 +292,7 @@ class Parser {
 
   void parse_statement(Builder& b) {
     std::vector<PendingResult> results;
-    const Token& first = peek();
+    const Token first = peek();
     if (at(Tok::Percent)) {
       do {
         PendingResult r{expect(Tok::Percent, "a result name"), std::nullopt};
@@ -267,9 +301,9 @@ class Parser {
       } while (accept_punct(","));
       expect_punct("=");
     }
-    const Token& name_tok = expect(Tok::Ident, "a primitive name or 'return'");
+    const Token name_tok = expect(Tok::Ident, "a primitive name or 'return'");
     const Primitive* p = registry().find(name_tok.text);
-    if (!p) fail(name_tok, "unknown primitive '" + name_tok.text + "'");
+    if (!p) fail(name_tok, "unknown primitive '" + std::string(name_tok.text) + "'");
     Params params;
     if (at_punct("[") && same_line()) params = parse_params(*p);
     std::vector<Value> operands;
@@ -279,23 +313,24 @@ class Parser {
       do parse_operand(*p, operands, indexers, untyped); while (accept_punct(","));
     }
     resolve_untyped_literals(operands, untyped);
-    b.set_loc(results.empty() ? name_tok.loc : first.loc);
+    b.set_loc(loc(results.empty() ? name_tok : first));
     std::vector<std::string> names;
-    for (const PendingResult& r : results) names.push_back(r.name.text);
+    names.reserve(results.size());
+    for (const PendingResult& r : results) names.emplace_back(r.name.text);
     Op& op = b.create(*p, std::move(operands), std::move(params), std::move(indexers), names);
     if (!results.empty() && results.size() != op.results.size())
-      fail(first, name_tok.text + " has " + std::to_string(op.results.size()) + " result(s), but " +
+      fail(first, std::string(name_tok.text) + " has " + std::to_string(op.results.size()) + " result(s), but " +
                       std::to_string(results.size()) + " name(s) were given");
     for (size_t i = 0; i < results.size(); ++i) {
       if (results[i].type && !(*results[i].type == op.results[i]->type))
-        fail(results[i].name, "result %" + results[i].name.text + " is declared " + results[i].type->str() +
-                                  " but " + name_tok.text + " gives " + op.results[i]->type.str());
+        fail(results[i].name, "result %" + std::string(results[i].name.text) + " is declared " +
+                                  results[i].type->str() + " but " + std::string(name_tok.text) + " gives " + op.results[i]->type.str());
       define(results[i].name, op.results[i]);
     }
   }
 
   bool starts_operand() const {
-    const Token& t = peek();
+    const Token t = peek();
     if (t.kind == Tok::Percent || t.kind == Tok::Int || t.kind == Tok::Float) return true;
     if (t.kind == Tok::Punct && t.text == "-") return true;
     return t.kind == Tok::Ident && (t.text == "true" || t.text == "false" || t.text == "inf" || t.text == "nan");
@@ -319,14 +354,14 @@ class Parser {
   // A value: a variable or a literal (`2.0:f32`, `3`, `true`, `-inf`).
   Value parse_value(bool* untyped) {
     if (at(Tok::Percent)) return lookup(next());
-    const Token& t = peek();
+    const Token t = peek();
     Literal lit;
     bool neg = accept_punct("-");
     if (at(Tok::Int)) {
       int64_t v = parse_int("an integer");
       lit = Literal::of_int(DType::i32, neg ? -v : v);
     } else if (at(Tok::Float)) {
-      lit = Literal::of_float(DType::f32, (neg ? -1 : 1) * std::stod(next().text));
+      lit = Literal::of_float(DType::f32, (neg ? -1 : 1) * std::stod(std::string(next().text)));
     } else if (at_ident("inf") || at_ident("nan")) {
       double v = next().text == "inf" ? INFINITY : NAN;
       lit = Literal::of_float(DType::f32, neg ? -v : v);
@@ -355,12 +390,14 @@ class Parser {
     if (!(at_punct("[") && same_line())) return;
     if (!p.indexed) fail(peek(), p.name + " does not take indexed operands like %ref[...]");
     next();
-    Indexer ix{index, {}};
+    // Entries gather in a scratch list (an index entry holds no body, so no
+    // nested parse reuses it), then move to a vector of exactly their size.
+    entries_.clear();
     if (!at_punct("]")) {
-      do ix.entries.push_back(parse_index_entry(operands)); while (accept_punct(","));
+      do entries_.push_back(parse_index_entry(operands)); while (accept_punct(","));
     }
     expect_punct("]");
-    indexers.push_back(std::move(ix));
+    indexers.push_back(Indexer{index, std::vector<IndexEntry>(entries_.begin(), entries_.end())});
   }
 
   IndexEntry parse_index_entry(std::vector<Value>& operands) {
@@ -385,7 +422,7 @@ class Parser {
     if (at(Tok::Percent)) return IndexEntry::dyn_point(dynamic());
     int64_t start = parse_int("an index: an integer, %value, a:b, ds(start, size) or ':'");
     if (accept_punct(":")) {
-      const Token& t = peek();
+      const Token t = peek();
       int64_t stop = parse_int("the end of a slice a:b");
       if (stop < start) fail(t, "slice end is before its start");
       return IndexEntry::slice(start, stop - start);
@@ -399,13 +436,13 @@ class Parser {
     expect_punct("[");
     if (!at_punct("]")) {
       do {
-        const Token& key = expect(Tok::Ident, "a parameter name");
+        const Token key = expect(Tok::Ident, "a parameter name");
         const ParamSpec* spec = p.find_param(key.text);
-        if (!spec) fail(key, "unknown parameter '" + key.text + "' for primitive " + p.name);
+        if (!spec) fail(key, "unknown parameter '" + std::string(key.text) + "' for primitive " + p.name);
         for (const NamedParam& np : params)
-          if (np.name == key.text) fail(key, "parameter '" + key.text + "' given twice");
+          if (np.name == key.text) fail(key, "parameter '" + std::string(key.text) + "' given twice");
         expect_punct("=");
-        params.push_back({key.text, parse_param(*spec)});
+        params.push_back({std::string(key.text), parse_param(*spec)});
       } while (accept_punct(","));
     }
     expect_punct("]");
@@ -435,7 +472,7 @@ class Parser {
   }
 
   Param parse_param(const ParamSpec& spec) {
-    const Token& t = peek();
+    const Token t = peek();
     switch (spec.kind) {
       case ParamKind::Int: {
         bool neg = accept_punct("-");
@@ -450,16 +487,16 @@ class Parser {
       case ParamKind::Bool:
         if (at_ident("true") || at_ident("false")) return next().text == "true";
         fail(t, "expected true or false for '" + spec.name + "'");
-      case ParamKind::Str: return expect(Tok::String, "a string for '" + spec.name + "'").text;
-      case ParamKind::Ident: return expect(Tok::Ident, "a word for '" + spec.name + "'").text;
+      case ParamKind::Str: return unescape_string(expect(Tok::String, "a string for '" + spec.name + "'").text);
+      case ParamKind::Ident: return std::string(expect(Tok::Ident, "a word for '" + spec.name + "'").text);
       case ParamKind::DType: return parse_dtype_tok();
       case ParamKind::Type: return parse_type();
       case ParamKind::Ints: return parse_int_list(nullptr);
       case ParamKind::Dims: return parse_int_list("?");
       case ParamKind::OptInts: return parse_int_list("none");
       case ParamKind::Idents: {
-        if (at(Tok::Ident)) return std::vector<std::string>{next().text};
-        return parse_list("(", ")", [&] { return expect(Tok::Ident, "a word").text; });
+        if (at(Tok::Ident)) return std::vector<std::string>{std::string(next().text)};
+        return parse_list("(", ")", [&] { return std::string(expect(Tok::Ident, "a word").text); });
       }
       case ParamKind::Types: return parse_list("[", "]", [&] { return parse_type(); });
       case ParamKind::Body: return parse_body_ref(spec.name == "kernel" ? BodyKind::kernel : BodyKind::fn);
@@ -480,20 +517,20 @@ class Parser {
 
   BodyPtr parse_body_ref(BodyKind inline_kind) {
     if (at(Tok::At)) {
-      const Token& t = next();
-      return resolve(t.text, t);
+      const Token t = next();
+      return resolve(std::string(t.text), t);
     }
     if (!at_ident("fn")) fail(peek(), "expected @name or an inline fn(...) { ... }, got " + describe(peek()));
-    const Token& kw = next();
+    const Token kw = next();
     body_kind_stack_.push_back(inline_kind);
-    BodyPtr b = parse_body("", inline_kind, kw.loc);
+    BodyPtr b = parse_body("", inline_kind, loc(kw));
     body_kind_stack_.pop_back();
     return b;
   }
 
   BlockSpec parse_spec() {
-    const Token& kw = expect(Tok::Ident, "spec(...)");
-    if (kw.text != "spec") fail(kw, "expected spec(...), got '" + kw.text + "'");
+    const Token kw = expect(Tok::Ident, "spec(...)");
+    if (kw.text != "spec") fail(kw, "expected spec(...), got '" + std::string(kw.text) + "'");
     BlockSpec s;
     expect_punct("(");
     bool first = true;
@@ -507,14 +544,14 @@ class Parser {
       } else if (at_ident("mem")) {
         next();
         expect_punct("=");
-        const Token& t = expect(Tok::Ident, "a memory space");
+        const Token t = expect(Tok::Ident, "a memory space");
         auto m = parse_mem_space(t.text);
-        if (!m) fail(t, "unknown memory space '" + t.text + "'");
+        if (!m) fail(t, "unknown memory space '" + std::string(t.text) + "'");
         s.mem = *m;
       } else if (at_ident("buffered")) {
         next();
         expect_punct("=");
-        const Token& t = peek();
+        const Token t = peek();
         s.buffer_count = parse_int("a buffer count");
         if (s.buffer_count < 1) fail(t, "buffered=k needs k >= 1");
       } else {
@@ -527,7 +564,7 @@ class Parser {
 
   BlockDim parse_block_dim() {
     if (at(Tok::Int)) return BlockDim::blocked(parse_int("a block size"));
-    const Token& t = expect(Tok::Ident, "a block dim: n, squeezed, element(n, lo, hi) or bounded(n)");
+    const Token t = expect(Tok::Ident, "a block dim: n, squeezed, element(n, lo, hi) or bounded(n)");
     if (t.text == "squeezed") return BlockDim::squeezed();
     if (t.text == "element") {
       expect_punct("(");
@@ -546,16 +583,17 @@ class Parser {
       expect_punct(")");
       return d;
     }
-    fail(t, "unknown block dim '" + t.text + "'; expected n, squeezed, element(n, lo, hi) or bounded(n)");
+    fail(t, "unknown block dim '" + std::string(t.text) + "'; expected n, squeezed, element(n, lo, hi) or bounded(n)");
   }
 
-  std::vector<Token> toks_;
-  size_t pos_ = 0;
+  Lexer lexer_;
+  Token cur_;
   int last_line_ = 0;
   std::map<std::string, Symbol, std::less<>> symbols_;
   std::vector<std::string> order_;
   std::vector<Scope> scopes_;
   std::vector<BodyKind> body_kind_stack_;
+  std::vector<IndexEntry> entries_;  // scratch for parse_operand
 };
 
 }  // namespace

@@ -65,7 +65,11 @@ class Printer {
     else if (!outs.empty()) out += " -> " + join(outs, [](const Type& t) { return t.str(); });
     out += " {\n";
     std::unordered_set<const Var*> used = used_vars(b);
-    for (const Op& op : b.ops()) out += pad(indent + 1) + op_line(op, indent + 1, used) + "\n";
+    for (const Op& op : b.ops()) {  // appended in place: no temporary copy of each line
+      out.append(2 * static_cast<size_t>(indent + 1), ' ');
+      out += op_line(op, indent + 1, used);
+      out += '\n';
+    }
     if (!b.outputs().empty())
       out += pad(indent + 1) + "return " + join(b.outputs(), [&](const Value& v) { return value(v); }, "", "") + "\n";
     out += pad(indent) + "}";
@@ -206,7 +210,7 @@ class Printer {
  private:
   struct Scope {
     std::unordered_map<const Var*, std::string> names;
-    std::set<std::string> taken;
+    std::unordered_set<std::string> taken;  // membership only
     int next = 0;
   };
 
@@ -254,7 +258,11 @@ class Printer {
 std::string print_module(const Module& m) {
   Printer p(&m);
   std::string out;
-  for (size_t i = 0; i < m.symbols().size(); ++i) out += (i ? "\n" : "") + p.body(*m.symbols()[i], 0, true) + "\n";
+  for (size_t i = 0; i < m.symbols().size(); ++i) {
+    if (i) out += '\n';
+    out += p.body(*m.symbols()[i], 0, true);
+    out += '\n';
+  }
   return out;
 }
 

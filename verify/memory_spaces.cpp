@@ -60,8 +60,8 @@ void check_kernel_memory_access(const Op& op, Diags& out) {
   const char* phrase = access_phrase(op.name());
   if (!phrase) return;
   const Value& ref = op.main_operand(0);
-  Type t = ref.type();
-  if (!t.is_ref()) return;
+  if (!ref.is_var() || !ref.var()->type.is_ref()) return;  // a literal is never a Ref
+  const Type& t = ref.var()->type;
   MemSpace m = t.mem_space();
   std::string space(mem_space_name(m));
   if (m == MemSpace::any || m == MemSpace::hbm)

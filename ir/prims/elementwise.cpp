@@ -47,13 +47,28 @@ Shape broadcast_shape(const Op& op, const std::vector<Type>& ts) {
 ShapeRule elementwise_rule(size_t arity, Accepts acc, bool to_bool) {
   return [=](const Op& op) {
     expect_operands(op, arity);
-    std::vector<Type> ts;
-    for (size_t i = 0; i < arity; ++i) ts.push_back(array_operand(op, static_cast<int>(i)));
-    for (const Type& t : ts) {
-      if (t.dtype() != ts[0].dtype()) fail(op, "operand dtypes differ: " + types_str(ts));
+    // The common path looks at the operand types in place; the list of copies
+    // is built only for an error message.
+    auto all_types = [&] {
+      std::vector<Type> ts;
+      for (size_t i = 0; i < arity; ++i) ts.push_back(array_operand(op, static_cast<int>(i)));
+      return ts;
+    };
+    const Type* shaped = nullptr;  // the first operand of rank > 0
+    DType first = DType::f32;
+    for (size_t i = 0; i < arity; ++i) {
+      const Type& t = array_operand(op, static_cast<int>(i));
+      if (i == 0) first = t.dtype();
+      if (t.dtype() != first) fail(op, "operand dtypes differ: " + types_str(all_types()));
       if (!accepts(acc, t.dtype())) fail(op, std::string("expects ") + accepts_str(acc) + " dtype, got " + t.str());
     }
-    return std::vector<Type>{Type::array(to_bool ? DType::i1 : ts[0].dtype(), broadcast_shape(op, ts))};
+    for (size_t i = 0; i < arity; ++i) {  // as broadcast_shape, in the same order of checks
+      const Type& t = array_operand(op, static_cast<int>(i));
+      if (t.rank() == 0) continue;
+      if (!shaped) shaped = &t;
+      else if (t.shape() != shaped->shape()) fail(op, "operand shapes differ: " + types_str(all_types()));
+    }
+    return one_type(Type::array(to_bool ? DType::i1 : first, shaped ? shaped->shape() : Shape{}));
   };
 }
 
@@ -82,7 +97,7 @@ void register_elementwise(Registry& r) {
 
   r.add(Primitive{"select_n", "select_n p, c0, c1, ...: picks case p (bool: false -> c0, true -> c1)", {},
                   [](const Op& op) {
-                    size_t n = op.main_operands().size();
+                    size_t n = main_operand_count(op);
                     if (n < 2) fail(op, "needs a predicate and at least one case");
                     std::vector<Type> ts;
                     for (size_t i = 0; i < n; ++i) ts.push_back(array_operand(op, static_cast<int>(i)));

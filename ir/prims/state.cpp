@@ -8,9 +8,12 @@ namespace {
 
 // The indexed Ref (main operand 0) and the array type its indexer selects.
 Type selected(const Op& op) {
-  Type r = ref_operand(op, 0);
+  const Type& r = ref_operand(op, 0);
   if (is_semaphore(r.dtype())) fail(op, "cannot read or write a semaphore Ref " + r.str() + " as data");
-  const Indexer* ix = op.indexer_for(op.main_operands()[0]);
+  // The first main operand (ref_operand found it) is the first operand that
+  // no indexer entry names.
+  int first_main = static_cast<int>(&op.main_operand(0) - op.operands.data());
+  const Indexer* ix = op.indexer_for(first_main);
   Shape s = ix ? indexed_shape(*ix, r.shape()) : r.shape();
   if (ix) {
     for (size_t d = 0; d < ix->entries.size(); ++d) {
@@ -22,11 +25,11 @@ Type selected(const Op& op) {
         fail(op, "static index out of bounds in dimension " + std::to_string(d) + " of " + r.str());
     }
   }
-  return Type::array(r.dtype(), s);
+  return Type::array(r.dtype(), std::move(s));
 }
 
 void expect_value(const Op& op, int k, const Type& want) {
-  Type v = array_operand(op, k);
+  const Type& v = array_operand(op, k);
   if (v.dtype() != want.dtype() || (v.rank() != 0 && v.shape() != want.shape()))
     fail(op, "value " + v.str() + " does not match the indexed region " + want.str());
 }
@@ -39,14 +42,14 @@ void expect_mask(const Op& op, int k, const Type& want) {
 
 std::vector<Type> get_rule(const Op& op) {
   expect_operands(op, 1);
-  return {selected(op)};
+  return one_type(selected(op));
 }
 
 std::vector<Type> swap_rule(const Op& op) {
   expect_operands(op, 2);
   Type t = selected(op);
   expect_value(op, 1, t);
-  return {t};
+  return one_type(std::move(t));
 }
 
 std::vector<Type> addupdate_rule(const Op& op) {
@@ -60,7 +63,7 @@ std::vector<Type> addupdate_rule(const Op& op) {
 std::vector<Type> load_rule(const Op& op) {
   expect_operands(op, 1, 3);
   Type t = selected(op);
-  size_t n = op.main_operands().size();
+  size_t n = main_operand_count(op);
   if (n >= 2) expect_mask(op, 1, t);
   if (n == 3) expect_value(op, 2, t);
   return {t};
@@ -70,12 +73,14 @@ std::vector<Type> store_rule(const Op& op) {
   expect_operands(op, 2, 3);
   Type t = selected(op);
   expect_value(op, 1, t);
-  if (op.main_operands().size() == 3) expect_mask(op, 2, t);
+  if (main_operand_count(op) == 3) expect_mask(op, 2, t);
   return {};
 }
 
 EffectRule on_ref(uint8_t bits) {
-  return [bits](const Op& op, OpEffects& e) { e.add(op.main_operands()[0], bits); };
+  return [bits](const Op& op, OpEffects& e) {
+    e.add(static_cast<int>(&op.main_operand(0) - op.operands.data()), bits);  // the first main operand
+  };
 }
 
 }  // namespace
