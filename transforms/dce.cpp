@@ -22,6 +22,7 @@
 #include "ir/clone.h"
 #include "ir/primitive.h"
 #include "transforms/pass.h"
+#include "transforms/var_table.h"
 
 namespace tessera {
 namespace {
@@ -98,10 +99,12 @@ std::optional<Op> sweep_nested(const Op& op, Dce& dce) {
 
 BodyPtr Dce::shrink(const Body& b, const Mask& keep_out, const Mask& keep_params, Mask* params_used) {
   const auto& ops = b.ops();
-  std::unordered_set<const Var*> live;
-  live.reserve(ops.size() * 2 + 8);
+  // One table serves both phases: during the sweep a key present is a live
+  // Var; the rebuild then maps old Vars to new ones in the same table (a null
+  // value: not mapped), so a large body pays for one table, not two.
+  VarTable<Var*> live(ops.size() + b.params().size() + 8);
   for (size_t i = 0; i < b.outputs().size(); ++i)
-    if (keep_out[i] && b.outputs()[i].is_var()) live.insert(b.outputs()[i].var());
+    if (keep_out[i] && b.outputs()[i].is_var()) live.insert(b.outputs()[i].var(), nullptr);
 
   std::vector<char> keep(ops.size(), 0);
   std::unordered_map<size_t, Rewrite> rewrites;  // sparse: most ops are copied as they are
@@ -112,7 +115,7 @@ BodyPtr Dce::shrink(const Body& b, const Mask& keep_out, const Mask& keep_params
     bool any_used = false;
     used.assign(op.results.size(), 0);
     for (size_t r = 0; r < op.results.size(); ++r)
-      if (live.count(op.results[r])) used[r] = 1, any_used = true;
+      if (live.contains(op.results[r])) used[r] = 1, any_used = true;
     if (!any_used && !has_side_effects(op)) {
       changed = true;
       continue;
@@ -130,11 +133,11 @@ BodyPtr Dce::shrink(const Body& b, const Mask& keep_out, const Mask& keep_params
     }
     if (rw) effective = &rewrites.emplace(k, std::move(*rw)).first->second.op, changed = true;
     for (const Value& v : effective->operands)
-      if (v.is_var()) live.insert(v.var());
+      if (v.is_var()) live.insert(v.var(), nullptr);
   }
   if (params_used) {
     params_used->assign(b.params().size(), 0);
-    for (size_t p = 0; p < b.params().size(); ++p) (*params_used)[p] = live.count(b.params()[p]) > 0;
+    for (size_t p = 0; p < b.params().size(); ++p) (*params_used)[p] = live.contains(b.params()[p]);
   }
   for (char c : keep_out) changed |= !c;
   for (char c : keep_params) changed |= !c;
@@ -145,8 +148,7 @@ BodyPtr Dce::shrink(const Body& b, const Mask& keep_out, const Mask& keep_params
   size_t kept = 0;
   for (char c : keep) kept += c;
   nb->ops().reserve(kept);
-  ValueMap map;
-  map.reserve(kept * 2 + b.params().size());
+  VarValueMap& map = live;
   for (size_t p = 0; p < b.params().size(); ++p)
     if (keep_params[p]) map[b.params()[p]] = nb->add_param(b.params()[p]->type, b.params()[p]->name, b.params()[p]->loc);
   Builder builder(*nb);

@@ -33,6 +33,7 @@
 #include "ir/grid_mapping.h"
 #include "ir/primitive.h"
 #include "transforms/pass.h"
+#include "transforms/var_table.h"
 
 namespace tessera {
 namespace {
@@ -203,7 +204,7 @@ struct Split {
 // `force_unknown_outputs[j]`: output j goes to the unknown part even if known.
 Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const std::vector<char>& force_unknown_out,
                         const std::string& known_name, const std::string& unknown_name) {
-  std::unordered_set<const Var*> unknown;
+  VarSet unknown(f.ops().size() + f.params().size() + 8);
   for (size_t p = 0; p < f.params().size(); ++p)
     if (!known_in[p]) unknown.insert(f.params()[p]);
   auto is_unknown = [&](const Value& v) { return v.is_var() && unknown.count(v.var()); };
@@ -240,26 +241,29 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   std::vector<char> out_unknown(f.outputs().size());
   for (size_t j = 0; j < f.outputs().size(); ++j) out_unknown[j] = is_unknown(f.outputs()[j]) || force_unknown_out[j];
   std::vector<char> keep_u(ops.size(), 0), keep_k(ops.size(), 0);
+  // Each part's live set is later its renaming (old Var -> new Var; a null
+  // value: live, not mapped), so a large body pays for one table per part.
+  VarTable<Var*> live_u(ops.size() + f.params().size() + 8), live_k(ops.size() + f.params().size() + 8);
   {
-    std::unordered_set<const Var*> live;
+    VarTable<Var*>& live = live_u;
     for (size_t j = 0; j < f.outputs().size(); ++j)
-      if (out_unknown[j] && f.outputs()[j].is_var()) live.insert(f.outputs()[j].var());
+      if (out_unknown[j] && f.outputs()[j].is_var()) live.insert(f.outputs()[j].var(), nullptr);
     for (size_t k = ops.size(); k-- > 0;) {
       if (place[k] == Placement::known) continue;
       bool used = false;
-      for (Var* r : ops[k].results) used |= unknown.count(r) && live.count(r);
+      for (Var* r : ops[k].results) used |= unknown.count(r) && live.contains(r);
       if (!used && !has_side_effects(ops[k])) continue;
       keep_u[k] = 1;
       for (const Value& v : ops[k].operands)
-        if (v.is_var()) live.insert(v.var());
+        if (v.is_var()) live.insert(v.var(), nullptr);
     }
   }
 
   // Residuals: known variables the live unknown part reads.
   std::vector<const Var*> residuals, ref_residuals;
-  std::unordered_set<const Var*> is_residual;
+  VarSet is_residual(ops.size() / 4 + f.params().size() + 8);
   auto need = [&](const Value& v) {
-    if (!v.is_var() || unknown.count(v.var()) || !is_residual.insert(v.var()).second) return;
+    if (!v.is_var() || unknown.count(v.var()) || !is_residual.insert(v.var())) return;
     (v.type().is_ref() ? ref_residuals : residuals).push_back(v.var());
   };
   for (size_t k = 0; k < ops.size(); ++k)
@@ -275,34 +279,41 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
                                " made in the known part; only Ref parameters can be shared (run discharge first)");
   }
   {
-    std::unordered_set<const Var*> live(is_residual.begin(), is_residual.end());
+    VarTable<Var*>& live = live_k;
+    for (const Var* r : residuals) live.insert(r, nullptr);
+    for (const Var* r : ref_residuals) live.insert(r, nullptr);
     for (size_t j = 0; j < f.outputs().size(); ++j)
-      if (!out_unknown[j] && f.outputs()[j].is_var()) live.insert(f.outputs()[j].var());
+      if (!out_unknown[j] && f.outputs()[j].is_var()) live.insert(f.outputs()[j].var(), nullptr);
     for (size_t k = ops.size(); k-- > 0;) {
       if (place[k] == Placement::unknown) continue;
       const std::vector<Value>& operands = place[k] == Placement::split ? splits.at(k).known_op.operands : ops[k].operands;
       bool used = false;
-      for (Var* r : ops[k].results) used |= !unknown.count(r) && live.count(r);
+      for (Var* r : ops[k].results) used |= !unknown.count(r) && live.contains(r);
       if (!used && (place[k] == Placement::split || !has_side_effects(ops[k]))) continue;
       keep_k[k] = 1;
       for (const Value& v : operands)
-        if (v.is_var()) live.insert(v.var());
+        if (v.is_var()) live.insert(v.var(), nullptr);
     }
   }
 
   // The known part.
   BodyPtr kb = make_body(known_name, BodyKind::func);
   kb->set_loc(f.loc());
-  ValueMap kmap;
+  size_t nk = 0, nu = 0;
+  for (size_t k = 0; k < ops.size(); ++k) nk += keep_k[k], nu += keep_u[k];
+  kb->ops().reserve(nk);
+  VarValueMap& kmap = live_k;
   for (size_t p = 0; p < f.params().size(); ++p)
     if (known_in[p]) kmap[f.params()[p]] = kb->add_param(f.params()[p]->type, f.params()[p]->name, f.params()[p]->loc);
-  auto copy_into = [](const Op& op, Body& dst, ValueMap& map) {
+  auto copy_into = [](const Op& op, Body& dst, VarValueMap& map) {
     Op c;
     c.prim = op.prim;
     c.params = op.params;
     c.indexers = op.indexers;
     c.loc = op.loc;
+    c.operands.reserve(op.operands.size());
     for (const Value& v : op.operands) c.operands.push_back(remap(v, map));
+    c.results.reserve(op.results.size());
     for (Var* r : op.results) {
       Var* nr = dst.new_var(r->type, r->name, r->loc);
       c.results.push_back(nr);
@@ -338,7 +349,8 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   // The unknown part.
   BodyPtr ub = make_body(unknown_name, BodyKind::func);
   ub->set_loc(f.loc());
-  ValueMap umap;
+  ub->ops().reserve(nu);
+  VarValueMap& umap = live_u;
   for (const Var* r : ref_residuals) umap[r] = ub->add_param(r->type, r->name, r->loc);
   for (const Var* r : residuals) umap[r] = ub->add_param(r->type, r->name.empty() ? "res" : r->name, r->loc);
   for (size_t p = 0; p < f.params().size(); ++p)
@@ -350,14 +362,15 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
       continue;
     }
     // The whole op; its known results come from the known part (residuals).
-    std::vector<std::pair<const Var*, Value>> saved;
+    std::vector<std::pair<const Var*, Var*>> saved;
     for (Var* r : f.ops()[k].results) {
-      auto it = umap.find(r);
-      if (!unknown.count(r) && it != umap.end()) saved.emplace_back(r, it->second);
+      Var* const* it = umap.find(r);
+      if (!unknown.count(r) && it && *it) saved.emplace_back(r, *it);
     }
     copy_into(f.ops()[k], *ub, umap);
+    // Unmapping a Var is mapping it to itself (remap leaves an absent Var as is).
     for (Var* r : f.ops()[k].results)
-      if (!unknown.count(r)) umap.erase(r);
+      if (!unknown.count(r)) umap[r] = r;
     for (auto& [r, v] : saved) umap[r] = v;
   }
   std::vector<Value> uouts;

@@ -120,12 +120,15 @@ std::vector<PipelineStep> parse_pipeline(std::string_view text) {
 
 Module run_pipeline(const Module& m, std::string_view pipeline, const PipelineOptions& opts) {
   std::vector<PipelineStep> steps = parse_pipeline(pipeline);
-  Module cur = m;
+  // The first pass reads `m` itself: no copy of the module (its symbol table)
+  // is made up front.
+  Module cur;
+  const Module* in = &m;
   for (const PipelineStep& step : steps) {
     const PassInfo* p = find_pass(step.name);
     PassOptions o = step.options;
     if (!opts.entry.empty() && !o.has("func")) o.values["func"] = opts.entry;
-    Module next = p->run(cur, o);
+    Module next = p->run(*in, o);
     if (opts.verify_each) {
       std::vector<Diagnostic> diags = verify_module(next);
       if (!diags.empty()) {
@@ -137,6 +140,7 @@ Module run_pipeline(const Module& m, std::string_view pipeline, const PipelineOp
     if (opts.print_after_all && opts.log)
       *opts.log << "// ----- after " << step.name << " -----\n" << print_module(next) << "\n";
     cur = std::move(next);
+    in = &cur;
   }
   return cur;
 }
