@@ -1,4 +1,4 @@
-// Throughput of the passes dce, discharge and partial_eval on generated bodies
+// Throughput of the passes dce, discharge, partial_eval, jvp and vmap on generated bodies
 // of 10k, 100k and 1M ops (ops counted in the input, nested bodies included).
 // Each reports ops/s; the fitted complexity (BigO) says whether the time grows
 // linearly. Not registered in bench/meson.build by this file's author; to build:
@@ -93,6 +93,43 @@ void BM_Pipeline(benchmark::State& state) {
   report(state, in.ops);
 }
 
+// jvp and vmap (the entry `main`): on the kernel module every pallas_call's
+// kernel is transformed (jvp doubles each kernel's Refs and math; vmap adds a
+// grid axis and rewrites index maps, the kernels stay); on the flat function
+// every op gets its rule.
+void BM_JvpKernels(benchmark::State& state) {
+  const Input& in = kernels_of(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(jvp_pass(in.module, {}));
+  report(state, in.ops);
+}
+
+void BM_JvpFlat(benchmark::State& state) {
+  const Input& in = flat_of(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(jvp_pass(in.module, {}));
+  report(state, in.ops);
+}
+
+PassOptions vmap_options() {
+  PassOptions o;
+  o.values["axis_size"] = "3";
+  return o;
+}
+
+void BM_VmapKernels(benchmark::State& state) {
+  const Input& in = kernels_of(state.range(0));
+  PassOptions o = vmap_options();
+  for (auto _ : state) benchmark::DoNotOptimize(vmap_pass(in.module, o));
+  report(state, in.ops);
+}
+
+void BM_VmapFlat(benchmark::State& state) {
+  const Input& in = flat_of(state.range(0));
+  PassOptions o = vmap_options();
+  o.values["in_axes"] = "0|none";  // one batched input, one not
+  for (auto _ : state) benchmark::DoNotOptimize(vmap_pass(in.module, o));
+  report(state, in.ops);
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
   b->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Complexity(benchmark::oN);
 }
@@ -102,6 +139,10 @@ BENCHMARK(BM_DceFlat)->Apply(sizes);
 BENCHMARK(BM_Discharge)->Apply(sizes);
 BENCHMARK(BM_PartialEval)->Apply(sizes);
 BENCHMARK(BM_Pipeline)->Apply(sizes);
+BENCHMARK(BM_JvpKernels)->Apply(sizes);
+BENCHMARK(BM_JvpFlat)->Apply(sizes);
+BENCHMARK(BM_VmapKernels)->Apply(sizes);
+BENCHMARK(BM_VmapFlat)->Apply(sizes);
 
 }  // namespace
 

@@ -63,6 +63,9 @@ RuleResult inline_jvp(Ctx& ctx, const Body& src, const std::vector<Value>& param
   ValueMap map;
   std::unordered_map<const Var*, Value> tan;
   map.reserve(src.ops().size() * 2 + params.size());
+  tan.reserve(src.ops().size() + params.size());
+  // A jvp'd op is about three: reserve once rather than regrow a long body.
+  ctx.b.body().ops().reserve(ctx.b.body().ops().size() + 3 * src.ops().size());
   for (size_t i = 0; i < src.params().size(); ++i) {
     map[src.params()[i]] = params[i];
     if (tangents[i]) tan[src.params()[i]] = *tangents[i];

@@ -41,6 +41,8 @@ RuleResult inline_vmap(Ctx& ctx, const Body& src, const std::vector<Value>& para
   ValueMap map;
   std::unordered_map<const Var*, int> bdim;
   map.reserve(src.ops().size() * 2 + params.size());
+  bdim.reserve(src.ops().size() + params.size());
+  ctx.b.body().ops().reserve(ctx.b.body().ops().size() + 2 * src.ops().size());
   for (size_t i = 0; i < src.params().size(); ++i) {
     map[src.params()[i]] = params[i];
     if (dims[i] != kNotMapped) bdim[src.params()[i]] = dims[i];
