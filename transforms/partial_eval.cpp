@@ -32,6 +32,7 @@
 #include "ir/clone.h"
 #include "ir/grid_mapping.h"
 #include "ir/primitive.h"
+#include "transforms/kernel_split.h"
 #include "transforms/pass.h"
 #include "transforms/var_table.h"
 
@@ -58,28 +59,6 @@ Decision core_map_rule(const Op&, const std::vector<char>& unk) {
   return {Placement::unknown, {}, {}};         // all unknown, or mixed: staged
 }
 
-// Kernel parameters that depend on the `tainted` ones: values computed from a
-// tainted value are tainted, and so is every Ref an op with a tainted operand
-// writes. Iterated to a fixpoint, since Refs (scratch) carry values from one
-// grid step to the next.
-std::unordered_set<const Var*> kernel_taint(const Body& k, const std::vector<char>& tainted_params) {
-  std::unordered_set<const Var*> t;
-  for (size_t p = 0; p < k.params().size(); ++p)
-    if (tainted_params[p]) t.insert(k.params()[p]);
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (const Op& op : k.ops()) {
-      bool any = false;
-      for (const Value& v : op.operands) any |= v.is_var() && t.count(v.var());
-      if (!any) continue;
-      for (Var* r : op.results) grew |= t.insert(r).second;
-      for (auto [operand, bits] : op_effects(op).on_operand)
-        if ((bits & (kWrite | kAccum)) && op.operands[operand].is_var()) grew |= t.insert(op.operands[operand].var()).second;
-    }
-  }
-  return t;
-}
-
 // pallas_call with known and unknown inputs: when some outputs do not depend
 // on the unknown inputs (a jvp'd kernel's primal outputs), the known part runs
 // a pallas_call restricted to the known inputs and those outputs; the unknown
@@ -97,38 +76,15 @@ Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
   for (int i = 0; i < g.num_inputs(); ++i) tainted[g.input_param(i)] = unk[g.input_operand(i)];
   for (auto [i, o] : g.aliases)
     if (unk[g.input_operand(static_cast<int>(i))]) tainted[g.output_param(static_cast<int>(o))] = 1;
-  std::unordered_set<const Var*> t = kernel_taint(k, tainted);
+  KernelTaint t = kernel_taint(k, tainted);
   std::vector<char> known_out(g.num_outputs());
   bool some_known = false;
-  for (int o = 0; o < g.num_outputs(); ++o) some_known |= known_out[o] = !t.count(k.params()[g.output_param(o)]);
+  for (int o = 0; o < g.num_outputs(); ++o) some_known |= known_out[o] = !t.has(k.params()[g.output_param(o)]);
   if (!some_known) return d;
   for (int i = 0; i < g.num_inputs(); ++i)
     if (op.operands[g.input_operand(i)].type().is_ref()) return d;  // in-place state: staged whole
 
-  // The restricted kernel: untainted parameters, ops without a tainted operand.
-  BodyPtr nk = make_body(k.name() + "_known", BodyKind::kernel);
-  nk->set_loc(k.loc());
-  ValueMap map;
-  for (const Var* p : k.params())
-    if (!t.count(p)) map[p] = nk->add_param(p->type, p->name, p->loc);
-  for (const Op& kop : k.ops()) {
-    bool any_t = false;
-    for (const Value& v : kop.operands) any_t |= v.is_var() && t.count(v.var());
-    if (any_t) continue;
-    Op c;
-    c.prim = kop.prim;
-    c.params = kop.params;
-    c.indexers = kop.indexers;
-    c.loc = kop.loc;
-    for (const Value& v : kop.operands) c.operands.push_back(remap(v, map));
-    for (Var* r : kop.results) {
-      Var* nr = nk->new_var(r->type, r->name, r->loc);
-      c.results.push_back(nr);
-      map[r] = nr;
-    }
-    nk->ops().push_back(std::move(c));
-  }
-  BodyPtr kernel = dce_body(nk);
+  BodyPtr kernel = dce_body(restrict_kernel(k, t, k.name() + "_known"));
 
   std::vector<BlockSpec> in_specs, out_specs;
   std::vector<Type> out_shapes;
@@ -149,6 +105,9 @@ Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
     out_shapes.push_back(g.out_types[o]);
     d.known_results.push_back(o);
   }
+  std::vector<Type> scratch;
+  for (size_t s = 0; s < g.scratch_types.size(); ++s)
+    if (!t.has(k.params()[g.scratch_param(static_cast<int>(s))])) scratch.push_back(g.scratch_types[s]);
   IntPairs aliases;
   for (auto [i, o] : g.aliases)
     if (new_in[i] >= 0 && new_out[o] >= 0) aliases.push_back({new_in[i], new_out[o]});
@@ -158,6 +117,7 @@ Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
     if (p.name == "in_specs") p.value = in_specs;
     if (p.name == "out_specs") p.value = out_specs;
     if (p.name == "out_shapes") p.value = out_shapes;
+    if (p.name == "scratch") p.value = scratch;
     if (p.name == "input_output_aliases") p.value = aliases;
   }
   d.place = Placement::split;
@@ -383,6 +343,15 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
 Module with_split(const Module& m, const Split& s) {
   Module out;
   for (const BodyPtr& b : m.symbols()) out.add(b);
+  // Restricted kernels (the known half of a split pallas_call) become module
+  // symbols, so they print as `kernel=@k_known` and can be run on their own.
+  for (const Op& op : s.known->ops())
+    if (op.prim->name == "pallas_call") {
+      const BodyPtr& k = op.body_param("kernel");
+      if (out.is_symbol(k.get())) continue;
+      k->set_name(out.unique_name(k->name()));
+      out.add(k);
+    }
   out.add(s.known);
   out.add(s.unknown);
   return out;

@@ -256,13 +256,9 @@ TEST_CASE("linearize on the zoo (f64): the tangent function applied to a tangent
   for (std::string name : {"add.tsr", "layernorm.tsr", "gather_rows.tsr"}) check_linearize_against_jvp(name);
 }
 
-// KNOWN BUG (partial_eval.cpp, kernel_taint): the jvp of a `cond` on output
-// Refs passes primal and tangent Refs to one cond; the taint analysis taints
-// every Ref such a cond writes once any operand is tainted (here the
-// write-only tangent Ref), so the primal output is staged into the tangent
-// function: main_primal lacks the primal outputs and main_tangent returns
-// (outputs, tangents). may_fail until partial_eval looks into the branches.
-TEST_CASE("linearize on the zoo (f64), kernels with a cond on output Refs" * doctest::may_fail()) {
+// jvp of a `cond` on output Refs passes primal and tangent Refs to one cond;
+// partial eval must look into its branches to keep the primal half known.
+TEST_CASE("linearize on the zoo (f64), kernels with a cond on output Refs") {
   for (std::string name : {"matmul.tsr", "flash_attention.tsr", "cumsum.tsr", "row_sum.tsr"})
     check_linearize_against_jvp(name);
 }

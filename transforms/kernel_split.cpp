@@ -1,0 +1,129 @@
+#include "transforms/kernel_split.h"
+
+#include "ir/clone.h"
+#include "ir/effects.h"
+#include "ir/primitive.h"
+
+namespace tessera {
+namespace {
+
+bool insert(KernelTaint& t, const Var* v) { return t.vars.insert(v).second; }
+
+// A cond whose branch index is known: branch parameter p is operand p + 1 and
+// branch output r is result r, so taint flows in and out position by position.
+bool is_splittable_cond(const Op& op, const KernelTaint& t) { return op.prim->name == "cond" && !t.has(op.operands[0]); }
+
+bool propagate(const Body& b, KernelTaint& t);
+
+bool propagate_cond(const Op& op, KernelTaint& t) {
+  bool grew = false;
+  for (const BodyPtr& br : op.bodies_param("branches")) {
+    const auto& params = br->params();
+    for (size_t p = 0; p < params.size(); ++p)
+      if (t.has(op.operands[p + 1])) grew |= insert(t, params[p]);
+    grew |= propagate(*br, t);
+    for (size_t p = 0; p < params.size(); ++p)
+      if (t.has(params[p]) && op.operands[p + 1].is_var()) grew |= insert(t, op.operands[p + 1].var());
+    for (size_t r = 0; r < op.results.size(); ++r)
+      if (t.has(br->outputs()[r])) grew |= insert(t, op.results[r]);
+  }
+  return grew;
+}
+
+// One sweep over `b`'s ops; true when the tainted set grew.
+bool propagate(const Body& b, KernelTaint& t) {
+  bool grew = false;
+  for (const Op& op : b.ops()) {
+    if (is_splittable_cond(op, t)) {
+      grew |= propagate_cond(op, t);
+      continue;
+    }
+    bool any = false;
+    for (const Value& v : op.operands) any |= t.has(v);
+    if (!any) continue;
+    for (Var* r : op.results) grew |= insert(t, r);
+    for (auto [operand, bits] : op_effects(op).on_operand)
+      if ((bits & (kWrite | kAccum)) && op.operands[operand].is_var()) grew |= insert(t, op.operands[operand].var());
+  }
+  return grew;
+}
+
+void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& map);
+
+Value new_result(Body& dst, const Var* r, ValueMap& map) {
+  Var* nr = dst.new_var(r->type, r->name, r->loc);
+  map[r] = nr;
+  return nr;
+}
+
+// The cond over the untainted operands, with each branch restricted alike.
+Op restrict_cond(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
+  Op c;
+  c.prim = op.prim;
+  c.loc = op.loc;
+  c.params = op.params;
+  c.operands.push_back(remap(op.operands[0], map));
+  for (size_t i = 1; i < op.operands.size(); ++i)
+    if (!t.has(op.operands[i])) c.operands.push_back(remap(op.operands[i], map));
+  std::vector<BodyPtr> branches;
+  for (const BodyPtr& br : op.bodies_param("branches")) {
+    BodyPtr nb = make_body(br->name(), br->kind());
+    nb->set_loc(br->loc());
+    for (const Var* p : br->params())
+      if (!t.has(p)) map[p] = nb->add_param(p->type, p->name, p->loc);
+    restrict_ops(*br, *nb, t, map);
+    std::vector<Value> outs;
+    for (size_t r = 0; r < op.results.size(); ++r)
+      if (!t.has(op.results[r])) outs.push_back(remap(br->outputs()[r], map));
+    nb->set_outputs(std::move(outs));
+    branches.push_back(std::move(nb));
+  }
+  for (NamedParam& p : c.params)
+    if (p.name == "branches") p.value = std::move(branches);
+  for (Var* r : op.results)
+    if (!t.has(r)) c.results.push_back(new_result(dst, r, map).var());
+  return c;
+}
+
+void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& map) {
+  for (const Op& op : src.ops()) {
+    bool any = false;
+    for (const Value& v : op.operands) any |= t.has(v);
+    if (any && is_splittable_cond(op, t)) {
+      dst.ops().push_back(restrict_cond(op, dst, t, map));
+      continue;
+    }
+    if (any) continue;
+    Op c;
+    c.prim = op.prim;
+    c.params = op.params;
+    c.indexers = op.indexers;
+    c.loc = op.loc;
+    for (const Value& v : op.operands) c.operands.push_back(remap(v, map));
+    for (Var* r : op.results) c.results.push_back(new_result(dst, r, map).var());
+    dst.ops().push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
+KernelTaint kernel_taint(const Body& kernel, const std::vector<char>& tainted_params) {
+  KernelTaint t;
+  for (size_t p = 0; p < kernel.params().size(); ++p)
+    if (tainted_params[p]) insert(t, kernel.params()[p]);
+  while (propagate(kernel, t)) {
+  }
+  return t;
+}
+
+BodyPtr restrict_kernel(const Body& kernel, const KernelTaint& t, std::string name) {
+  BodyPtr nk = make_body(std::move(name), kernel.kind());
+  nk->set_loc(kernel.loc());
+  ValueMap map;
+  for (const Var* p : kernel.params())
+    if (!t.has(p)) map[p] = nk->add_param(p->type, p->name, p->loc);
+  restrict_ops(kernel, *nk, t, map);
+  return nk;
+}
+
+}  // namespace tessera
