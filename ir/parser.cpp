@@ -312,7 +312,7 @@ class Parser {
     if (starts_operand() && same_line()) {
       do parse_operand(*p, operands, indexers, untyped); while (accept_punct(","));
     }
-    resolve_untyped_literals(operands, untyped);
+    resolve_untyped_literals(*p, operands, indexers, untyped);
     b.set_loc(loc(results.empty() ? name_tok : first));
     std::vector<std::string> names;
     names.reserve(results.size());
@@ -337,14 +337,33 @@ class Parser {
   }
 
   // A bare literal (no `:dtype`) takes the dtype of the op's first non-bool
-  // variable operand, so `mul %x, 2.0` means what it says for any float %x.
-  static void resolve_untyped_literals(std::vector<Value>& operands, const std::vector<int>& untyped) {
+  // variable data operand, so `mul %x, 2.0` means what it says for any float
+  // %x. Among the primitive's integer operands (start indices, loop bounds) it
+  // takes the dtype of the first integer variable there, else stays i32.
+  static void resolve_untyped_literals(const Primitive& p, std::vector<Value>& operands,
+                                       const std::vector<Indexer>& indexers, const std::vector<int>& untyped) {
     if (untyped.empty()) return;
-    std::optional<DType> ctx;
-    for (const Value& v : operands)
-      if (v.is_var() && !is_bool(v.type().dtype()) && !is_semaphore(v.type().dtype())) { ctx = v.type().dtype(); break; }
+    // Main-operand position of each operand (-1 for a dynamic index entry).
+    std::vector<int> main(operands.size(), 0);
+    for (const Indexer& ix : indexers)
+      for (const IndexEntry& e : ix.entries)
+        if (e.is_dynamic()) main[e.dyn_start] = -1;
+    for (int i = 0, k = 0; i < static_cast<int>(operands.size()); ++i)
+      if (main[i] >= 0) main[i] = k++;
+    auto is_int_operand = [&](int i) { return main[i] >= 0 && p.int_operands.contains(main[i]); };
+    std::optional<DType> data, index;
+    for (int i = 0; i < static_cast<int>(operands.size()); ++i) {
+      if (!operands[i].is_var()) continue;
+      DType d = operands[i].type().dtype();
+      if (is_int_operand(i)) {
+        if (!index && is_int(d)) index = d;
+      } else if (!data && !is_bool(d) && !is_semaphore(d)) {
+        data = d;
+      }
+    }
     for (int i : untyped) {
       Literal l = operands[i].literal();
+      std::optional<DType> ctx = is_int_operand(i) ? index : data;
       if (!ctx) continue;
       if (is_float(*ctx)) operands[i] = Literal::of_float(*ctx, l.as_double());
       else if (is_int(*ctx) && !is_float(l.dtype)) operands[i] = Literal::of_int(*ctx, l.i);

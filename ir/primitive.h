@@ -32,6 +32,13 @@ struct ParamSpec {
 using ShapeRule = std::function<std::vector<Type>(const Op&)>;
 using EffectRule = std::function<void(const Op&, OpEffects&)>;
 
+// Main operands [first, last) (last -1: through the final one) that are
+// integer scalars by nature: start indices, loop bounds, device ids.
+struct OperandRange {
+  int first = -1, last = -1;
+  bool contains(int k) const { return first >= 0 && k >= first && (last < 0 || k < last); }
+};
+
 struct Primitive {
   std::string name;
   std::string summary;             // one line, for docs and --help
@@ -39,6 +46,10 @@ struct Primitive {
   ShapeRule shape;
   EffectRule effects;              // empty: pure
   bool indexed = false;            // takes `%ref[...]` operands
+  // The parser types a bare literal here as an integer (i32, or the dtype of
+  // another integer operand in the range), not as the data operands' dtype:
+  // `dynamic_slice[...] %x, %i, 0` starts at integer 0 for any dtype of %x.
+  OperandRange int_operands = {};
 
   const ParamSpec* find_param(std::string_view key) const;
 };

@@ -228,7 +228,7 @@ void pmap_effects(const Op& op, OpEffects& e) {
 void register_control_flow(Registry& r) {
   using K = ParamKind;
   r.add({"cond", "runs branch `index` (clamped; a bool picks branch 0 for false) on the operands",
-         {req("branches", K::Bodies)}, cond, cond_effects, false});
+         {req("branches", K::Bodies)}, cond, cond_effects, false, {0, 1}});
   r.add({"while", "loops body while cond holds; the first num_consts operands are loop-invariant",
          {req("cond", K::Body), req("body", K::Body), opt("num_consts", K::Int, int64_t{0})}, while_rule, while_effects, false});
   r.add({"scan", "scan over the leading axis of xs with carries, stacking ys",
@@ -236,7 +236,7 @@ void register_control_flow(Registry& r) {
           opt("num_carry", K::Int, int64_t{0}), opt("reverse", K::Bool, false)},
          scan, scan_effects, false});
   r.add({"for", "for i in [lo, hi): carries = body(i, consts..., carries...)",
-         {req("body", K::Body), opt("num_consts", K::Int, int64_t{0})}, for_rule, for_effects, false});
+         {req("body", K::Body), opt("num_consts", K::Int, int64_t{0})}, for_rule, for_effects, false, {0, 2}});
   r.add({"run_scoped", "allocates scratch Refs (the body's extra parameters) for the body's duration",
          {req("body", K::Body)}, run_scoped, run_scoped_effects, false});
   r.add({"call", "calls a module function", {req("callee", K::Body)}, call, call_effects, false});

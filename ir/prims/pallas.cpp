@@ -109,11 +109,11 @@ void register_pallas(Registry& r) {
          },
          {}, false});
   r.add({"dma_start", "starts an async copy src -> dst signalling dst_sem (and src_sem, remotely)", {}, dma_start,
-         dma_effects, true});
+         dma_effects, true, {4, 5}});
   r.add({"dma_wait", "waits until sem has received the bytes of the given Ref region", {}, dma_wait, sem_effects, true});
   r.add({"semaphore_signal", "adds inc to a semaphore, optionally on another device / core", {}, semaphore_signal,
-         sem_effects, true});
-  r.add({"semaphore_wait", "blocks until a semaphore holds dec, then subtracts it", {}, semaphore_wait, sem_effects, true});
+         sem_effects, true, {1, -1}});
+  r.add({"semaphore_wait", "blocks until a semaphore holds dec, then subtracts it", {}, semaphore_wait, sem_effects, true, {1, 2}});
   r.add({"semaphore_read", "current value of a semaphore", {}, semaphore_read, comms, true});
   r.add({"get_barrier_semaphore", "the barrier semaphore shared by a collective kernel", {},
          [](const Op& op) {
@@ -136,7 +136,7 @@ void register_pallas(Registry& r) {
            expect_int_scalar(op, array_operand(op, 0), "delay");
            return std::vector<Type>{};
          },
-         io, false});
+         io, false, {0, 1}});
 }
 
 }  // namespace tessera

@@ -226,8 +226,10 @@ void register_structural(Registry& r) {
   r.add({"slice", "static strided slice",
          {req("start_indices", K::Ints), req("limit_indices", K::Ints), opt("strides", K::Ints, std::vector<int64_t>{})},
          slice, {}, false});
-  r.add({"dynamic_slice", "slice at run-time starts (clamped into range)", {req("slice_sizes", K::Ints)}, dynamic_slice, {}, false});
-  r.add({"dynamic_update_slice", "writes update at run-time starts (clamped into range)", {}, dynamic_update_slice, {}, false});
+  r.add({"dynamic_slice", "slice at run-time starts (clamped into range)", {req("slice_sizes", K::Ints)}, dynamic_slice, {}, false,
+         {1, -1}});
+  r.add({"dynamic_update_slice", "writes update at run-time starts (clamped into range)", {}, dynamic_update_slice, {}, false,
+         {2, -1}});
   r.add({"pad", "pads with a scalar value (negative padding crops)", {req("low", K::Ints), req("high", K::Ints)}, pad, {}, false});
   r.add({"rev", "reverses the given dimensions", {req("dimensions", K::Ints)}, same_as_operand_with_dims, {}, false});
   r.add({"gather", "x indexed along axis by a 1-D index array (indices clamped)", {opt("axis", K::Int, int64_t{0})},

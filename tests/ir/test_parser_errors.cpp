@@ -157,10 +157,22 @@ TEST_CASE("operands must start on the op's line") {
 TEST_CASE("bare literals take the dtype of the first non-bool variable operand") {
   Module m = parse(one_op_module("%x: bf16[4], %i: i32", "%y = mul %x, 3"));
   CHECK(m.find("f")->ops()[0].operands[1].literal().str() == "3.0:bf16");
-  // So an integer start next to a float operand becomes a float: write 0:i32.
-  CHECK(op_error("%x: f32[16], %i: i32", "%y = dynamic_slice[slice_sizes=(4)] %x, 0") ==
+}
+
+TEST_CASE("bare literals among a primitive's integer operands are integers") {
+  auto literal = [](const char* params, const char* op, int k) {
+    return parse(one_op_module(params, op)).find("f")->ops()[0].operands[k].literal().str();
+  };
+  // Start indices next to float data: i32, or the dtype of an integer start.
+  CHECK(literal("%x: f32[16,8], %i: i32", "%y = dynamic_slice[slice_sizes=(4, 8)] %x, %i, 0", 2) == "0:i32");
+  CHECK(literal("%x: f32[16,8], %i: i64", "%y = dynamic_slice[slice_sizes=(4, 8)] %x, 0, %i", 1) == "0:i64");
+  CHECK(literal("%x: f32[16], %u: f32[4]", "%y = dynamic_update_slice %x, %u, 3", 2) == "3:i32");
+  CHECK(result_types("%x: f32[16], %i: i32", "%y = dynamic_slice[slice_sizes=(4)] %x, 0") == "f32[4]");
+  // The index of a cond and the bounds of a for, next to float carries.
+  CHECK(literal("%x: f32", "%y = for[body=fn(%k: i32, %a: f32) -> f32 {\n  return %a\n}] 0, 4, %x", 1) == "4:i32");
+  // A float literal where an integer belongs is still an error, not truncated.
+  CHECK(op_error("%x: f32[16]", "%y = dynamic_slice[slice_sizes=(4)] %x, 1.5") ==
         "t.tsr:2:3: error: dynamic_slice: start index must be an integer scalar, got f32");
-  CHECK(result_types("%x: f32[16], %i: i32", "%y = dynamic_slice[slice_sizes=(4)] %x, 0:i32") == "f32[4]");
 }
 
 TEST_CASE("errors come from the file name given, including stdin's") {
