@@ -7,29 +7,6 @@
 namespace tessera {
 namespace {
 
-// Does `value` hold the C++ alternative that `kind` is stored as?
-bool holds_kind(const Param& value, ParamKind kind) {
-  switch (kind) {
-    case ParamKind::Int: return std::holds_alternative<int64_t>(value);
-    case ParamKind::Float: return std::holds_alternative<double>(value);
-    case ParamKind::Bool: return std::holds_alternative<bool>(value);
-    case ParamKind::Str:
-    case ParamKind::Ident: return std::holds_alternative<std::string>(value);
-    case ParamKind::DType: return std::holds_alternative<DType>(value);
-    case ParamKind::Type: return std::holds_alternative<Type>(value);
-    case ParamKind::Ints:
-    case ParamKind::Dims:
-    case ParamKind::OptInts: return std::holds_alternative<std::vector<int64_t>>(value);
-    case ParamKind::Idents: return std::holds_alternative<std::vector<std::string>>(value);
-    case ParamKind::Types: return std::holds_alternative<std::vector<Type>>(value);
-    case ParamKind::Body: return std::holds_alternative<BodyPtr>(value);
-    case ParamKind::Bodies: return std::holds_alternative<std::vector<BodyPtr>>(value);
-    case ParamKind::Specs: return std::holds_alternative<std::vector<BlockSpec>>(value);
-    case ParamKind::IntPairs: return std::holds_alternative<IntPairs>(value);
-  }
-  return false;
-}
-
 void check_choice(const Op& op, const ParamSpec& spec, const std::string& word) {
   if (spec.choices.empty()) return;
   if (std::find(spec.choices.begin(), spec.choices.end(), word) != spec.choices.end()) return;

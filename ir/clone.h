@@ -11,6 +11,9 @@ namespace tessera {
 
 using ValueMap = std::unordered_map<const Var*, Value>;
 
+// Appends a copy of `op` to `dst`, operands renamed through `map` (which gains
+// an entry for each result). Nested bodies are shared, not copied.
+void copy_op(const Op& op, Body& dst, ValueMap& map);
 // Appends copies of `src`'s ops to `dst`, with operands renamed through `map`
 // (which gains an entry for every result). Nested bodies are shared, not copied.
 // Returns `src`'s outputs renamed.

@@ -112,4 +112,7 @@ struct NamedParam {
 };
 using Params = std::vector<NamedParam>;
 
+// Does `value` hold the C++ alternative that params of `kind` are stored as?
+bool holds_kind(const Param& value, ParamKind kind);
+
 }  // namespace tessera

@@ -50,12 +50,6 @@ bool propagate(const Body& b, KernelTaint& t) {
 
 void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& map);
 
-Value new_result(Body& dst, const Var* r, ValueMap& map) {
-  Var* nr = dst.new_var(r->type, r->name, r->loc);
-  map[r] = nr;
-  return nr;
-}
-
 // The cond over the untainted operands, with each branch restricted alike.
 Op restrict_cond(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
   Op c;
@@ -81,7 +75,11 @@ Op restrict_cond(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
   for (NamedParam& p : c.params)
     if (p.name == "branches") p.value = std::move(branches);
   for (Var* r : op.results)
-    if (!t.has(r)) c.results.push_back(new_result(dst, r, map).var());
+    if (!t.has(r)) {
+      Var* nr = dst.new_var(r->type, r->name, r->loc);
+      c.results.push_back(nr);
+      map[r] = nr;
+    }
   return c;
 }
 
@@ -93,15 +91,7 @@ void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& ma
       dst.ops().push_back(restrict_cond(op, dst, t, map));
       continue;
     }
-    if (any) continue;
-    Op c;
-    c.prim = op.prim;
-    c.params = op.params;
-    c.indexers = op.indexers;
-    c.loc = op.loc;
-    for (const Value& v : op.operands) c.operands.push_back(remap(v, map));
-    for (Var* r : op.results) c.results.push_back(new_result(dst, r, map).var());
-    dst.ops().push_back(std::move(c));
+    if (!any) copy_op(op, dst, map);
   }
 }
 
