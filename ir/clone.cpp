@@ -2,22 +2,6 @@
 
 namespace tessera {
 
-void copy_op(const Op& op, Body& dst, ValueMap& map) {
-  Op copy;
-  copy.prim = op.prim;
-  copy.params = op.params;
-  copy.indexers = op.indexers;
-  copy.loc = op.loc;
-  copy.operands.reserve(op.operands.size());
-  for (const Value& v : op.operands) copy.operands.push_back(remap(v, map));
-  for (Var* r : op.results) {
-    Var* nr = dst.new_var(r->type, r->name, r->loc);
-    copy.results.push_back(nr);
-    map[r] = nr;
-  }
-  dst.ops().push_back(std::move(copy));
-}
-
 std::vector<Value> inline_body(const Body& src, Body& dst, ValueMap& map) {
   for (const Op& op : src.ops()) copy_op(op, dst, map);
   std::vector<Value> outs;

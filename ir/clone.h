@@ -11,9 +11,6 @@ namespace tessera {
 
 using ValueMap = std::unordered_map<const Var*, Value>;
 
-// Appends a copy of `op` to `dst`, operands renamed through `map` (which gains
-// an entry for each result). Nested bodies are shared, not copied.
-void copy_op(const Op& op, Body& dst, ValueMap& map);
 // Appends copies of `src`'s ops to `dst`, with operands renamed through `map`
 // (which gains an entry for every result). Nested bodies are shared, not copied.
 // Returns `src`'s outputs renamed.
@@ -26,6 +23,27 @@ inline Value remap(const Value& v, const ValueMap& map) {
   if (!v.is_var()) return v;
   auto it = map.find(v.var());
   return it == map.end() ? v : it->second;
+}
+
+// Appends a copy of `op` to `dst`, operands renamed through `map` (which gains
+// an entry for each result). Nested bodies are shared, not copied. `Map` is a
+// ValueMap or a pass's flat table (transforms/var_table.h) with its own remap.
+template <class Map>
+void copy_op(const Op& op, Body& dst, Map& map) {
+  Op copy;
+  copy.prim = op.prim;
+  copy.params = op.params;
+  copy.indexers = op.indexers;
+  copy.loc = op.loc;
+  copy.operands.reserve(op.operands.size());
+  for (const Value& v : op.operands) copy.operands.push_back(remap(v, map));
+  copy.results.reserve(op.results.size());
+  for (Var* r : op.results) {
+    Var* nr = dst.new_var(r->type, r->name, r->loc);
+    copy.results.push_back(nr);
+    map[r] = nr;
+  }
+  dst.ops().push_back(std::move(copy));
 }
 
 }  // namespace tessera

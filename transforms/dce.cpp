@@ -169,20 +169,7 @@ BodyPtr Dce::shrink(const Body& b, const Mask& keep_out, const Mask& keep_params
       }
       continue;
     }
-    Op copy;
-    copy.prim = op.prim;
-    copy.params = op.params;
-    copy.indexers = op.indexers;
-    copy.loc = op.loc;
-    copy.operands.reserve(op.operands.size());
-    for (const Value& v : op.operands) copy.operands.push_back(remap(v, map));
-    copy.results.reserve(op.results.size());
-    for (Var* r : op.results) {
-      Var* nr = nb->new_var(r->type, r->name, r->loc);
-      copy.results.push_back(nr);
-      map[r] = nr;
-    }
-    nb->ops().push_back(std::move(copy));
+    copy_op(op, *nb, map);
   }
   std::vector<Value> outs;
   for (size_t i = 0; i < b.outputs().size(); ++i)

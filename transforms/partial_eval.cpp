@@ -265,22 +265,6 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   VarValueMap& kmap = live_k;
   for (size_t p = 0; p < f.params().size(); ++p)
     if (known_in[p]) kmap[f.params()[p]] = kb->add_param(f.params()[p]->type, f.params()[p]->name, f.params()[p]->loc);
-  auto copy_into = [](const Op& op, Body& dst, VarValueMap& map) {
-    Op c;
-    c.prim = op.prim;
-    c.params = op.params;
-    c.indexers = op.indexers;
-    c.loc = op.loc;
-    c.operands.reserve(op.operands.size());
-    for (const Value& v : op.operands) c.operands.push_back(remap(v, map));
-    c.results.reserve(op.results.size());
-    for (Var* r : op.results) {
-      Var* nr = dst.new_var(r->type, r->name, r->loc);
-      c.results.push_back(nr);
-      map[r] = nr;
-    }
-    dst.ops().push_back(std::move(c));
-  };
   for (size_t k = 0; k < f.ops().size(); ++k) {
     if (!keep_k[k]) continue;
     if (place[k] == Placement::split) {
@@ -296,7 +280,7 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
         kmap[orig] = made.results[i];
       }
     } else if (keep_k[k]) {
-      copy_into(f.ops()[k], *kb, kmap);
+      copy_op(f.ops()[k], *kb, kmap);
     }
   }
 
@@ -318,7 +302,7 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   for (size_t k = 0; k < f.ops().size(); ++k) {
     if (!keep_u[k]) continue;
     if (place[k] != Placement::split) {
-      copy_into(f.ops()[k], *ub, umap);
+      copy_op(f.ops()[k], *ub, umap);
       continue;
     }
     // The whole op; its known results come from the known part (residuals).
@@ -327,7 +311,7 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
       Var* const* it = umap.find(r);
       if (!unknown.count(r) && it && *it) saved.emplace_back(r, *it);
     }
-    copy_into(f.ops()[k], *ub, umap);
+    copy_op(f.ops()[k], *ub, umap);
     // Unmapping a Var is mapping it to itself (remap leaves an absent Var as is).
     for (Var* r : f.ops()[k].results)
       if (!unknown.count(r)) umap[r] = r;
