@@ -38,4 +38,14 @@ std::string Type::str() const {
   return "ref<" + a + ", " + std::string(mem_space_name(space_)) + ">";
 }
 
+const Type& Type::scalar_ref(DType dtype) {
+  static const auto table = [] {
+    constexpr int n = static_cast<int>(DType::barrier_sem) + 1;
+    std::array<Type, n> t;
+    for (int d = 0; d < n; ++d) t[d] = scalar(static_cast<DType>(d));
+    return t;
+  }();
+  return table.at(static_cast<size_t>(dtype));
+}
+
 }  // namespace tessera

@@ -37,6 +37,9 @@ class Type {
   static Type array(DType dtype, Shape shape) { return Type(ArrayType{dtype, std::move(shape)}, false, MemSpace::any); }
   static Type array(ArrayType a) { return Type(std::move(a), false, MemSpace::any); }
   static Type scalar(DType dtype) { return array(dtype, {}); }
+  // The same, as a shared constant: Value::type() of a literal hands it out by
+  // reference, so asking a value its type never copies (or allocates).
+  static const Type& scalar_ref(DType dtype);
   static Type ref(ArrayType inner, MemSpace space) { return Type(std::move(inner), true, space); }
   static Type ref(DType dtype, Shape shape, MemSpace space) { return ref(ArrayType{dtype, std::move(shape)}, space); }
 

@@ -41,7 +41,7 @@ class Value {
   bool is_literal() const { return var_ == nullptr; }
   Var* var() const { return var_; }
   const Literal& literal() const { return lit_; }
-  Type type() const { return var_ ? var_->type : Type::scalar(lit_.dtype); }
+  const Type& type() const { return var_ ? var_->type : Type::scalar_ref(lit_.dtype); }
   bool operator==(const Value& o) const { return var_ == o.var_ && (var_ || lit_ == o.lit_); }
 
  private:
