@@ -7,14 +7,9 @@
 //   build/bench/bench_ir --emit 1000000 > big.tsr         # the module itself
 //
 // The parsing benchmarks parse once untimed first, and the process keeps the
-// memory it frees (mallopt below), so the figures are steady-state throughput
-// of the IR code.
-// Without that, every iteration at 1M ops (one iteration) would fault ~500 MB
-// of fresh pages in from the kernel, which on a small VM costs more than the
-// parse itself. `bench_ir --cold-heap ...` leaves malloc's defaults alone to
-// measure that cost too.
+// memory it frees (bench/heap.h), so the figures are steady-state throughput
+// of the IR code; `bench_ir --cold-heap ...` measures the cold heap too.
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include <cstring>
 #include <iostream>
@@ -23,6 +18,7 @@
 #include <vector>
 
 #include "bench/gen_module.h"
+#include "bench/heap.h"
 #include "ir/lexer.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -135,20 +131,7 @@ int main(int argc, char** argv) {
     std::cout << tessera::bench::generate_module(std::stoll(argv[2])).text;
     return 0;
   }
-  bool cold = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--cold-heap") != 0) continue;
-    cold = true;
-    for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
-    --argc;
-    break;
-  }
-  if (!cold) {
-    // Keep freed memory in the process between iterations: no trimming of
-    // the heap top, and big blocks from the heap rather than fresh mmaps.
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  }
+  tessera::bench::configure_heap(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

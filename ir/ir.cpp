@@ -1,5 +1,7 @@
 #include "ir/ir.h"
 
+#include <algorithm>
+
 #include "ir/primitive.h"
 
 namespace tessera {
@@ -110,8 +112,16 @@ std::string_view body_kind_name(BodyKind k) {
 }
 
 Var* Body::new_var(Type type, std::string name, Loc loc) {
-  vars_.push_back(std::make_unique<Var>(Var{std::move(name), std::move(type), std::move(loc)}));
-  return vars_.back().get();
+  if (last_chunk_used_ == last_chunk_size_) {
+    last_chunk_size_ = last_chunk_size_ == 0 ? 4 : std::min<size_t>(2 * last_chunk_size_, 256);
+    var_chunks_.push_back(std::make_unique<Var[]>(last_chunk_size_));
+    last_chunk_used_ = 0;
+  }
+  Var* v = &var_chunks_.back()[last_chunk_used_++];
+  v->name = std::move(name);
+  v->type = std::move(type);
+  v->loc = std::move(loc);
+  return v;
 }
 
 Var* Body::add_param(Type type, std::string name, Loc loc) {
