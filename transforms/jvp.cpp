@@ -6,8 +6,8 @@
 // tangent is copied as is, without consulting its rule: the common case in
 // index computations and the reason the pass is linear and fast.
 #include "transforms/jvp.h"
+#include "transforms/var_table.h"
 
-#include <unordered_map>
 
 namespace tessera::jvp {
 
@@ -60,10 +60,8 @@ Value fit(Builder& b, Value t, const Type& primal) {
 }  // namespace
 
 RuleResult inline_jvp(Ctx& ctx, const Body& src, const std::vector<Value>& params, const std::vector<Tangent>& tangents) {
-  ValueMap map;
-  std::unordered_map<const Var*, Value> tan;
-  map.reserve(src.ops().size() * 2 + params.size());
-  tan.reserve(src.ops().size() + params.size());
+  // Primal renaming and tangents, keyed by the source body's Vars.
+  VarToValue map(src.ops().size() + params.size()), tan(src.ops().size() + params.size());
   // A jvp'd op is about three: reserve once rather than regrow a long body.
   ctx.b.body().ops().reserve(ctx.b.body().ops().size() + 3 * src.ops().size());
   for (size_t i = 0; i < src.params().size(); ++i) {
@@ -75,22 +73,21 @@ RuleResult inline_jvp(Ctx& ctx, const Body& src, const std::vector<Value>& param
   std::vector<Value> x;
   std::vector<Tangent> dx;
   for (const Op& op : src.ops()) {
+    bool any = false;
+    if (tan.size() != 0)
+      for (const Value& v : op.operands) any |= v.is_var() && tan.contains(v.var());
+    if (!any) {  // no tangent flows through: the op as it is
+      copy_op(op, dst, map);
+      continue;
+    }
     x.clear();
     dx.clear();
-    bool any = false;
     for (const Value& v : op.operands) {
       x.push_back(remap(v, map));
       Tangent t;
-      if (v.is_var() && !tan.empty()) {
-        auto it = tan.find(v.var());
-        if (it != tan.end()) t = it->second, any = true;
-      }
+      if (v.is_var())
+        if (const Value* f = tan.find(v.var())) t = *f;
       dx.push_back(t);
-    }
-    if (!any) {
-      std::vector<Value> r = ad::copy_op(dst, op, x);
-      for (size_t k = 0; k < r.size(); ++k) map[op.results[k]] = r[k];
-      continue;
     }
     ctx.b.set_loc(op.loc);
     RuleResult r = table.at(*op.prim, op.loc)(ctx, op, x, dx);
@@ -112,8 +109,7 @@ RuleResult inline_jvp(Ctx& ctx, const Body& src, const std::vector<Value>& param
     out.primals.push_back(remap(v, map));
     Tangent t;
     if (v.is_var()) {
-      auto it = tan.find(v.var());
-      if (it != tan.end()) t = it->second;
+      if (const Value* f = tan.find(v.var())) t = *f;
     }
     out.tangents.push_back(t);
   }

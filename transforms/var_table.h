@@ -149,4 +149,13 @@ inline Value remap(const Value& v, const VarValueMap& map) {
   return f && *f ? Value(*f) : v;
 }
 
+// A Var* -> Value renaming (the value may be a literal); remap() as above.
+using VarToValue = VarTable<Value>;
+
+inline Value remap(const Value& v, const VarToValue& map) {
+  if (!v.is_var()) return v;
+  const Value* f = map.find(v.var());
+  return f ? *f : v;
+}
+
 }  // namespace tessera

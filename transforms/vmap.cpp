@@ -5,8 +5,8 @@
 // whose operands is batched is copied unchanged without consulting its rule,
 // so unbatched index arithmetic costs a copy.
 #include "transforms/vmap.h"
+#include "transforms/var_table.h"
 
-#include <unordered_map>
 
 namespace tessera::vmap {
 
@@ -38,10 +38,10 @@ RuleTable<BatchRule>& rules() {
 }
 
 RuleResult inline_vmap(Ctx& ctx, const Body& src, const std::vector<Value>& params, const std::vector<int>& dims) {
-  ValueMap map;
-  std::unordered_map<const Var*, int> bdim;
-  map.reserve(src.ops().size() * 2 + params.size());
-  bdim.reserve(src.ops().size() + params.size());
+  // Renaming and batch dims (present only for batched values), keyed by the
+  // source body's Vars.
+  VarToValue map(src.ops().size() + params.size());
+  VarTable<int> bdim(src.ops().size() + params.size());
   ctx.b.body().ops().reserve(ctx.b.body().ops().size() + 2 * src.ops().size());
   for (size_t i = 0; i < src.params().size(); ++i) {
     map[src.params()[i]] = params[i];
@@ -52,22 +52,19 @@ RuleResult inline_vmap(Ctx& ctx, const Body& src, const std::vector<Value>& para
   std::vector<Value> x;
   std::vector<int> d;
   for (const Op& op : src.ops()) {
+    bool any = false;
+    if (bdim.size() != 0)
+      for (const Value& v : op.operands) any |= v.is_var() && bdim.contains(v.var());
+    if (!any) {  // nothing batched flows in: the op as it is
+      copy_op(op, dst, map);
+      continue;
+    }
     x.clear();
     d.clear();
-    bool any = false;
     for (const Value& v : op.operands) {
       x.push_back(remap(v, map));
-      int k = kNotMapped;
-      if (v.is_var() && !bdim.empty()) {
-        auto it = bdim.find(v.var());
-        if (it != bdim.end()) k = it->second, any = true;
-      }
-      d.push_back(k);
-    }
-    if (!any) {
-      std::vector<Value> r = ad::copy_op(dst, op, x);
-      for (size_t k = 0; k < r.size(); ++k) map[op.results[k]] = r[k];
-      continue;
+      const int* k = v.is_var() ? bdim.find(v.var()) : nullptr;
+      d.push_back(k ? *k : kNotMapped);
     }
     ctx.b.set_loc(op.loc);
     RuleResult r = table.at(*op.prim, op.loc)(ctx, op, x, d);
@@ -82,12 +79,8 @@ RuleResult inline_vmap(Ctx& ctx, const Body& src, const std::vector<Value>& para
   RuleResult out;
   for (const Value& v : src.outputs()) {
     out.values.push_back(remap(v, map));
-    int k = kNotMapped;
-    if (v.is_var()) {
-      auto it = bdim.find(v.var());
-      if (it != bdim.end()) k = it->second;
-    }
-    out.dims.push_back(k);
+    const int* k = v.is_var() ? bdim.find(v.var()) : nullptr;
+    out.dims.push_back(k ? *k : kNotMapped);
   }
   return out;
 }
