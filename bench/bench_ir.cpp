@@ -7,7 +7,7 @@
 //   build/bench/bench_ir --emit 1000000 > big.tsr         # the module itself
 //
 // The parsing benchmarks parse once untimed first, and the process keeps the
-// memory it frees (bench/heap.h), so the figures are steady-state throughput
+// memory it frees (bench/bench_main.h), so the figures are steady-state throughput
 // of the IR code; `bench_ir --cold-heap ...` measures the cold heap too.
 #include <benchmark/benchmark.h>
 
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bench/gen_module.h"
-#include "bench/heap.h"
+#include "bench/bench_main.h"
 #include "ir/lexer.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -131,10 +131,5 @@ int main(int argc, char** argv) {
     std::cout << tessera::bench::generate_module(std::stoll(argv[2])).text;
     return 0;
   }
-  tessera::bench::configure_heap(argc, argv);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return tessera::bench::run_benchmarks(argc, argv);
 }

@@ -2,7 +2,7 @@
 // of 10k, 100k and 1M ops (ops counted in the input, nested bodies included).
 // Each reports ops/s; the fitted complexity (BigO) says whether the time grows
 // linearly. Each pass runs once untimed before timing, and freed memory stays
-// in the process (bench/heap.h; `--cold-heap` to measure without):
+// in the process (bench/bench_main.h; `--cold-heap` to measure without):
 //   ninja -C build bench/bench_passes && build/bench/bench_passes
 #include <benchmark/benchmark.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "bench/gen_module.h"
-#include "bench/heap.h"
+#include "bench/bench_main.h"
 #include "ir/parser.h"
 #include "transforms/pass.h"
 
@@ -154,10 +154,5 @@ BENCHMARK(BM_VmapFlat)->Apply(sizes);
 }  // namespace
 
 int main(int argc, char** argv) {
-  tessera::bench::configure_heap(argc, argv);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return tessera::bench::run_benchmarks(argc, argv);
 }
