@@ -103,9 +103,9 @@ std::vector<Value> Builder::emit(std::string_view prim_name, std::vector<Value> 
 
 Value Builder::emit1(std::string_view prim_name, std::vector<Value> operands, Params params,
                      std::vector<Indexer> indexers) {
-  std::vector<Value> r = emit(prim_name, std::move(operands), std::move(params), std::move(indexers));
-  if (r.size() != 1) throw Error(loc_, std::string(prim_name) + " does not have exactly one result");
-  return r[0];
+  Op& op = create(prim(prim_name), std::move(operands), std::move(params), std::move(indexers));
+  if (op.results.size() != 1) throw Error(loc_, std::string(prim_name) + " does not have exactly one result");
+  return op.results[0];
 }
 
 namespace {
