@@ -1,11 +1,11 @@
 // The shared main of the benchmarks, and how they treat malloc's heap.
 //
-// By default the process keeps the memory it frees (no trimming of the heap
-// top, big blocks from the heap rather than fresh mmaps), so figures are the
-// steady-state throughput of tessera's code, as in a compiler process that has
-// been running a while. Without that, an iteration over a 1M-op module faults
-// hundreds of MB of fresh pages in from the kernel, which on a small VM costs
-// more than the work itself. `--cold-heap` keeps malloc's defaults.
+// The benchmarks link mimalloc like every tessera executable (root
+// meson.build), so they measure what the CLI does. Where it is missing (glibc's
+// malloc), the process keeps the memory it frees by default (no trimming of the
+// heap top, big blocks from the heap rather than fresh mmaps), so an iteration
+// over a 1M-op module does not fault hundreds of MB of fresh pages in again;
+// `--cold-heap` keeps glibc's defaults. (mallopt does not affect mimalloc.)
 #pragma once
 
 #include <benchmark/benchmark.h>

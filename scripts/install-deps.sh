@@ -2,7 +2,7 @@
 # Installs the Debian packages tessera needs, only those missing.
 set -euo pipefail
 PKGS="meson ninja-build g++ pkg-config libz3-dev libboost-graph-dev librange-v3-dev doctest-dev libbenchmark-dev
-      llvm-19-dev llvm-19-tools mlir-19-tools python3-numpy"
+      libmimalloc-dev llvm-19-dev llvm-19-tools mlir-19-tools python3-numpy"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
