@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "interpreter/eval.h"
 #include "ir/grid_mapping.h"
@@ -55,6 +56,13 @@ struct Mapping {
   bool bounded = false;         // has a BoundedSlice dim
   bool aliased = false;         // output aliased to an input
   int param = 0;                // kernel parameter index
+  // An output whose HBM buffer is filled with uninitialized values only where
+  // no block was copied out, at exit, instead of all of it up front. Safe when
+  // nothing reads the buffer during the kernel (not aliased, not `any`) and
+  // its blocks tile it without overlap (Blocked / Squeezed dims, no padding
+  // offset): then the blocks copied out are exactly what was written.
+  bool lazy_fill = false;
+  int64_t num_tiles = 1;        // with lazy_fill: how many distinct blocks tile the buffer
 };
 
 std::string pad_note(const Mapping& m) {
@@ -104,6 +112,10 @@ class PallasRun {
   std::vector<tpu::BufferRef> kernel_bufs_;  // per kernel param (core 0's; others by id)
   std::vector<tpu::BufferRef> owned_;        // freed at the end
   std::vector<tpu::BufferRef> scalar_bufs_;  // SMEM scalar prefetch (core 0's)
+  // Per mapping with lazy_fill: the regions (Block::key) of the blocks copied out.
+  std::vector<std::unordered_set<std::vector<int64_t>, VecHash>> written_;
+
+  void fill_unwritten(int j);
 };
 
 void PallasRun::setup_grid() {
@@ -181,8 +193,17 @@ void PallasRun::setup_mappings() {
       mp.offset.push_back(lo);
       mp.padded_shape.push_back(padded);
     }
+    mp.lazy_fill = !mp.is_input && !mp.any && !mp.aliased;
+    for (size_t d = 0; d < mp.dims.size() && mp.lazy_fill; ++d) {
+      const BlockDim& b = mp.dims[d];
+      int64_t size = b.kind == BlockDimKind::Squeezed ? 1 : b.size;
+      mp.lazy_fill = (b.kind == BlockDimKind::Blocked || b.kind == BlockDimKind::Squeezed) && size > 0 &&
+                     mp.padded_shape[d] % size == 0 && mp.offset[d] == 0;
+      if (mp.lazy_fill) mp.num_tiles *= mp.padded_shape[d] / size;
+    }
     maps_.push_back(std::move(mp));
   }
+  written_.resize(maps_.size());
 }
 
 void PallasRun::allocate() {
@@ -233,7 +254,8 @@ void PallasRun::allocate() {
       continue;
     }
     const Type& t = g_.out_types[o];
-    auto b = m_.allocate(dev, -1, MemSpace::any, uninitialized_array(t.dtype(), mp.padded_shape, zero), mp.name);
+    Array init = mp.lazy_fill ? Array::uninitialized(t.dtype(), mp.padded_shape) : uninitialized_array(t.dtype(), mp.padded_shape, zero);
+    auto b = m_.allocate(dev, -1, MemSpace::any, init, mp.name);
     hbm_.push_back(b);
     owned_.push_back(b);
   }
@@ -361,6 +383,22 @@ void PallasRun::copy_out(int j, const Block& b, Ctx& cc, const std::vector<int64
   Array data = mp.bounded ? read_region(src->data, kr) : src->data;
   if (region_is_full(b.region, dst.data.shape())) dst.data = data.reshaped(dst.data.shape());
   else write_region(dst.writable(), b.region, data.reshaped(region_shape(b.region)));
+  if (mp.lazy_fill) written_[j].insert(b.key());
+}
+
+// At exit: a lazily filled output gets uninitialized values wherever no block
+// was copied out. When the blocks copied out tile the buffer, nothing is left.
+void PallasRun::fill_unwritten(int j) {
+  const Mapping& mp = maps_[j];
+  tpu::MemBuffer& buf = *hbm_[j];
+  if (static_cast<int64_t>(written_[j].size()) == mp.num_tiles) return;
+  Array filled = uninitialized_array(buf.data.dtype(), buf.data.shape(), m_.uninit_zero());
+  for (const std::vector<int64_t>& key : written_[j]) {
+    Region r(key.size() / 2);
+    for (size_t d = 0; d < r.size(); ++d) r[d] = Sel{key[2 * d], key[2 * d + 1], 1, true};
+    write_region(filled, r, read_region(buf.data, r));
+  }
+  buf.data = filled;
 }
 
 void PallasRun::run_core(int core) {
@@ -501,6 +539,9 @@ std::vector<Val> PallasRun::run() {
     throw Error(op_.loc, msg);
   }
   std::vector<Val> results;
+  for (int o = 0; o < g_.num_outputs(); ++o) {
+    if (maps_[g_.num_inputs() + o].lazy_fill) fill_unwritten(g_.num_inputs() + o);
+  }
   for (int o = 0; o < g_.num_outputs(); ++o) {
     const Mapping& mp = maps_[g_.num_inputs() + o];
     const tpu::MemBuffer& b = *hbm_[g_.num_inputs() + o];
