@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "ir/prims/shape_util.h"
-
 namespace tessera {
 namespace {
 
@@ -50,7 +48,7 @@ std::vector<Type> infer_result_types(const Op& op) {
   for (const Indexer& ix : op.indexers) {
     if (ix.base < 0 || ix.base >= static_cast<int>(op.operands.size()))
       throw Error(op.loc, op.name() + ": indexer refers to a missing operand");
-    const Type& t = prims::type_of(op.operands[ix.base]);
+    const Type& t = op.operands[ix.base].type();
     if (!t.is_ref()) throw Error(op.loc, op.name() + ": only a Ref can be indexed, got " + t.str());
     if (static_cast<int>(ix.entries.size()) != t.rank())
       throw Error(op.loc, op.name() + ": " + std::to_string(ix.entries.size()) + " indices for a Ref of rank " +
@@ -59,7 +57,7 @@ std::vector<Type> infer_result_types(const Op& op) {
       if (!e.is_dynamic()) continue;
       if (e.dyn_start >= static_cast<int>(op.operands.size()))
         throw Error(op.loc, op.name() + ": index refers to a missing operand");
-      const Type& it = prims::type_of(op.operands[e.dyn_start]);
+      const Type& it = op.operands[e.dyn_start].type();
       if (!it.is_scalar() || !is_int(it.dtype()))
         throw Error(op.loc, op.name() + ": a dynamic index must be an integer scalar, got " + it.str());
     }
@@ -79,7 +77,7 @@ Op& Builder::create(const Primitive& p, std::vector<Value> operands, Params para
   // Missing trailing entries mean whole dimensions, as `x[i]` means `x[i, :]`.
   for (Indexer& ix : indexers) {
     if (ix.base >= 0 && ix.base < static_cast<int>(op.operands.size())) {
-      const Type& t = prims::type_of(op.operands[ix.base]);
+      const Type& t = op.operands[ix.base].type();
       while (t.is_ref() && static_cast<int>(ix.entries.size()) < t.rank()) ix.entries.push_back(IndexEntry::full());
     }
   }

@@ -48,36 +48,28 @@ void Op::set_param(std::string_view key, Param value) {
 }
 
 std::vector<int> Op::main_operands() const {
-  if (indexers.empty()) {  // the common case: every operand is a main operand
-    std::vector<int> out(operands.size());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int>(i);
-    return out;
-  }
-  std::vector<char> is_index(operands.size(), 0);
-  for (const Indexer& ix : indexers)
-    for (const IndexEntry& e : ix.entries)
-      if (e.is_dynamic() && e.dyn_start < static_cast<int>(operands.size())) is_index[e.dyn_start] = 1;
   std::vector<int> out;
-  for (size_t i = 0; i < operands.size(); ++i)
-    if (!is_index[i]) out.push_back(static_cast<int>(i));
+  out.reserve(operands.size());
+  for (int i = 0; i < static_cast<int>(operands.size()); ++i)
+    if (indexers.empty() || !is_index_operand(indexers, i)) out.push_back(i);
   return out;
 }
 
-const Value& Op::main_operand(int k) const {
-  // Shape rules call this per operand: find it without building the index
-  // list (an operand is a main one unless some indexer entry names it).
-  if (indexers.empty() && k >= 0 && k < static_cast<int>(operands.size())) return operands[k];
-  auto is_index = [&](int i) {
-    for (const Indexer& ix : indexers)
-      for (const IndexEntry& e : ix.entries)
-        if (e.is_dynamic() && e.dyn_start == i) return true;
-    return false;
-  };
+size_t Op::num_main_operands() const {
+  if (indexers.empty()) return operands.size();
+  size_t n = 0;
+  for (int i = 0; i < static_cast<int>(operands.size()); ++i) n += !is_index_operand(indexers, i);
+  return n;
+}
+
+int Op::main_operand_index(int k) const {
+  // Shape rules call this per operand: find it without building the list.
+  if (indexers.empty() && k >= 0 && k < static_cast<int>(operands.size())) return k;
   if (k >= 0) {
     int seen = 0;
     for (int i = 0; i < static_cast<int>(operands.size()); ++i) {
-      if (is_index(i)) continue;
-      if (seen++ == k) return operands[i];
+      if (is_index_operand(indexers, i)) continue;
+      if (seen++ == k) return i;
     }
   }
   throw Error(loc, name() + " expects at least " + std::to_string(k + 1) + " operands");

@@ -54,8 +54,11 @@ struct Op {
   // Operand positions that are not dynamic indices of an indexer: the operands
   // as a reader of the text sees them (`swap %r[%i], %v` -> {0, 2}).
   std::vector<int> main_operands() const;
-  // The k-th main operand.
-  const Value& main_operand(int k) const;
+  // How many main operands there are (main_operands().size(), without the list).
+  size_t num_main_operands() const;
+  // The operand position of the k-th main operand; the k-th main operand.
+  int main_operand_index(int k) const;
+  const Value& main_operand(int k) const { return operands[main_operand_index(k)]; }
 
   // The indexer whose base is operand `i`, or null.
   const Indexer* indexer_for(int operand) const;

@@ -2,6 +2,13 @@
 
 namespace tessera {
 
+bool is_index_operand(const std::vector<Indexer>& indexers, int i) {
+  for (const Indexer& ix : indexers)
+    for (const IndexEntry& e : ix.entries)
+      if (e.is_dynamic() && e.dyn_start == i) return true;
+  return false;
+}
+
 Shape indexed_shape(const Indexer& ix, const Shape& ref_shape) {
   Shape out;
   out.reserve(ref_shape.size());

@@ -46,6 +46,10 @@ struct Indexer {
   bool operator==(const Indexer&) const = default;
 };
 
+// Whether operand `i` of an op is the dynamic start of an entry of one of its
+// `indexers`: an index operand, not one of the op's main operands.
+bool is_index_operand(const std::vector<Indexer>& indexers, int i);
+
 // Shape of the value an indexer selects from a Ref of shape `ref_shape`:
 // Point entries drop their dimension, Full keeps it, Slice gives `size`.
 Shape indexed_shape(const Indexer& ix, const Shape& ref_shape);

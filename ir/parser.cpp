@@ -344,12 +344,9 @@ class Parser {
                                        const std::vector<Indexer>& indexers, const std::vector<int>& untyped) {
     if (untyped.empty()) return;
     // Main-operand position of each operand (-1 for a dynamic index entry).
-    std::vector<int> main(operands.size(), 0);
-    for (const Indexer& ix : indexers)
-      for (const IndexEntry& e : ix.entries)
-        if (e.is_dynamic()) main[e.dyn_start] = -1;
+    std::vector<int> main(operands.size(), -1);
     for (int i = 0, k = 0; i < static_cast<int>(operands.size()); ++i)
-      if (main[i] >= 0) main[i] = k++;
+      if (!is_index_operand(indexers, i)) main[i] = k++;
     auto is_int_operand = [&](int i) { return main[i] >= 0 && p.int_operands.contains(main[i]); };
     std::optional<DType> data, index;
     for (int i = 0; i < static_cast<int>(operands.size()); ++i) {

@@ -211,7 +211,7 @@ void bind(Env& env, const Op& op, int result, Value v) { env.values[op.results.a
 
 // ---- state ops ----
 void get_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
-  int r = op.main_operands()[0];
+  int r = op.main_operand_index(0);
   int s = d.slot(op.operands[r], env, op);
   bind(env, op, 0, read_region(b, env.slots[s], op.indexer_for(r), operand_values(op, env)));
 }

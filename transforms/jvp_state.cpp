@@ -33,7 +33,7 @@ void emit_on_tangent_ref(Ctx& c, const Op& op, const Vals& x, Value tref, const 
 
 RuleResult get_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   Vals y = emit_primal(c, op, x);
-  int base = op.main_operands()[0];
+  int base = op.main_operand_index(0);
   if (!dx[base]) return {y, {std::nullopt}};
   Vals t;
   emit_on_tangent_ref(c, op, x, *dx[base], {}, &t);

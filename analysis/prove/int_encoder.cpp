@@ -135,7 +135,7 @@ bool IntEncoder::encode(const Op& op) {
 
   if (n == "get") {
     const Value& base = op.main_operand(0);
-    const Indexer* ix = op.indexer_for(op.main_operands()[0]);
+    const Indexer* ix = op.indexer_for(op.main_operand_index(0));
     int j = base.is_var() ? prefetch_of(base.var()) : -1;
     if (j < 0) return give_up("a read of the Ref %" + (base.is_var() ? base.var()->name : std::string("?")) + where);
     Prefetch& p = scope_.prefetch[j];

@@ -97,7 +97,7 @@ void register_elementwise(Registry& r) {
 
   r.add(Primitive{"select_n", "select_n p, c0, c1, ...: picks case p (bool: false -> c0, true -> c1)", {},
                   [](const Op& op) {
-                    size_t n = main_operand_count(op);
+                    size_t n = op.num_main_operands();
                     if (n < 2) fail(op, "needs a predicate and at least one case");
                     std::vector<Type> ts;
                     for (size_t i = 0; i < n; ++i) ts.push_back(array_operand(op, static_cast<int>(i)));

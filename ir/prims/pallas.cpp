@@ -18,21 +18,21 @@ void expect_semaphore(const Op& op, int k, std::initializer_list<DType> kinds, c
   bool ok = false;
   for (DType d : kinds) ok |= r.dtype() == d;
   if (!ok) fail(op, std::string(what) + " must be a semaphore Ref, got " + r.str());
-  const Indexer* ix = op.indexer_for(op.main_operands()[k]);
+  const Indexer* ix = op.indexer_for(op.main_operand_index(k));
   Shape s = ix ? indexed_shape(*ix, r.shape()) : r.shape();
   if (!s.empty()) fail(op, std::string(what) + " must select a single semaphore; index " + r.str() + " down to one element");
 }
 
 Shape region(const Op& op, int k) {
   Type r = ref_operand(op, k);
-  const Indexer* ix = op.indexer_for(op.main_operands()[k]);
+  const Indexer* ix = op.indexer_for(op.main_operand_index(k));
   return ix ? indexed_shape(*ix, r.shape()) : r.shape();
 }
 
 // dma_start %src[..], %dst[..], %dst_sem[..]                       (local)
 // dma_start %src[..], %dst[..], %dst_sem[..], %src_sem[..], %dev   (remote)
 std::vector<Type> dma_start(const Op& op) {
-  size_t n = main_operand_count(op);
+  size_t n = op.num_main_operands();
   if (n != 3 && n != 5) fail(op, "expects src, dst, dst_sem (local) or src, dst, dst_sem, src_sem, device_id (remote)");
   Type src = ref_operand(op, 0), dst = ref_operand(op, 1);
   if (src.dtype() != dst.dtype()) fail(op, "source and destination dtypes differ: " + src.str() + " vs " + dst.str());
@@ -57,7 +57,7 @@ std::vector<Type> dma_wait(const Op& op) {
 std::vector<Type> semaphore_signal(const Op& op) {
   expect_operands(op, 2, 4);
   expect_semaphore(op, 0, {DType::sem, DType::barrier_sem}, "semaphore");
-  for (size_t k = 1; k < main_operand_count(op); ++k)
+  for (size_t k = 1; k < op.num_main_operands(); ++k)
     expect_int_scalar(op, array_operand(op, static_cast<int>(k)), k == 1 ? "increment" : k == 2 ? "device id" : "core index");
   return {};
 }
@@ -88,7 +88,7 @@ void dma_effects(const Op& op, OpEffects& e) {
 
 void sem_effects(const Op& op, OpEffects& e) {
   e.comms = true;
-  e.add(op.main_operands()[0], kWrite);
+  e.add(op.main_operand_index(0), kWrite);
 }
 
 }  // namespace
@@ -126,7 +126,7 @@ void register_pallas(Registry& r) {
   r.add({"device_id", "flat logical id of this device", {}, [](const Op& op) { return i32_result(op, 0); }, {}, false});
   r.add({"debug_print", "prints fmt with {} replaced by scalar operands", {req("fmt", K::Str)},
          [](const Op& op) {
-           for (size_t k = 0; k < main_operand_count(op); ++k) array_operand(op, static_cast<int>(k));
+           for (size_t k = 0; k < op.num_main_operands(); ++k) array_operand(op, static_cast<int>(k));
            return std::vector<Type>{};
          },
          io, false});

@@ -12,34 +12,8 @@ namespace tessera::prims {
 
 [[noreturn]] inline void fail(const Op& op, const std::string& msg) { throw Error(op.loc, op.name() + ": " + msg); }
 
-// How many main operands `op` has (Op::main_operands().size(), without
-// building the list).
-inline size_t main_operand_count(const Op& op) {
-  if (op.indexers.empty()) return op.operands.size();
-  size_t n = 0;
-  for (int i = 0; i < static_cast<int>(op.operands.size()); ++i) {
-    bool index = false;
-    for (const Indexer& ix : op.indexers)
-      for (const IndexEntry& e : ix.entries) index |= e.is_dynamic() && e.dyn_start == i;
-    n += !index;
-  }
-  return n;
-}
-
-// The type of a value, by reference: a Var's own type, or a literal's scalar
-// type from a table (Value::type() builds a fresh Type each call).
-inline const Type& type_of(const Value& v) {
-  if (v.is_var()) return v.var()->type;
-  static const std::vector<Type> scalars = [] {
-    std::vector<Type> ts;
-    for (int d = 0; d < 256; ++d) ts.push_back(Type::scalar(static_cast<DType>(d)));
-    return ts;
-  }();
-  return scalars[static_cast<uint8_t>(v.literal().dtype)];
-}
-
 inline void expect_operands(const Op& op, size_t lo, size_t hi) {
-  size_t n = main_operand_count(op);
+  size_t n = op.num_main_operands();
   if (n < lo || n > hi) {
     std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
     fail(op, "expects " + want + " operand(s), got " + std::to_string(n));
@@ -49,13 +23,13 @@ inline void expect_operands(const Op& op, size_t n) { expect_operands(op, n, n);
 
 // Type of the k-th main operand, required to be an array (not a Ref).
 inline const Type& array_operand(const Op& op, int k) {
-  const Type& t = type_of(op.main_operand(k));
+  const Type& t = op.main_operand(k).type();
   if (t.is_ref()) fail(op, "operand " + std::to_string(k) + " must be an array, got the Ref " + t.str());
   return t;
 }
 
 inline const Type& ref_operand(const Op& op, int k) {
-  const Type& t = type_of(op.main_operand(k));
+  const Type& t = op.main_operand(k).type();
   if (!t.is_ref()) fail(op, "operand " + std::to_string(k) + " must be a Ref, got " + t.str());
   return t;
 }

@@ -10,10 +10,7 @@ namespace {
 Type selected(const Op& op) {
   const Type& r = ref_operand(op, 0);
   if (is_semaphore(r.dtype())) fail(op, "cannot read or write a semaphore Ref " + r.str() + " as data");
-  // The first main operand (ref_operand found it) is the first operand that
-  // no indexer entry names.
-  int first_main = static_cast<int>(&op.main_operand(0) - op.operands.data());
-  const Indexer* ix = op.indexer_for(first_main);
+  const Indexer* ix = op.indexer_for(op.main_operand_index(0));
   Shape s = ix ? indexed_shape(*ix, r.shape()) : r.shape();
   if (ix) {
     for (size_t d = 0; d < ix->entries.size(); ++d) {
@@ -63,7 +60,7 @@ std::vector<Type> addupdate_rule(const Op& op) {
 std::vector<Type> load_rule(const Op& op) {
   expect_operands(op, 1, 3);
   Type t = selected(op);
-  size_t n = main_operand_count(op);
+  size_t n = op.num_main_operands();
   if (n >= 2) expect_mask(op, 1, t);
   if (n == 3) expect_value(op, 2, t);
   return {t};
@@ -73,13 +70,13 @@ std::vector<Type> store_rule(const Op& op) {
   expect_operands(op, 2, 3);
   Type t = selected(op);
   expect_value(op, 1, t);
-  if (main_operand_count(op) == 3) expect_mask(op, 2, t);
+  if (op.num_main_operands() == 3) expect_mask(op, 2, t);
   return {};
 }
 
 EffectRule on_ref(uint8_t bits) {
   return [bits](const Op& op, OpEffects& e) {
-    e.add(static_cast<int>(&op.main_operand(0) - op.operands.data()), bits);  // the first main operand
+    e.add(op.main_operand_index(0), bits);
   };
 }
 

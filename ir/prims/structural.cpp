@@ -99,7 +99,7 @@ std::vector<Type> iota(const Op& op) {
 }
 
 std::vector<Type> concatenate(const Op& op) {
-  size_t n = main_operand_count(op);
+  size_t n = op.num_main_operands();
   if (n < 1) fail(op, "needs at least one operand");
   int64_t dim = op.int_param("dimension");
   Type first = array_operand(op, 0);
@@ -196,7 +196,7 @@ std::vector<Type> gather(const Op& op) {
 }
 
 std::vector<Type> sort(const Op& op) {
-  size_t n = main_operand_count(op);
+  size_t n = op.num_main_operands();
   if (n < 1) fail(op, "needs at least one operand");
   std::vector<Type> ts;
   for (size_t i = 0; i < n; ++i) ts.push_back(array_operand(op, static_cast<int>(i)));
