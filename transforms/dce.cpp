@@ -148,7 +148,7 @@ BodyPtr Dce::shrink(const Body& b, const Mask& keep_out, const Mask& keep_params
   size_t kept = 0;
   for (char c : keep) kept += c;
   nb->ops().reserve(kept);
-  VarValueMap& map = live;
+  VarToVar& map = live;
   for (size_t p = 0; p < b.params().size(); ++p)
     if (keep_params[p]) map[b.params()[p]] = nb->add_param(b.params()[p]->type, b.params()[p]->name, b.params()[p]->loc);
   Builder builder(*nb);

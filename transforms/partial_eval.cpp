@@ -262,7 +262,7 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   size_t nk = 0, nu = 0;
   for (size_t k = 0; k < ops.size(); ++k) nk += keep_k[k], nu += keep_u[k];
   kb->ops().reserve(nk);
-  VarValueMap& kmap = live_k;
+  VarToVar& kmap = live_k;
   for (size_t p = 0; p < f.params().size(); ++p)
     if (known_in[p]) kmap[f.params()[p]] = kb->add_param(f.params()[p]->type, f.params()[p]->name, f.params()[p]->loc);
   for (size_t k = 0; k < f.ops().size(); ++k) {
@@ -294,7 +294,7 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   BodyPtr ub = make_body(unknown_name, BodyKind::func);
   ub->set_loc(f.loc());
   ub->ops().reserve(nu);
-  VarValueMap& umap = live_u;
+  VarToVar& umap = live_u;
   for (const Var* r : ref_residuals) umap[r] = ub->add_param(r->type, r->name, r->loc);
   for (const Var* r : residuals) umap[r] = ub->add_param(r->type, r->name.empty() ? "res" : r->name, r->loc);
   for (size_t p = 0; p < f.params().size(); ++p)

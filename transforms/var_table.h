@@ -13,17 +13,6 @@
 
 namespace tessera {
 
-namespace var_table_detail {
-// Slot arrays of finished tables, kept for the next table of this thread: a
-// large fresh array costs a page fault per 4 KiB on first touch, which
-// dominates a pass over a body of a million ops. At most two arrays are kept.
-template <class Slot>
-std::vector<std::vector<Slot>>& spare() {
-  thread_local std::vector<std::vector<Slot>> s;
-  return s;
-}
-}  // namespace var_table_detail
-
 // A map from Var* to V (V default-constructible). Keys are never erased.
 //
 // The hash keeps the order of addresses (Vars of a body are allocated one after
@@ -41,7 +30,6 @@ class VarTable {
   }
   VarTable(const VarTable&) = delete;
   VarTable& operator=(const VarTable&) = delete;
-  ~VarTable() { give_back(std::move(slots_)); }
 
   size_t size() const { return size_; }
 
@@ -92,33 +80,11 @@ class VarTable {
     return i;
   }
   using Slot = std::pair<const Var*, V>;
-  static std::vector<Slot> take(size_t cap) {
-    auto& spare = var_table_detail::spare<Slot>();
-    std::vector<Slot> s;
-    if (cap >= 4096 && !spare.empty()) {
-      s = std::move(spare.back());
-      spare.pop_back();
-    }
-    s.assign(cap, Slot());
-    return s;
-  }
-  static void give_back(std::vector<Slot>&& s) {
-    auto& spare = var_table_detail::spare<Slot>();
-    if (s.capacity() < 4096) return;
-    if (spare.size() < 2) {
-      spare.push_back(std::move(s));
-    } else {
-      // Keep the larger arrays.
-      auto& smallest = spare[0].capacity() < spare[1].capacity() ? spare[0] : spare[1];
-      if (smallest.capacity() < s.capacity()) smallest = std::move(s);
-    }
-  }
   void rehash(size_t cap) {
-    std::vector<Slot> old = take(cap);
+    std::vector<Slot> old(cap);
     old.swap(slots_);
     for (auto& [k, v] : old)
       if (k) slots_[slot(k)] = {k, std::move(v)};
-    give_back(std::move(old));
   }
 
   std::vector<Slot> slots_;
@@ -141,9 +107,9 @@ class VarSet {
 
 // A Var* -> Var* renaming; remap() is ir/clone.h's remap for it (a Var absent
 // or mapped to null is left as it is).
-using VarValueMap = VarTable<Var*>;
+using VarToVar = VarTable<Var*>;
 
-inline Value remap(const Value& v, const VarValueMap& map) {
+inline Value remap(const Value& v, const VarToVar& map) {
   if (!v.is_var()) return v;
   Var* const* f = map.find(v.var());
   return f && *f ? Value(*f) : v;
