@@ -55,11 +55,17 @@ const Input& flat_of(int64_t n) {
   return cache.emplace(n, Input{parse_module(t, "flat.tsr"), n}).first->second;
 }
 
+void report(benchmark::State& state, int64_t ops) {
+  state.counters["ops"] = static_cast<double>(ops);
+  state.counters["ops/s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetComplexityN(ops);
+}
+
 // Runs `pass` once untimed (so the heap holds what the pass needs), then times
 // it. Freeing the module a pass returns is its owner's cost, not the pass's:
-// it is left out of the timing.
+// it is left out of the timing. Reports ops/s over `in`'s ops.
 template <class Pass>
-void time_pass(benchmark::State& state, Pass pass) {
+void time_pass(benchmark::State& state, const Input& in, Pass pass) {
   { Module warm = pass(); }
   for (auto _ : state) {
     Module out = pass();
@@ -68,44 +74,34 @@ void time_pass(benchmark::State& state, Pass pass) {
     { Module drop = std::move(out); }
     state.ResumeTiming();
   }
-}
-
-void report(benchmark::State& state, int64_t ops) {
-  state.counters["ops"] = static_cast<double>(ops);
-  state.counters["ops/s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate);
-  state.SetComplexityN(ops);
+  report(state, in.ops);
 }
 
 void BM_DceKernels(benchmark::State& state) {
   const Input& in = kernels_of(state.range(0));
-  time_pass(state, [&] { return dce_pass(in.module, {}); });
-  report(state, in.ops);
+  time_pass(state, in, [&] { return dce_pass(in.module, {}); });
 }
 
 void BM_DceFlat(benchmark::State& state) {
   const Input& in = flat_of(state.range(0));
-  time_pass(state, [&] { return dce_pass(in.module, {}); });
-  report(state, in.ops);
+  time_pass(state, in, [&] { return dce_pass(in.module, {}); });
 }
 
 void BM_Discharge(benchmark::State& state) {
   const Input& in = kernels_of(state.range(0));
-  time_pass(state, [&] { return discharge_pass(in.module, {}); });
-  report(state, in.ops);
+  time_pass(state, in, [&] { return discharge_pass(in.module, {}); });
 }
 
 void BM_PartialEval(benchmark::State& state) {
   const Input& in = flat_of(state.range(0));
   PassOptions o;
   o.values["known"] = "0";
-  time_pass(state, [&] { return partial_eval_pass(in.module, o); });
-  report(state, in.ops);
+  time_pass(state, in, [&] { return partial_eval_pass(in.module, o); });
 }
 
 void BM_Pipeline(benchmark::State& state) {
   const Input& in = kernels_of(state.range(0));
-  time_pass(state, [&] { return run_pipeline(in.module, "discharge,dce"); });
-  report(state, in.ops);
+  time_pass(state, in, [&] { return run_pipeline(in.module, "discharge,dce"); });
 }
 
 // jvp and vmap (the entry `main`): on the kernel module every pallas_call's
@@ -114,14 +110,12 @@ void BM_Pipeline(benchmark::State& state) {
 // every op gets its rule.
 void BM_JvpKernels(benchmark::State& state) {
   const Input& in = kernels_of(state.range(0));
-  time_pass(state, [&] { return jvp_pass(in.module, {}); });
-  report(state, in.ops);
+  time_pass(state, in, [&] { return jvp_pass(in.module, {}); });
 }
 
 void BM_JvpFlat(benchmark::State& state) {
   const Input& in = flat_of(state.range(0));
-  time_pass(state, [&] { return jvp_pass(in.module, {}); });
-  report(state, in.ops);
+  time_pass(state, in, [&] { return jvp_pass(in.module, {}); });
 }
 
 PassOptions vmap_options() {
@@ -133,16 +127,14 @@ PassOptions vmap_options() {
 void BM_VmapKernels(benchmark::State& state) {
   const Input& in = kernels_of(state.range(0));
   PassOptions o = vmap_options();
-  time_pass(state, [&] { return vmap_pass(in.module, o); });
-  report(state, in.ops);
+  time_pass(state, in, [&] { return vmap_pass(in.module, o); });
 }
 
 void BM_VmapFlat(benchmark::State& state) {
   const Input& in = flat_of(state.range(0));
   PassOptions o = vmap_options();
   o.values["in_axes"] = "0|none";  // one batched input, one not
-  time_pass(state, [&] { return vmap_pass(in.module, o); });
-  report(state, in.ops);
+  time_pass(state, in, [&] { return vmap_pass(in.module, o); });
 }
 
 void sizes(benchmark::internal::Benchmark* b) {
