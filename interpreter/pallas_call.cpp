@@ -362,8 +362,15 @@ void PallasRun::copy_in(int j, const Block& b, Ctx& cc, const std::vector<int64_
                              pad_note(mp) + kernel_note());
   int gc = in_.global_core(cc);
   m_.on_read(src, b.region, gc, "the copy-in of " + mp.name + at(point, cc), op_.loc);
-  Array data = read_region(src.data, b.region, true, m_.uninit_zero());
   m_.on_write(*dst, full_region(dst->data.shape()), gc, "the copy-in of " + mp.name + at(point, cc), op_.loc);
+  // Into the kernel buffer itself when nothing else holds it: one buffer per
+  // operand for the whole grid, warm in cache.
+  if (ok && !mp.bounded && !dst->data.shared() && dst->data.dtype() == src.data.dtype() &&
+      dst->data.size() == region_elements(b.region)) {
+    read_region_into(src.data, b.region, dst->data);
+    return;
+  }
+  Array data = read_region(src.data, b.region, true, m_.uninit_zero());
   if (!mp.bounded) dst->data = data.reshaped(dst->data.shape());
   else write_region(dst->writable(), kernel_region(b, dst->data.shape()), data);
 }

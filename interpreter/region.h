@@ -44,6 +44,10 @@ Array uninitialized_array(DType d, const Shape& shape, bool zero);
 // Reads region `r` of `src` into a new dense array. Elements outside `src`
 // (only possible when `allow_oob`) read as uninitialized memory.
 Array read_region(const Array& src, const Region& r, bool allow_oob = false, bool uninit_zero = false);
+// The same into `out`, which the caller owns (unshared), holds as many
+// elements of src's dtype as the region, and the region is in bounds: a
+// block copied again and again reuses one buffer, which stays in cache.
+void read_region_into(const Array& src, const Region& r, Array& out);
 // Writes `value` (the region's dense shape, or rank 0 to broadcast) into
 // region `r` of `dst`, which must be in bounds and unshared.
 void write_region(Array& dst, const Region& r, const Array& value);
