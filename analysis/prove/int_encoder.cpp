@@ -196,6 +196,18 @@ bool IntEncoder::encode(const Op& op) {
     z3::expr c = n == "and" ? in[0].e && in[1].e : n == "or" ? in[0].e || in[1].e : in[0].e != in[1].e;
     return result(Sym{c, {0, 1}, merge_opaque(in[0].opaque, in[1].opaque)});
   }
+  // x & (2^k - 1) keeps the low k bits: x mod 2^k for every two's complement
+  // x (SMT-LIB's mod is never negative for a positive divisor). The `i & 1`
+  // of an index map is this; other masks stay opaque.
+  if (n == "and" && in.size() == 2) {
+    for (int s = 0; s < 2; ++s) {
+      const Sym &x = in[s], &mask = in[1 - s];
+      int64_t m = mask.iv.lo;
+      if (!mask.iv.is_const() || m < 0 || m >= (int64_t{1} << 62) || ((m + 1) & m) != 0) continue;
+      Interval iv = x.iv.within(0, m) ? x.iv : Interval{0, m};
+      return result(Sym{z3::mod(x.e, ctx().int_val(m + 1)), iv, merge_opaque(x.opaque, mask.opaque)});
+    }
+  }
   if (n == "shift_left" || n == "shift_right_arithmetic" || (n == "shift_right_logical" && in[0].iv.lo >= 0)) {
     if (!in[1].iv.is_const() || in[1].iv.lo < 0 || in[1].iv.lo >= 31) return give_up(n + " by a non-constant amount" + where);
     int64_t k = int64_t{1} << in[1].iv.lo;

@@ -1,7 +1,8 @@
 // Differential test: Z3 verdicts against brute-force enumeration.
 //
 // Random small grids and index maps (affine forms, div / rem by constants,
-// min / max, select_n on comparisons); the reference enumerates every grid
+// min / max, shifts by constants, `and` with a low-bit mask, select_n on
+// comparisons); the reference enumerates every grid
 // point with the interpreter's index-map evaluation (which shares nothing
 // with the Z3 encoding) and, for non-revisiting, simulates the
 // interpreter's visiting orders directly: every permutation of every parallel
@@ -37,7 +38,7 @@ class Gen {
 
   // An integer expression over the grid variables; returns the SSA name or a literal.
   std::string expr(int depth, int rank) {
-    int64_t kind = depth <= 0 ? pick(0, 1) : pick(0, 9);
+    int64_t kind = depth <= 0 ? pick(0, 1) : pick(0, 12);
     if (kind == 0) return std::to_string(pick(-2, 4));
     if (kind == 1) return "%a" + std::to_string(pick(0, rank - 1));
     std::string a = var(depth - 1, rank);
@@ -60,6 +61,13 @@ class Gen {
       }
       case 7: body_ += "  " + out + " = min " + a + ", " + expr(depth - 1, rank) + "\n"; break;
       case 8: body_ += "  " + out + " = max " + a + ", " + expr(depth - 1, rank) + "\n"; break;
+      case 9: body_ += "  " + out + " = shift_left " + a + ", " + std::to_string(pick(0, 2)) + "\n"; break;
+      case 10: body_ += "  " + out + " = shift_right_arithmetic " + a + ", " + std::to_string(pick(0, 2)) + "\n"; break;
+      case 11: {
+        std::string mask = std::to_string((int64_t{1} << pick(0, 3)) - 1);  // 0, 1, 3 or 7
+        body_ += "  " + out + " = and " + (pick(0, 1) ? a + ", " + mask : mask + ", " + a) + "\n";
+        break;
+      }
       default: {
         std::string b = expr(depth - 1, rank);
         std::string c = var(depth - 1, rank), d = expr(depth - 1, rank);
