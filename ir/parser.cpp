@@ -1,7 +1,9 @@
 #include "ir/parser.h"
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -112,6 +114,17 @@ class Parser {
     const char* end = t.text.data() + t.text.size();
     auto [p, ec] = std::from_chars(t.text.data(), end, v);
     if (ec != std::errc() || p != end) fail(t, "integer out of range: " + std::string(t.text));
+    return v;
+  }
+
+  // A float token; one too large for a double is an error (write `inf`),
+  // one too small rounds to zero or a subnormal as C's strtod does.
+  double parse_float() {
+    const Token t = expect(Tok::Float, "a number");
+    std::string text(t.text);
+    errno = 0;
+    double v = std::strtod(text.c_str(), nullptr);
+    if (errno == ERANGE && std::isinf(v)) fail(t, "float literal out of range: " + text + " (write inf)");
     return v;
   }
 
@@ -377,7 +390,7 @@ class Parser {
       int64_t v = parse_int("an integer");
       lit = Literal::of_int(DType::i32, neg ? -v : v);
     } else if (at(Tok::Float)) {
-      lit = Literal::of_float(DType::f32, (neg ? -1 : 1) * std::stod(std::string(next().text)));
+      lit = Literal::of_float(DType::f32, (neg ? -1 : 1) * parse_float());
     } else if (at_ident("inf") || at_ident("nan")) {
       double v = next().text == "inf" ? INFINITY : NAN;
       lit = Literal::of_float(DType::f32, neg ? -v : v);

@@ -114,6 +114,15 @@ TEST_CASE("unknown dtype and memory space") {
         "t.tsr:1:17: error: integer out of range: 99999999999999999999");
 }
 
+TEST_CASE("float literals: overflow is an error, underflow rounds") {
+  CHECK(parse_error("func @f(%x: f32) {\n  %y = add %x, 1e99999\n}\n") ==
+        "t.tsr:2:16: error: float literal out of range: 1e99999 (write inf)");
+  CHECK(parse_error("func @f(%x: f32) {\n  %y = add %x, -1e400\n}\n") ==
+        "t.tsr:2:16: error: float literal out of range: -1e400 (write inf)");
+  Module m = parse_module("func @f(%x: f64) -> f64 {\n  %y = add %x, 1e-400:f64\n  return %y\n}\n", "t.tsr");
+  CHECK(m.entry("f")->ops()[0].operands[1].literal().as_double() == 0.0);
+}
+
 TEST_CASE("bad index entries") {
   const std::string head = "kernel @k(%r: ref<f32[16], vmem>, %f: f32) {\n";
   CHECK(parse_error(head + "  %v = get %r[8:4]\n}\n") == "t.tsr:2:17: error: slice end is before its start");
