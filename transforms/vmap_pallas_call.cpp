@@ -128,10 +128,10 @@ RuleResult explicit_loop(Ctx& c, const Op& op, const GridMapping& g, Vals x, Dim
   }
   std::vector<Var*> carries;
   for (const Type& t : g.out_types) carries.push_back(b.param(batched_type(t, 0, c.size), "acc"));
-  Op& one = b.create(*op.prim, inner, op.params, {});
+  std::vector<Var*> one = b.create(*op.prim, inner, op.params, {}).results;  // copy: the emits below may move the op
   Vals next;
   for (size_t o = 0; o < carries.size(); ++o) {
-    Vals upd{carries[o], ad::expand_axis(b, one.results[o], 0), Value(i)};
+    Vals upd{carries[o], ad::expand_axis(b, one[o], 0), Value(i)};
     for (int a = 0; a < g.out_types[o].rank(); ++a) upd.push_back(Literal::of_int(DType::i32, 0));
     next.push_back(b.emit1("dynamic_update_slice", upd));
   }
