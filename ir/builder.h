@@ -28,6 +28,8 @@ class Builder {
   Var* param(Type type, std::string name) { return body_->add_param(std::move(type), std::move(name), loc_); }
 
   // Appends an op and returns it. `result_names` are hints (may be empty).
+  // The reference lives only until the next op is appended to the body (the
+  // ops are a vector): copy `results` before emitting more.
   Op& create(const Primitive& p, std::vector<Value> operands, Params params = {},
              std::vector<Indexer> indexers = {}, std::vector<std::string> result_names = {});
   std::vector<Value> emit(std::string_view prim_name, std::vector<Value> operands, Params params = {},
