@@ -253,8 +253,15 @@ TEST_CASE("mutated examples: every stage succeeds or reports a located tessera::
       // Run what stays as small as the example (a mutated shape can ask for
       // terabytes); the step limit stops long grids and loops.
       if (largest_value(m) > budget) continue;
+      // Each mutant runs under its own mix of the simulator's options.
+      std::mt19937_64 orng(static_cast<uint64_t>(total));
       interp::RunOptions ro;
       ro.max_steps = 200'000;
+      ro.cores = orng() % 2 ? 2 : 1;
+      ro.dma = orng() % 2 ? interp::RunOptions::Dma::eager : interp::RunOptions::Dma::on_wait;
+      ro.oob = orng() % 4 ? interp::RunOptions::Oob::raise : interp::RunOptions::Oob::uninitialized;
+      ro.detect_races = orng() % 3 == 0;
+      if (orng() % 2) ro.grid_seed = orng();
       survives("run", text, [&] {
         BodyPtr f = m.entry("main");
         std::vector<interp::Array> inputs;
