@@ -7,7 +7,9 @@
 // A value computed from a tainted value is tainted; so is every Ref an op with
 // a tainted operand writes. `cond` with a known predicate is looked into: its
 // branches are split the same way, so a branch that zeroes both a primal and a
-// tangent output (jvp of matmul's `k == 0` init) keeps the primal half.
+// tangent output (jvp of matmul's `k == 0` init) keeps the primal half. So
+// is a `for` loop with known bounds: a carry is tainted when its initial or
+// next value is, and the restricted loop keeps the untainted carries.
 // Everything is iterated to a fixpoint, since Refs (scratch) carry values from
 // one grid step to the next.
 #pragma once
@@ -29,7 +31,8 @@ struct KernelTaint {
 KernelTaint kernel_taint(const Body& kernel, const std::vector<char>& tainted_params);
 
 // `kernel` without its tainted parameters and every op that depends on them;
-// a `cond` with some tainted operands keeps its untainted operands and results.
+// a `cond` or `for` with some tainted operands keeps its untainted operands
+// and results.
 BodyPtr restrict_kernel(const Body& kernel, const KernelTaint& taint, std::string name);
 
 }  // namespace tessera

@@ -230,9 +230,7 @@ TEST_CASE("compositions: vmap of jvp equals stacking jvp of separate calls; disc
 // linearize of an example in f64: the primal function returns the original
 // outputs, and the tangent function applied to the residuals and a tangent
 // returns exactly the jvp tangent, linearly.
-void check_linearize_against_jvp(const std::string& name) {
-  CAPTURE(name);
-  Module m = example_f64(name);
+void check_linearize_against_jvp(const Module& m) {
   Module lin = run_pipeline(m, "linearize", {false, true, nullptr, ""});
   Module j = run_pipeline(m, "jvp", {false, true, nullptr, ""});
   const Body& jf = *j.entry();
@@ -260,6 +258,11 @@ void check_linearize_against_jvp(const std::string& name) {
   for (size_t o = 0; o < nout; ++o) require_close(tout2[o], axpy(tout[o], 1.0, tout[o]), 1e-10);
 }
 
+void check_linearize_against_jvp(const std::string& name) {
+  CAPTURE(name);
+  check_linearize_against_jvp(example_f64(name));
+}
+
 TEST_CASE("linearize on the zoo (f64): the tangent function applied to a tangent equals the jvp tangent") {
   // softmax is covered in test_passes.cpp.
   for (std::string name : {"add.tsr", "layernorm.tsr", "gather_rows.tsr"}) check_linearize_against_jvp(name);
@@ -270,6 +273,77 @@ TEST_CASE("linearize on the zoo (f64): the tangent function applied to a tangent
 TEST_CASE("linearize on the zoo (f64), kernels with a cond on output Refs") {
   for (std::string name : {"matmul.tsr", "flash_attention.tsr", "cumsum.tsr", "row_sum.tsr"})
     check_linearize_against_jvp(name);
+}
+
+// A kernel `for` loop (fori_loop) whose carries hold primal and, after jvp,
+// tangent values: partial eval splits the loop's carries, so the primal
+// function runs the loop on the primal carry alone.
+const char* kForLoopKernel = R"(
+index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
+  %z = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=()] 0.0:f64
+  %acc = for[body=fn(%j: i32, %xr: ref<f64[8,128], vmem>, %a: f64[8,128]) -> f64[8,128] {
+    %v = get %xr[:, :]
+    %jf = convert_element_type[new_dtype=f64] %j
+    %w = mul %v, %jf
+    %s = sin %w
+    %n = add %a, %s
+    return %n
+  }, num_consts=1] 0, 4, %x, %z
+  swap %o[:, :], %acc
+}
+func @main(%x: f64[32,128]) -> f64[32,128] {
+  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @row)], out_specs=[spec((8, 128), @row)],
+                     out_shapes=[f64[32,128]], dimension_semantics=(parallel)] %x
+  return %out
+}
+)";
+
+TEST_CASE("linearize of a kernel whose for loop carries primal and tangent values") {
+  Module m = parse_module(kForLoopKernel, "for_loop.tsr");
+  check_linearize_against_jvp(m);
+  check_jvp_against_fd(m, 61);
+  // The primal function runs the primal kernel: one output, the loop with one carry.
+  Module lin = run_pipeline(m, "linearize", {false, true, nullptr, ""});
+  const Body& primal = *lin.find("main_primal");
+  REQUIRE(primal.ops().size() == 1);
+  const Op& call = primal.ops()[0];
+  CHECK(call.results.size() == 1);
+  int loops = 0;
+  for (const Op& op : call.body_param("kernel")->ops())
+    if (op.name() == "for") {
+      ++loops;
+      CHECK(op.results.size() == 1);
+    }
+  CHECK(loops == 1);
+}
+
+TEST_CASE("linearize of a kernel whose while loop carries both is a clear error") {
+  std::string text = R"(
+index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
+  %z = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=()] 0.0:f64
+  %n, %acc = while[cond=fn(%xr: ref<f64[8,128], vmem>, %c: i32, %a: f64[8,128]) -> bool {
+    %p = lt %c, 4
+    return %p
+  }, body=fn(%xr: ref<f64[8,128], vmem>, %c: i32, %a: f64[8,128]) -> (i32, f64[8,128]) {
+    %v = get %xr[:, :]
+    %s = sin %v
+    %n = add %a, %s
+    %c1 = add %c, 1
+    return %c1, %n
+  }, num_consts=1] %x, 0:i32, %z
+  swap %o[:, :], %acc
+}
+func @main(%x: f64[32,128]) -> f64[32,128] {
+  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @row)], out_specs=[spec((8, 128), @row)],
+                     out_shapes=[f64[32,128]], dimension_semantics=(parallel)] %x
+  return %out
+}
+)";
+  Module m = parse_module(text, "while_loop.tsr");
+  CHECK_THROWS_WITH(run_pipeline(m, "linearize"),
+                    doctest::Contains("linearize: partial eval could not separate a primal output of @main"));
 }
 
 // pmap (seed 004): jvp maps tangents like their primals; vmap puts the batch
