@@ -672,8 +672,7 @@ std::vector<Val> Interp::eval(const Body& b, std::vector<Val> args, Ctx& ctx) {
   std::vector<Val> env(static_cast<size_t>(p.nslots));
   for (size_t i = 0; i < args.size(); ++i) env[p.params[i]] = std::move(args[i]);
   for (const OpPlan& o : p.ops) {
-    if (opts_.max_steps > 0 && ++steps_ > opts_.max_steps)
-      throw Error(o.op->loc, "stopped after " + std::to_string(opts_.max_steps) + " ops (--max-steps)");
+    step(o.op->loc);
     try {
       Exec{*this, o, env, ctx}.run();
     } catch (const Error& e) {

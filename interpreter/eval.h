@@ -64,6 +64,12 @@ class Interp {
   ~Interp();
 
   std::vector<Val> eval(const Body& b, std::vector<Val> args, Ctx& ctx);
+  // One step toward --max-steps: every op, and every grid iteration of a
+  // pallas_call (so an empty kernel over a huge grid stops too).
+  void step(const Loc& loc) {
+    if (opts_.max_steps > 0 && ++steps_ > opts_.max_steps)
+      throw Error(loc, "stopped after " + std::to_string(opts_.max_steps) + " steps (--max-steps: ops and grid iterations)");
+  }
 
   const Module& module() const { return module_; }
   const RunOptions& opts() const { return opts_; }

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "interpreter/axis_order.h"
 #include "interpreter/eval.h"
 #include "ir/grid_mapping.h"
 
@@ -105,7 +106,7 @@ class PallasRun {
   GridMapping g_;
 
   std::vector<int64_t> grid_;
-  std::vector<std::vector<int64_t>> perm_;  // randomized coordinates per parallel dim
+  std::vector<AxisOrder> perm_;  // per grid axis
   int64_t iterations_ = 1, per_core_ = 0;
   std::vector<Mapping> maps_;
   std::vector<tpu::BufferRef> hbm_;          // per mapping: its HBM buffer
@@ -136,19 +137,15 @@ void PallasRun::setup_grid() {
   iterations_ = 1;
   int64_t parallel = 1;
   for (int d = 0; d < rank; ++d) {
-    iterations_ *= grid_[d];
+    if (__builtin_mul_overflow(iterations_, grid_[d], &iterations_))
+      throw Error(op_.loc, "pallas_call: the grid " + ints_str(grid_) + " has more than 2^63 points" + kernel_note());
     if (par[d]) parallel *= grid_[d];
   }
   perm_.assign(rank, {});
   if (in_.opts().grid_seed) {
     std::mt19937_64 rng(*in_.opts().grid_seed);
-    for (int d = 0; d < rank; ++d) {
-      if (!par[d]) continue;
-      std::vector<int64_t> p(grid_[d]);
-      for (int64_t i = 0; i < grid_[d]; ++i) p[i] = i;
-      for (int64_t i = grid_[d] - 1; i > 0; --i) std::swap(p[i], p[static_cast<int64_t>(rng() % static_cast<uint64_t>(i + 1))]);
-      perm_[d] = std::move(p);
-    }
+    for (int d = 0; d < rank; ++d)
+      if (par[d]) perm_[d] = AxisOrder(grid_[d], rng);
   }
   int cores = m_.cores();
   if (iterations_ == 0) {
@@ -434,7 +431,7 @@ void PallasRun::run_core(int core) {
   }
   auto point_of = [&](const std::vector<int64_t>& l) {
     std::vector<int64_t> p(rank);
-    for (int d = 0; d < rank; ++d) p[d] = perm_[d].empty() ? l[d] : perm_[d][l[d]];
+    for (int d = 0; d < rank; ++d) p[d] = perm_[d].at(l[d]);
     return p;
   };
   std::vector<Val> args(kernel_bufs_.size());
@@ -455,6 +452,7 @@ void PallasRun::run_core(int core) {
   bool trace = !in_.opts().trace_file.empty();
   for (int64_t it = first; it < last; ++it) {
     if (in_.sched().multi()) in_.sched().maybe_yield();
+    in_.step(op_.loc);
     if (trace) m_.record(cc.device, core, point);
     frame.point = point;
     bool has_next = it + 1 < last;

@@ -58,7 +58,7 @@ int cmd_run(const Argv& argv) {
   a.flag("--grid-seed", "N", "visit grid points in a random (seeded) order along parallel axes");
   a.flag("--trace", "FILE", "record every grid point visited (device, core, point) to FILE");
   a.toggle("--allow-hbm-scoped", "allow run_scoped to allocate HBM buffers");
-  a.flag("--max-steps", "N", "stop with an error after N ops (0: no limit)", "0");
+  a.flag("--max-steps", "N", "stop with an error after N steps: ops and grid iterations (0: no limit)", "0");
   if (!a.parse(argv)) return a.exit_code();
   if (a.positionals().size() != 1) {
     std::cerr << "error: tessera run takes exactly one FILE ('-' for stdin)\n";

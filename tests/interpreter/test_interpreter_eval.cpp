@@ -275,7 +275,7 @@ func @main(%n: i32) -> i32 {
 )";
   RunOptions o;
   o.max_steps = 1000;
-  CHECK(contains(run_error(loop, {Array::scalar(DType::i32, 0)}, o), "stopped after 1000 ops"));
+  CHECK(contains(run_error(loop, {Array::scalar(DType::i32, 0)}, o), "stopped after 1000 steps"));
 }
 
 TEST_CASE("debug_print writes to stdout") {

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "interp_test_util.h"
+#include "interpreter/axis_order.h"
 
 using namespace itest;
 
@@ -356,6 +357,54 @@ func @main(%x: f32[24,256]) -> f32[24,256] {
   }
   CHECK(some_shuffled);
   std::remove(path.c_str());
+}
+
+TEST_CASE("grid seed orders are permutations, shuffled or (past a million points) affine") {
+  for (int64_t n : {int64_t{2}, int64_t{7}, int64_t{1000}, AxisOrder::kShuffleLimit + 7}) {
+    CAPTURE(n);
+    std::vector<char> seen(static_cast<size_t>(n), 0);
+    std::mt19937_64 rng(3);
+    AxisOrder order(n, rng);
+    int64_t bad = 0, moved = 0;  // counted, not CHECKed per point: a million of them
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t c = order.at(i);
+      if (c < 0 || c >= n || seen[static_cast<size_t>(c)]) {
+        ++bad;
+        continue;
+      }
+      seen[static_cast<size_t>(c)] = 1;
+      moved += c != i;
+    }
+    CHECK(bad == 0);
+    if (n > 2) CHECK(moved > 0);
+  }
+  std::mt19937_64 rng(1);
+  CHECK(AxisOrder(1, rng).at(0) == 0);
+  CHECK(AxisOrder().at(5) == 5);
+}
+
+// A grid of 2^31 - 1 points: --grid-seed allocates nothing per point, and
+// every iteration counts toward --max-steps (the kernel is empty).
+TEST_CASE("huge grids: grid seeds cost no memory and max_steps counts grid iterations") {
+  const char* text = R"(
+kernel @k() { }
+func @main() {
+  pallas_call[kernel=@k, grid=(2147483647), in_specs=[], out_specs=[], out_shapes=[], dimension_semantics=(parallel)]
+  return
+}
+)";
+  RunOptions o;
+  o.max_steps = 5000;
+  o.grid_seed = 9;
+  CHECK(contains(run_error(text, {}, o), "stopped after 5000 steps"));
+  const char* overflow = R"(
+kernel @k() { }
+func @main() {
+  pallas_call[kernel=@k, grid=(2147483647, 2147483647, 2147483647), in_specs=[], out_specs=[], out_shapes=[]]
+  return
+}
+)";
+  CHECK(contains(run_error(overflow, {}, o), "has more than 2^63 points"));
 }
 
 TEST_CASE("parallel dimensions must be a prefix of the grid") {
