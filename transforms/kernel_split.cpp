@@ -1,5 +1,7 @@
 #include "transforms/kernel_split.h"
 
+#include <optional>
+
 #include "ir/clone.h"
 #include "ir/effects.h"
 #include "ir/primitive.h"
@@ -12,32 +14,70 @@ bool insert(KernelTaint& t, const Var* v) { return t.vars.insert(v).second; }
 // A cond whose branch index is known: branch parameter p is operand p + 1 and
 // branch output r is result r, so taint flows in and out position by position.
 bool is_splittable_cond(const Op& op, const KernelTaint& t) { return op.prim->name == "cond" && !t.has(op.operands[0]); }
-// A for loop with known bounds: operands (lo, hi, consts..., carries...), body
-// parameters (i, consts..., carries...), body outputs and results the carries.
-bool is_splittable_for(const Op& op, const KernelTaint& t) {
-  return op.prim->name == "for" && !t.has(op.operands[0]) && !t.has(op.operands[1]);
-}
-bool is_splittable(const Op& op, const KernelTaint& t) { return is_splittable_cond(op, t) || is_splittable_for(op, t); }
 
 bool propagate(const Body& b, KernelTaint& t);
 
+// Where a loop keeps what: operand operand0 + k feeds parameter param0 + k of
+// each body; parameters are (consts..., carries...) after param0 (`for` has
+// its induction variable first), `body` returns the next carries.
+//   for:   operands (lo, hi, consts..., carries...), body (i, consts..., carries...)
+//   while: operands (consts..., carries...), cond and body (consts..., carries...)
+struct LoopShape {
+  size_t operand0 = 0, param0 = 0;
+  size_t num_consts = 0;
+  std::vector<BodyPtr> bodies;  // every body that sees the operands (`body` last)
+  const Body* pred = nullptr;   // while: the cond, whose output must stay untainted
+};
+
+std::optional<LoopShape> loop_shape(const Op& op) {
+  if (op.name() != "for" && op.name() != "while") return std::nullopt;
+  LoopShape s;
+  s.num_consts = static_cast<size_t>(op.int_param("num_consts"));
+  if (op.name() == "for") {
+    s.operand0 = 2, s.param0 = 1;
+    s.bodies = {op.body_param("body")};
+  } else {
+    s.bodies = {op.body_param("cond"), op.body_param("body")};
+    s.pred = s.bodies[0].get();
+  }
+  return s;
+}
+
+// A loop is looked into while its trip count stays known: `for` bounds, the
+// `while` predicate.
+bool is_splittable_loop(const Op& op, const KernelTaint& t) {
+  std::optional<LoopShape> s = loop_shape(op);
+  if (!s) return false;
+  if (s->pred) return !t.has(s->pred->outputs()[0]);
+  return !t.has(op.operands[0]) && !t.has(op.operands[1]);
+}
+
+bool is_splittable(const Op& op, const KernelTaint& t) { return is_splittable_cond(op, t) || is_splittable_loop(op, t); }
+
 // Carry r is tainted when its initial value or its next value is; the caller's
-// fixpoint takes the next value's taint back to the carry parameter.
-bool propagate_for(const Op& op, KernelTaint& t) {
-  const BodyPtr& body = op.body_param("body");
-  const auto& params = body->params();
-  size_t nc = static_cast<size_t>(op.int_param("num_consts"));
+// fixpoint takes the next value's taint back to the carry parameters.
+bool propagate_loop(const Op& op, KernelTaint& t) {
+  LoopShape s = *loop_shape(op);
+  const Body& body = *s.bodies.back();
   bool grew = false;
-  for (size_t p = 1; p < params.size(); ++p)
-    if (t.has(op.operands[p + 1])) grew |= insert(t, params[p]);
-  grew |= propagate(*body, t);
-  for (size_t c = 1; c <= nc; ++c)  // a Ref constant the body writes taint into
-    if (t.has(params[c]) && op.operands[c + 1].is_var()) grew |= insert(t, op.operands[c + 1].var());
-  for (size_t r = 0; r < op.results.size(); ++r)
-    if (t.has(body->outputs()[r]) || t.has(params[1 + nc + r])) {
-      grew |= insert(t, params[1 + nc + r]);
-      grew |= insert(t, op.results[r]);
+  for (const BodyPtr& b : s.bodies) {
+    const auto& params = b->params();
+    for (size_t p = s.param0; p < params.size(); ++p)
+      if (t.has(op.operands[s.operand0 + p - s.param0])) grew |= insert(t, params[p]);
+    grew |= propagate(*b, t);
+    for (size_t c = 0; c < s.num_consts; ++c) {  // a Ref constant a body writes taint into
+      const Value& operand = op.operands[s.operand0 + c];
+      if (t.has(params[s.param0 + c]) && operand.is_var()) grew |= insert(t, operand.var());
     }
+  }
+  for (size_t r = 0; r < op.results.size(); ++r) {
+    size_t p = s.param0 + s.num_consts + r;
+    bool tainted = t.has(body.outputs()[r]);
+    for (const BodyPtr& b : s.bodies) tainted |= t.has(b->params()[p]);
+    if (!tainted) continue;
+    for (const BodyPtr& b : s.bodies) grew |= insert(t, b->params()[p]);
+    grew |= insert(t, op.results[r]);
+  }
   return grew;
 }
 
@@ -64,8 +104,8 @@ bool propagate(const Body& b, KernelTaint& t) {
       grew |= propagate_cond(op, t);
       continue;
     }
-    if (is_splittable_for(op, t)) {
-      grew |= propagate_for(op, t);
+    if (is_splittable_loop(op, t)) {
+      grew |= propagate_loop(op, t);
       continue;
     }
     bool any = false;
@@ -113,32 +153,39 @@ Op restrict_cond(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
   return c;
 }
 
-// The loop over the untainted constants and carries, its body restricted.
-Op restrict_for(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
-  const BodyPtr& body = op.body_param("body");
-  int64_t nc = op.int_param("num_consts"), kept_consts = 0;
+// The loop over the untainted constants and carries, its bodies restricted.
+Op restrict_loop(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
+  LoopShape s = *loop_shape(op);
+  const Body& body = *s.bodies.back();
   Op l;
   l.prim = op.prim;
   l.loc = op.loc;
   l.params = op.params;
-  BodyPtr nb = make_body(body->name(), body->kind());
-  nb->set_loc(body->loc());
-  const auto& params = body->params();
-  map[params[0]] = nb->add_param(params[0]->type, params[0]->name, params[0]->loc);
-  l.operands = {remap(op.operands[0], map), remap(op.operands[1], map)};
-  for (size_t p = 1; p < params.size(); ++p) {
-    if (t.has(params[p])) continue;
-    map[params[p]] = nb->add_param(params[p]->type, params[p]->name, params[p]->loc);
-    l.operands.push_back(remap(op.operands[p + 1], map));
-    kept_consts += static_cast<int64_t>(p) <= nc;
+  for (size_t k = 0; k < s.operand0; ++k) l.operands.push_back(remap(op.operands[k], map));
+  int64_t kept_consts = 0;
+  for (size_t p = s.param0; p < body.params().size(); ++p) {
+    if (t.has(body.params()[p])) continue;
+    l.operands.push_back(remap(op.operands[s.operand0 + p - s.param0], map));
+    kept_consts += p < s.param0 + s.num_consts;
   }
-  restrict_ops(*body, *nb, t, map);
-  std::vector<Value> outs;
-  for (size_t r = 0; r < op.results.size(); ++r)
-    if (!t.has(op.results[r])) outs.push_back(remap(body->outputs()[r], map));
-  nb->set_outputs(std::move(outs));
+  std::vector<BodyPtr> restricted;
+  for (const BodyPtr& b : s.bodies) {
+    BodyPtr nb = make_body(b->name(), b->kind());
+    nb->set_loc(b->loc());
+    for (size_t p = 0; p < b->params().size(); ++p)
+      if (p < s.param0 || !t.has(body.params()[p])) map[b->params()[p]] = nb->add_param(b->params()[p]->type, b->params()[p]->name, b->params()[p]->loc);
+    restrict_ops(*b, *nb, t, map);
+    std::vector<Value> outs;
+    if (b.get() == s.pred) outs.push_back(remap(b->outputs()[0], map));
+    else
+      for (size_t r = 0; r < op.results.size(); ++r)
+        if (!t.has(op.results[r])) outs.push_back(remap(b->outputs()[r], map));
+    nb->set_outputs(std::move(outs));
+    restricted.push_back(std::move(nb));
+  }
   for (NamedParam& p : l.params) {
-    if (p.name == "body") p.value = nb;
+    if (p.name == "body") p.value = restricted.back();
+    if (p.name == "cond") p.value = restricted.front();
     if (p.name == "num_consts") p.value = kept_consts;
   }
   for (Var* r : op.results)
@@ -155,7 +202,7 @@ void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& ma
     bool any = false;
     for (const Value& v : op.operands) any |= t.has(v);
     if (any && is_splittable(op, t)) {
-      dst.ops().push_back(is_splittable_cond(op, t) ? restrict_cond(op, dst, t, map) : restrict_for(op, dst, t, map));
+      dst.ops().push_back(is_splittable_cond(op, t) ? restrict_cond(op, dst, t, map) : restrict_loop(op, dst, t, map));
       continue;
     }
     if (!any) copy_op(op, dst, map);

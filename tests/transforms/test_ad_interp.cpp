@@ -318,8 +318,9 @@ TEST_CASE("linearize of a kernel whose for loop carries primal and tangent value
   CHECK(loops == 1);
 }
 
-TEST_CASE("linearize of a kernel whose while loop carries both is a clear error") {
-  std::string text = R"(
+// The same with a while loop: its predicate reads only the primal counter,
+// so the loop splits too.
+const char* kWhileLoopKernel = R"(
 index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
 kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
   %z = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=()] 0.0:f64
@@ -328,7 +329,9 @@ kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
     return %p
   }, body=fn(%xr: ref<f64[8,128], vmem>, %c: i32, %a: f64[8,128]) -> (i32, f64[8,128]) {
     %v = get %xr[:, :]
-    %s = sin %v
+    %cf = convert_element_type[new_dtype=f64] %c
+    %w = mul %v, %cf
+    %s = sin %w
     %n = add %a, %s
     %c1 = add %c, 1
     return %c1, %n
@@ -341,7 +344,39 @@ func @main(%x: f64[32,128]) -> f64[32,128] {
   return %out
 }
 )";
-  Module m = parse_module(text, "while_loop.tsr");
+
+TEST_CASE("linearize of a kernel whose while loop carries primal and tangent values") {
+  Module m = parse_module(kWhileLoopKernel, "while_loop.tsr");
+  check_linearize_against_jvp(m);
+  check_jvp_against_fd(m, 62);
+  Module lin = run_pipeline(m, "linearize", {false, true, nullptr, ""});
+  const Body& primal = *lin.find("main_primal");
+  REQUIRE(primal.ops().size() == 1);
+  for (const Op& op : primal.ops()[0].body_param("kernel")->ops())
+    if (op.name() == "while") CHECK(op.results.size() == 2);  // the counter and the primal sum
+}
+
+TEST_CASE("linearize of a kernel whose scan carries both is a clear error") {
+  std::string text = R"(
+index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
+  %z = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=()] 0.0:f64
+  %acc = scan[body=fn(%xr: ref<f64[8,128], vmem>, %a: f64[8,128]) -> f64[8,128] {
+    %v = get %xr[:, :]
+    %s = sin %v
+    %n = add %a, %s
+    return %n
+  }, length=4, num_consts=1, num_carry=1] %x, %z
+  swap %o[:, :], %acc
+}
+func @main(%x: f64[32,128]) -> f64[32,128] {
+  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @row)], out_specs=[spec((8, 128), @row)],
+                     out_shapes=[f64[32,128]], dimension_semantics=(parallel)] %x
+  return %out
+}
+)";
+  Module m = parse_module(text, "scan_loop.tsr");
+  check_jvp_against_fd(m, 63);  // jvp itself is fine
   CHECK_THROWS_WITH(run_pipeline(m, "linearize"),
                     doctest::Contains("linearize: partial eval could not separate a primal output of @main"));
 }
