@@ -18,38 +18,41 @@ bool is_splittable_cond(const Op& op, const KernelTaint& t) { return op.prim->na
 bool propagate(const Body& b, KernelTaint& t);
 
 // Where a loop keeps what: operand operand0 + k feeds parameter param0 + k of
-// each body; parameters are (consts..., carries...) after param0 (`for` has
-// its induction variable first), `body` returns the next carries.
+// each body; parameters are (consts..., carries..., xs...) after param0 (`for`
+// has its induction variable first); `body` returns (carries..., ys...), the
+// op's results in that order.
 //   for:   operands (lo, hi, consts..., carries...), body (i, consts..., carries...)
 //   while: operands (consts..., carries...), cond and body (consts..., carries...)
+//   scan:  operands (consts..., carries..., xs...), body (consts..., carries..., x slices...)
 struct LoopShape {
   size_t operand0 = 0, param0 = 0;
-  size_t num_consts = 0;
+  size_t num_consts = 0, num_carry = 0;
   std::vector<BodyPtr> bodies;  // every body that sees the operands (`body` last)
   const Body* pred = nullptr;   // while: the cond, whose output must stay untainted
 };
 
 std::optional<LoopShape> loop_shape(const Op& op) {
-  if (op.name() != "for" && op.name() != "while") return std::nullopt;
+  const std::string& n = op.name();
+  if (n != "for" && n != "while" && n != "scan") return std::nullopt;
   LoopShape s;
   s.num_consts = static_cast<size_t>(op.int_param("num_consts"));
-  if (op.name() == "for") {
-    s.operand0 = 2, s.param0 = 1;
-    s.bodies = {op.body_param("body")};
-  } else {
-    s.bodies = {op.body_param("cond"), op.body_param("body")};
+  s.num_carry = n == "scan" ? static_cast<size_t>(op.int_param("num_carry")) : op.results.size();
+  s.bodies = {op.body_param("body")};
+  if (n == "for") s.operand0 = 2, s.param0 = 1;
+  if (n == "while") {
+    s.bodies.insert(s.bodies.begin(), op.body_param("cond"));
     s.pred = s.bodies[0].get();
   }
   return s;
 }
 
 // A loop is looked into while its trip count stays known: `for` bounds, the
-// `while` predicate.
+// `while` predicate (a scan's length is a parameter).
 bool is_splittable_loop(const Op& op, const KernelTaint& t) {
   std::optional<LoopShape> s = loop_shape(op);
   if (!s) return false;
   if (s->pred) return !t.has(s->pred->outputs()[0]);
-  return !t.has(op.operands[0]) && !t.has(op.operands[1]);
+  return op.name() == "scan" || (!t.has(op.operands[0]) && !t.has(op.operands[1]));
 }
 
 bool is_splittable(const Op& op, const KernelTaint& t) { return is_splittable_cond(op, t) || is_splittable_loop(op, t); }
@@ -70,7 +73,7 @@ bool propagate_loop(const Op& op, KernelTaint& t) {
       if (t.has(params[s.param0 + c]) && operand.is_var()) grew |= insert(t, operand.var());
     }
   }
-  for (size_t r = 0; r < op.results.size(); ++r) {
+  for (size_t r = 0; r < s.num_carry; ++r) {
     size_t p = s.param0 + s.num_consts + r;
     bool tainted = t.has(body.outputs()[r]);
     for (const BodyPtr& b : s.bodies) tainted |= t.has(b->params()[p]);
@@ -78,6 +81,8 @@ bool propagate_loop(const Op& op, KernelTaint& t) {
     for (const BodyPtr& b : s.bodies) grew |= insert(t, b->params()[p]);
     grew |= insert(t, op.results[r]);
   }
+  for (size_t r = s.num_carry; r < op.results.size(); ++r)  // scan's stacked ys
+    if (t.has(body.outputs()[r])) grew |= insert(t, op.results[r]);
   return grew;
 }
 
@@ -162,11 +167,13 @@ Op restrict_loop(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
   l.loc = op.loc;
   l.params = op.params;
   for (size_t k = 0; k < s.operand0; ++k) l.operands.push_back(remap(op.operands[k], map));
-  int64_t kept_consts = 0;
+  int64_t kept_consts = 0, kept_carry = 0;
   for (size_t p = s.param0; p < body.params().size(); ++p) {
     if (t.has(body.params()[p])) continue;
     l.operands.push_back(remap(op.operands[s.operand0 + p - s.param0], map));
-    kept_consts += p < s.param0 + s.num_consts;
+    size_t k = p - s.param0;
+    kept_consts += k < s.num_consts;
+    kept_carry += k >= s.num_consts && k < s.num_consts + s.num_carry;
   }
   std::vector<BodyPtr> restricted;
   for (const BodyPtr& b : s.bodies) {
@@ -187,6 +194,7 @@ Op restrict_loop(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
     if (p.name == "body") p.value = restricted.back();
     if (p.name == "cond") p.value = restricted.front();
     if (p.name == "num_consts") p.value = kept_consts;
+    if (p.name == "num_carry") p.value = kept_carry;
   }
   for (Var* r : op.results)
     if (!t.has(r)) {

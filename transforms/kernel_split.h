@@ -8,9 +8,9 @@
 // a tainted operand writes. `cond` with a known predicate is looked into: its
 // branches are split the same way, so a branch that zeroes both a primal and a
 // tangent output (jvp of matmul's `k == 0` init) keeps the primal half. So
-// are `for` loops with known bounds and `while` loops with a known predicate:
-// a carry is tainted when its initial or next value is, and the restricted
-// loop keeps the untainted carries.
+// are `for` loops with known bounds, `while` loops with a known predicate and
+// `scan`s: a carry is tainted when its initial or next value is, and the
+// restricted loop keeps the untainted carries.
 // Everything is iterated to a fixpoint, since Refs (scratch) carry values from
 // one grid step to the next.
 #pragma once
@@ -32,8 +32,8 @@ struct KernelTaint {
 KernelTaint kernel_taint(const Body& kernel, const std::vector<char>& tainted_params);
 
 // `kernel` without its tainted parameters and every op that depends on them;
-// a `cond`, `for` or `while` with some tainted operands keeps its untainted
-// operands and results.
+// a `cond`, `for`, `while` or `scan` with some tainted operands keeps its
+// untainted operands and results.
 BodyPtr restrict_kernel(const Body& kernel, const KernelTaint& taint, std::string name);
 
 }  // namespace tessera

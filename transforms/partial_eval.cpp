@@ -367,12 +367,13 @@ Module linearize_pass(const Module& m, const PassOptions& o) {
   for (size_t q = num_primal_outs; q < force.size(); ++q) force[q] = 1;
   Split s = partial_eval_body(*j, known, force, jm.unique_name(name + "_primal"), jm.unique_name(name + "_tangent"));
   // A primal output can only look unknown when the analysis could not tell it
-  // from the tangents (a kernel `scan` carrying both, say); then
+  // from the tangents (a kernel run_scoped computing both through one
+  // scratch Ref, say); then
   // F_primal would lack it, so say so instead of returning a wrong split.
   if (s.unknown->outputs().size() != j->outputs().size() - num_primal_outs)
     throw Error(f->loc(), "linearize: partial eval could not separate a primal output of @" + name +
-                              " from the tangents (a pallas_call kernel whose scan carries both, or "
-                              "control flow on a tangent); linearize of such kernels is not supported yet");
+                              " from the tangents (a pallas_call kernel computes both in one run_scoped, or control flow depends on a "
+                              "tangent); linearize of such kernels is not supported yet");
   return with_split(jm, s);
 }
 

@@ -275,6 +275,19 @@ TEST_CASE("linearize on the zoo (f64), kernels with a cond on output Refs") {
     check_linearize_against_jvp(name);
 }
 
+// How many results the one `name` op of the kernel that linearize's primal
+// function runs has.
+size_t primal_kernel_op_results(const Module& m, const std::string& name) {
+  Module lin = run_pipeline(m, "linearize", {false, true, nullptr, ""});
+  const Body& primal = *lin.find("main_primal");
+  REQUIRE(primal.ops().size() == 1);
+  std::vector<size_t> found;
+  for (const Op& op : primal.ops()[0].body_param("kernel")->ops())
+    if (op.name() == name) found.push_back(op.results.size());
+  REQUIRE(found.size() == 1);
+  return found[0];
+}
+
 // A kernel `for` loop (fori_loop) whose carries hold primal and, after jvp,
 // tangent values: partial eval splits the loop's carries, so the primal
 // function runs the loop on the primal carry alone.
@@ -303,19 +316,8 @@ TEST_CASE("linearize of a kernel whose for loop carries primal and tangent value
   Module m = parse_module(kForLoopKernel, "for_loop.tsr");
   check_linearize_against_jvp(m);
   check_jvp_against_fd(m, 61);
-  // The primal function runs the primal kernel: one output, the loop with one carry.
-  Module lin = run_pipeline(m, "linearize", {false, true, nullptr, ""});
-  const Body& primal = *lin.find("main_primal");
-  REQUIRE(primal.ops().size() == 1);
-  const Op& call = primal.ops()[0];
-  CHECK(call.results.size() == 1);
-  int loops = 0;
-  for (const Op& op : call.body_param("kernel")->ops())
-    if (op.name() == "for") {
-      ++loops;
-      CHECK(op.results.size() == 1);
-    }
-  CHECK(loops == 1);
+  // The primal function runs the primal kernel: the loop with one carry.
+  CHECK(primal_kernel_op_results(m, "for") == 1);
 }
 
 // The same with a while loop: its predicate reads only the primal counter,
@@ -349,25 +351,52 @@ TEST_CASE("linearize of a kernel whose while loop carries primal and tangent val
   Module m = parse_module(kWhileLoopKernel, "while_loop.tsr");
   check_linearize_against_jvp(m);
   check_jvp_against_fd(m, 62);
-  Module lin = run_pipeline(m, "linearize", {false, true, nullptr, ""});
-  const Body& primal = *lin.find("main_primal");
-  REQUIRE(primal.ops().size() == 1);
-  for (const Op& op : primal.ops()[0].body_param("kernel")->ops())
-    if (op.name() == "while") CHECK(op.results.size() == 2);  // the counter and the primal sum
+  CHECK(primal_kernel_op_results(m, "while") == 2);  // the counter and the primal sum
 }
 
-TEST_CASE("linearize of a kernel whose scan carries both is a clear error") {
+TEST_CASE("linearize of a kernel whose scan carries primal and tangent values, with stacked ys") {
+  std::string text = R"(
+index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>, %p: ref<f64[4,8,128], vmem>) {
+  %z = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=()] 0.0:f64
+  %w = iota[shape=(4), dimension=0, dtype=f64]
+  %acc, %ys = scan[body=fn(%xr: ref<f64[8,128], vmem>, %a: f64[8,128], %wi: f64) -> (f64[8,128], f64[8,128]) {
+    %v = get %xr[:, :]
+    %m = mul %v, %wi
+    %s = sin %m
+    %n = add %a, %s
+    return %n, %s
+  }, length=4, num_consts=1, num_carry=1] %x, %z, %w
+  swap %o[:, :], %acc
+  swap %p[:, :, :], %ys
+}
+func @main(%x: f64[32,128]) -> (f64[32,128], f64[16,8,128]) {
+  %out, %parts = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @row)],
+                             out_specs=[spec((8, 128), @row), spec((4, 8, 128), @row3)],
+                             out_shapes=[f64[32,128], f64[16,8,128]], dimension_semantics=(parallel)] %x
+  return %out, %parts
+}
+index_map @row3(%i: i32) -> (i32, i32, i32) { return %i, 0, 0 }
+)";
+  Module m = parse_module(text, "scan_loop.tsr");
+  check_linearize_against_jvp(m);
+  check_jvp_against_fd(m, 63);
+  CHECK(primal_kernel_op_results(m, "scan") == 2);  // the primal carry and ys
+}
+
+// What partial eval still stages whole: a run_scoped body that computes both
+// the primal and the tangent through one scratch Ref.
+TEST_CASE("linearize that cannot separate a primal output is a clear error") {
   std::string text = R"(
 index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
 kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
-  %z = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=()] 0.0:f64
-  %acc = scan[body=fn(%xr: ref<f64[8,128], vmem>, %a: f64[8,128]) -> f64[8,128] {
+  run_scoped[body=fn(%xr: ref<f64[8,128], vmem>, %or: ref<f64[8,128], vmem>, %tmp: ref<f64[8,128], vmem>) {
     %v = get %xr[:, :]
-    %s = sin %v
-    %n = add %a, %s
-    return %n
-  }, length=4, num_consts=1, num_carry=1] %x, %z
-  swap %o[:, :], %acc
+    swap %tmp[:, :], %v
+    %t = get %tmp[:, :]
+    %s = sin %t
+    swap %or[:, :], %s
+  }] %x, %o
 }
 func @main(%x: f64[32,128]) -> f64[32,128] {
   %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @row)], out_specs=[spec((8, 128), @row)],
@@ -375,8 +404,8 @@ func @main(%x: f64[32,128]) -> f64[32,128] {
   return %out
 }
 )";
-  Module m = parse_module(text, "scan_loop.tsr");
-  check_jvp_against_fd(m, 63);  // jvp itself is fine
+  Module m = parse_module(text, "scoped.tsr");
+  check_jvp_against_fd(m, 64);  // jvp itself is fine
   CHECK_THROWS_WITH(run_pipeline(m, "linearize"),
                     doctest::Contains("linearize: partial eval could not separate a primal output of @main"));
 }
