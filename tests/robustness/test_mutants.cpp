@@ -94,14 +94,23 @@ class Mutator {
             "dimension_semantics=(parallel)", "grid=(0)", "-", "1e40", "nan", "true"};
         return text.insert(at, one_of(tokens));
       }
-      case 2: {  // replace an integer literal
+      case 2: {  // replace an integer literal: a near value (off by one, doubled) or an extreme one
         static const std::regex number("-?[0-9]+");
         auto ms = matches(text, number);
         if (ms.empty()) return text;
         static const std::vector<std::string> values = {"0", "-1", "1", "2", "3", "7", "64", "127", "2147483647",
                                                         "-2147483648", "4294967296", "99999999999999999999"};
         auto [pos, len] = one_of(ms);
-        return text.replace(pos, len, one_of(values));
+        std::string old = text.substr(pos, len);
+        if (len > 9 || pick(0, 1)) return text.replace(pos, len, one_of(values));
+        int64_t v = std::stoll(old);
+        switch (pick(0, 3)) {
+          case 0: v += 1; break;
+          case 1: v -= 1; break;
+          case 2: v *= 2; break;
+          default: v /= 2; break;
+        }
+        return text.replace(pos, len, std::to_string(v));
       }
       case 3: {  // delete a line
         auto lines = lines_of(text);
