@@ -235,13 +235,13 @@ TEST_CASE("mutated examples: every stage succeeds or reports a located tessera::
   }
 
   int parsed = 0, verified = 0, interpreted = 0, total = 0;
-  for (const Seed& seed_text : seeds) {
-    const std::string& original = seed_text.text;
-    int64_t budget = largest_value(parse_module(original, seed_text.name));
-    Mutator mut(seed ^ std::hash<std::string>{}(seed_text.name));
-    for (int64_t k = 0; k < seed_text.mutants; ++k) {
+  for (const Seed& origin : seeds) {
+    const std::string& original = origin.text;
+    int64_t budget = largest_value(parse_module(original, origin.name));
+    Mutator mut(seed ^ std::hash<std::string>{}(origin.name));
+    for (int64_t k = 0; k < origin.mutants; ++k) {
       std::string text = mut.mutate(original);
-      INFO("mutant of ", seed_text.name, ":\n", text);  // printed if a stage crashes
+      INFO("mutant of ", origin.name, ":\n", text);  // printed if a stage crashes
       ++total;
       Module m;
       if (!survives("parse", text, [&] { m = parse_module(text, "mutant.tsr"); }, true)) continue;
