@@ -1,8 +1,13 @@
 #include "interpreter/region.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 namespace tessera::interp {
 namespace {
@@ -45,10 +50,29 @@ void walk_box(const std::vector<int64_t>& counts, const std::vector<int64_t>& ds
   }
 }
 
+// Copies `bytes` with non-temporal stores: they skip reading the destination
+// lines first and keep a large destination (a whole HBM array written block by
+// block) from evicting the blocks still being computed. The caller fences.
+void stream_bytes(void* dst, const void* src, size_t bytes) {
+#if defined(__SSE2__)
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  size_t i = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;  // up to 16-byte alignment
+  if (i > bytes) i = bytes;
+  std::memcpy(d, s, i);
+  for (; i + 16 <= bytes; i += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+  std::memcpy(d + i, s + i, bytes - i);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
 template <class T>
-void copy_row(T* dst, int64_t ds, const T* src, int64_t ss, int64_t n) {
+void copy_row(T* dst, int64_t ds, const T* src, int64_t ss, int64_t n, bool stream) {
   if (ds == 1 && ss == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+    if (stream) stream_bytes(dst, src, static_cast<size_t>(n) * sizeof(T));
+    else std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
   } else if (ds == 1 && ss == 0) {
     T v = *src;
     for (int64_t i = 0; i < n; ++i) dst[i] = v;
@@ -59,7 +83,8 @@ void copy_row(T* dst, int64_t ds, const T* src, int64_t ss, int64_t n) {
 
 // Byte-generic strided copy: the storage size picks a typed row loop.
 void copy_box(void* dst, const std::vector<int64_t>& dst_str, int64_t dst0, const void* src,
-              const std::vector<int64_t>& src_str, int64_t src0, const std::vector<int64_t>& counts, int esize) {
+              const std::vector<int64_t>& src_str, int64_t src0, const std::vector<int64_t>& counts, int esize,
+              bool stream = false) {
   // Rows of a block inside a wider array start a new hardware prefetch stream
   // each; fetching a few rows ahead keeps the copy near memory bandwidth.
   int rank = static_cast<int>(counts.size());
@@ -76,7 +101,7 @@ void copy_box(void* dst, const std::vector<int64_t>& dst_str, int64_t dst0, cons
       // Integer arithmetic: the address may lie past the array (a prefetch never faults).
       uintptr_t next = reinterpret_cast<uintptr_t>(s + soff) + static_cast<uintptr_t>(ahead);
       for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(reinterpret_cast<const void*>(next + b));
-      copy_row(d + doff, ds, s + soff, ss, n);
+      copy_row(d + doff, ds, s + soff, ss, n, stream);
     });
   };
   switch (esize) {
@@ -291,7 +316,15 @@ void write_region(Array& dst, const Region& r, const Array& value) {
   std::vector<int64_t> dstr;
   int64_t base;
   region_layout(r, dst.shape(), dstr, base);
-  copy_box(dst.raw(), dstr, base, value.raw(), value_strides(r, value), 0, counts_of(r), storage_size(dst.dtype()));
+  // Rows of at least 256 bytes into an array bigger than a core's caches
+  // (block copy-outs into an HBM output) are streamed.
+  std::vector<int64_t> counts = counts_of(r);
+  int esize = storage_size(dst.dtype());
+  bool stream = dst.storage_bytes() >= (size_t{16} << 20) && !counts.empty() && counts.back() * esize >= 256;
+  copy_box(dst.raw(), dstr, base, value.raw(), value_strides(r, value), 0, counts, esize, stream);
+#if defined(__SSE2__)
+  if (stream) _mm_sfence();  // order the streamed stores before whatever reads them next
+#endif
 }
 
 void accumulate_region(Array& dst, const Region& r, const Array& value) {
