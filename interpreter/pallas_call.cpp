@@ -545,11 +545,10 @@ std::vector<Val> PallasRun::run() {
   }
   std::vector<Val> results;
   for (int o = 0; o < g_.num_outputs(); ++o) {
-    if (maps_[g_.num_inputs() + o].lazy_fill) fill_unwritten(g_.num_inputs() + o);
-  }
-  for (int o = 0; o < g_.num_outputs(); ++o) {
-    const Mapping& mp = maps_[g_.num_inputs() + o];
-    const tpu::MemBuffer& b = *hbm_[g_.num_inputs() + o];
+    int j = g_.num_inputs() + o;
+    const Mapping& mp = maps_[j];
+    if (mp.lazy_fill) fill_unwritten(j);
+    const tpu::MemBuffer& b = *hbm_[j];
     Region r = full_region(mp.array_shape);
     for (size_t d = 0; d < r.size(); ++d) r[d].start = mp.offset[d];
     results.push_back(Val{read_region(b.data, r), nullptr});

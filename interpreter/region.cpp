@@ -279,15 +279,14 @@ void read_region_into(const Array& src, const Region& r, Array& out) {
 Array read_region(const Array& src, const Region& r, bool allow_oob, bool uninit_zero) {
   Shape out_shape = region_shape(r);
   if (region_is_full(r, src.shape())) return src.rank() == 0 ? src : src.reshaped(out_shape);
-  int esize = storage_size(src.dtype());
-  std::vector<int64_t> counts = counts_of(r);
-  std::vector<int64_t> dstr = row_major_strides(counts);
   if (region_in_bounds(r, src.shape())) {
     Array out = Array::uninitialized(src.dtype(), out_shape);
     read_region_into(src, r, out);
     return out;
   }
   if (!allow_oob) throw Error("out-of-bounds read " + region_str(r) + " of shape " + shape_str(src.shape()));
+  int esize = storage_size(src.dtype());
+  std::vector<int64_t> dstr = row_major_strides(counts_of(r));
   // Copy the in-bounds sub-box; everything else is uninitialized memory.
   Array out = uninitialized_array(src.dtype(), out_shape, uninit_zero);
   Region sub = r;

@@ -125,6 +125,17 @@ bool propagate(const Body& b, KernelTaint& t) {
 
 void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& map);
 
+// The restricted copy `made` of `op` gets a fresh result in `dst` for each
+// untainted result of `op`.
+void add_untainted_results(const Op& op, Op& made, Body& dst, const KernelTaint& t, ValueMap& map) {
+  for (Var* r : op.results)
+    if (!t.has(r)) {
+      Var* nr = dst.new_var(r->type, r->name, r->loc);
+      made.results.push_back(nr);
+      map[r] = nr;
+    }
+}
+
 // The cond over the untainted operands, with each branch restricted alike.
 Op restrict_cond(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
   Op c;
@@ -149,12 +160,7 @@ Op restrict_cond(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
   }
   for (NamedParam& p : c.params)
     if (p.name == "branches") p.value = std::move(branches);
-  for (Var* r : op.results)
-    if (!t.has(r)) {
-      Var* nr = dst.new_var(r->type, r->name, r->loc);
-      c.results.push_back(nr);
-      map[r] = nr;
-    }
+  add_untainted_results(op, c, dst, t, map);
   return c;
 }
 
@@ -179,8 +185,10 @@ Op restrict_loop(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
   for (const BodyPtr& b : s.bodies) {
     BodyPtr nb = make_body(b->name(), b->kind());
     nb->set_loc(b->loc());
-    for (size_t p = 0; p < b->params().size(); ++p)
-      if (p < s.param0 || !t.has(body.params()[p])) map[b->params()[p]] = nb->add_param(b->params()[p]->type, b->params()[p]->name, b->params()[p]->loc);
+    for (size_t p = 0; p < b->params().size(); ++p) {
+      const Var* v = b->params()[p];  // kept when `body`'s parameter at p is (the induction variable always)
+      if (p < s.param0 || !t.has(body.params()[p])) map[v] = nb->add_param(v->type, v->name, v->loc);
+    }
     restrict_ops(*b, *nb, t, map);
     std::vector<Value> outs;
     if (b.get() == s.pred) outs.push_back(remap(b->outputs()[0], map));
@@ -196,12 +204,7 @@ Op restrict_loop(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
     if (p.name == "num_consts") p.value = kept_consts;
     if (p.name == "num_carry") p.value = kept_carry;
   }
-  for (Var* r : op.results)
-    if (!t.has(r)) {
-      Var* nr = dst.new_var(r->type, r->name, r->loc);
-      l.results.push_back(nr);
-      map[r] = nr;
-    }
+  add_untainted_results(op, l, dst, t, map);
   return l;
 }
 

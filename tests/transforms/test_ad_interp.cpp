@@ -288,12 +288,24 @@ size_t primal_kernel_op_results(const Module& m, const std::string& name) {
   return found[0];
 }
 
+// A kernel @k(%x, %o) over rows of 8 of an f64[32,128], its body `body`.
+std::string row_kernel_module(const std::string& body) {
+  return R"(
+index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
+)" + body + R"(}
+func @main(%x: f64[32,128]) -> f64[32,128] {
+  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @row)], out_specs=[spec((8, 128), @row)],
+                     out_shapes=[f64[32,128]], dimension_semantics=(parallel)] %x
+  return %out
+}
+)";
+}
+
 // A kernel `for` loop (fori_loop) whose carries hold primal and, after jvp,
 // tangent values: partial eval splits the loop's carries, so the primal
 // function runs the loop on the primal carry alone.
-const char* kForLoopKernel = R"(
-index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
-kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
+const std::string kForLoopKernel = row_kernel_module(R"(
   %z = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=()] 0.0:f64
   %acc = for[body=fn(%j: i32, %xr: ref<f64[8,128], vmem>, %a: f64[8,128]) -> f64[8,128] {
     %v = get %xr[:, :]
@@ -304,13 +316,7 @@ kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
     return %n
   }, num_consts=1] 0, 4, %x, %z
   swap %o[:, :], %acc
-}
-func @main(%x: f64[32,128]) -> f64[32,128] {
-  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @row)], out_specs=[spec((8, 128), @row)],
-                     out_shapes=[f64[32,128]], dimension_semantics=(parallel)] %x
-  return %out
-}
-)";
+)");
 
 TEST_CASE("linearize of a kernel whose for loop carries primal and tangent values") {
   Module m = parse_module(kForLoopKernel, "for_loop.tsr");
@@ -322,9 +328,7 @@ TEST_CASE("linearize of a kernel whose for loop carries primal and tangent value
 
 // The same with a while loop: its predicate reads only the primal counter,
 // so the loop splits too.
-const char* kWhileLoopKernel = R"(
-index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
-kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
+const std::string kWhileLoopKernel = row_kernel_module(R"(
   %z = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=()] 0.0:f64
   %n, %acc = while[cond=fn(%xr: ref<f64[8,128], vmem>, %c: i32, %a: f64[8,128]) -> bool {
     %p = lt %c, 4
@@ -339,13 +343,7 @@ kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
     return %c1, %n
   }, num_consts=1] %x, 0:i32, %z
   swap %o[:, :], %acc
-}
-func @main(%x: f64[32,128]) -> f64[32,128] {
-  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @row)], out_specs=[spec((8, 128), @row)],
-                     out_shapes=[f64[32,128]], dimension_semantics=(parallel)] %x
-  return %out
-}
-)";
+)");
 
 TEST_CASE("linearize of a kernel whose while loop carries primal and tangent values") {
   Module m = parse_module(kWhileLoopKernel, "while_loop.tsr");
@@ -387,9 +385,7 @@ index_map @row3(%i: i32) -> (i32, i32, i32) { return %i, 0, 0 }
 // What partial eval still stages whole: a run_scoped body that computes both
 // the primal and the tangent through one scratch Ref.
 TEST_CASE("linearize that cannot separate a primal output is a clear error") {
-  std::string text = R"(
-index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
-kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
+  std::string text = row_kernel_module(R"(
   run_scoped[body=fn(%xr: ref<f64[8,128], vmem>, %or: ref<f64[8,128], vmem>, %tmp: ref<f64[8,128], vmem>) {
     %v = get %xr[:, :]
     swap %tmp[:, :], %v
@@ -397,13 +393,7 @@ kernel @k(%x: ref<f64[8,128], vmem>, %o: ref<f64[8,128], vmem>) {
     %s = sin %t
     swap %or[:, :], %s
   }] %x, %o
-}
-func @main(%x: f64[32,128]) -> f64[32,128] {
-  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @row)], out_specs=[spec((8, 128), @row)],
-                     out_shapes=[f64[32,128]], dimension_semantics=(parallel)] %x
-  return %out
-}
-)";
+)");
   Module m = parse_module(text, "scoped.tsr");
   check_jvp_against_fd(m, 64);  // jvp itself is fine
   CHECK_THROWS_WITH(run_pipeline(m, "linearize"),
