@@ -48,6 +48,7 @@ struct Block {
 
 struct Mapping {
   std::vector<BlockDim> dims;
+  BlockGeometry geo;             // where blocks lie (ir/block_geometry.h)
   Shape array_shape, padded_shape;
   std::vector<int64_t> offset;  // where the array starts inside the padded buffer
   std::string name;             // `input "x"`
@@ -69,6 +70,18 @@ struct Mapping {
 std::string pad_note(const Mapping& m) {
   if (m.padded_shape == m.array_shape) return "";
   return " (padded to " + shape_str(m.padded_shape) + ")";
+}
+
+// Whether block b of mapping mp lies in its padded buffer, as the block
+// geometry defines it (the prover proves the same condition). The buffer's own
+// extent must agree: a disagreement is a bug in tessera, reported as one
+// rather than read or written out of bounds.
+bool block_in_bounds(const Mapping& mp, const Block& b, const Shape& buffer) {
+  bool ok = mp.geo.in_bounds(b.index);
+  if (ok != region_in_bounds(b.region, buffer))
+    throw Error("internal error: the block geometry of " + mp.name + " disagrees with its buffer " + shape_str(buffer) +
+                " at block index " + ints_str(b.index));
+  return ok;
 }
 
 class PallasRun {
@@ -173,23 +186,10 @@ void PallasRun::setup_mappings() {
     if (mp.dims.size() != mp.array_shape.size())
       throw Error(op_.loc, "pallas_call: the block of " + mp.name + " has rank " + std::to_string(mp.dims.size()) +
                                " but the array has rank " + std::to_string(mp.array_shape.size()));
-    for (size_t d = 0; d < mp.dims.size(); ++d) {
-      const BlockDim& b = mp.dims[d];
-      int64_t n = mp.array_shape[d], lo = 0, padded = n;
-      switch (b.kind) {
-        case BlockDimKind::Blocked: padded = b.size > 0 ? (n + b.size - 1) / b.size * b.size : n; break;
-        case BlockDimKind::Element:
-          lo = b.pad_lo;
-          padded = lo + n + b.pad_hi;
-          if (b.size > 0) padded = std::max(padded, (padded + b.size - 1) / b.size * b.size);
-          break;
-        case BlockDimKind::Squeezed:
-        case BlockDimKind::BoundedSlice: break;
-      }
-      mp.bounded |= b.kind == BlockDimKind::BoundedSlice;
-      mp.offset.push_back(lo);
-      mp.padded_shape.push_back(padded);
-    }
+    mp.geo = g_.geometry(mi);
+    mp.padded_shape = mp.geo.padded_shape();
+    mp.offset = mp.geo.pad_lo();
+    for (const BlockDim& b : mp.dims) mp.bounded |= b.kind == BlockDimKind::BoundedSlice;
     mp.lazy_fill = !mp.is_input && !mp.any && !mp.aliased;
     for (size_t d = 0; d < mp.dims.size() && mp.lazy_fill; ++d) {
       const BlockDim& b = mp.dims[d];
@@ -313,19 +313,19 @@ std::vector<Block> PallasRun::blocks_at(const std::vector<int64_t>& point, Ctx& 
       throw Error(op_.loc, "pallas_call: the index map of " + mp.name + " returned " + std::to_string(idx.size()) +
                                " values, expected " + std::to_string(index_map_arity(mp.dims)));
     size_t k = 0;
-    for (const BlockDim& d : mp.dims) {
+    for (const DimGeometry& d : mp.geo.dims) {
       int64_t v = idx[k++];
-      switch (d.kind) {
-        case BlockDimKind::Blocked: blk.region.push_back(Sel{v * d.size, d.size, 1, true}); break;
-        case BlockDimKind::Element: blk.region.push_back(Sel{v, d.size, 1, true}); break;
-        case BlockDimKind::Squeezed: blk.region.push_back(Sel{v, 1, 1, false}); break;
+      switch (d.dim.kind) {
+        case BlockDimKind::Blocked:
+        case BlockDimKind::Element: blk.region.push_back(Sel{d.start(v), d.window(), 1, true}); break;
+        case BlockDimKind::Squeezed: blk.region.push_back(Sel{d.start(v), 1, 1, false}); break;
         case BlockDimKind::BoundedSlice: {
           int64_t size = idx[k++];
-          if (size < 0 || size > d.size)
+          if (size < 0 || size > d.dim.size)
             throw Error(op_.loc, "pallas_call: the index map of " + mp.name + " returned a slice of size " +
-                                     std::to_string(size) + " for a BoundedSlice(" + std::to_string(d.size) + ") dim" +
+                                     std::to_string(size) + " for a BoundedSlice(" + std::to_string(d.dim.size) + ") dim" +
                                      at(point, cc) + kernel_note());
-          blk.region.push_back(Sel{v, size, 1, true});
+          blk.region.push_back(Sel{d.start(v), size, 1, true});
           break;
         }
       }
@@ -352,7 +352,7 @@ void PallasRun::copy_in(int j, const Block& b, Ctx& cc, const std::vector<int64_
   const Mapping& mp = maps_[j];
   tpu::MemBuffer& src = *hbm_[j];
   tpu::BufferRef dst = for_core(kernel_bufs_[mp.param], cc.core);
-  bool ok = region_in_bounds(b.region, src.data.shape());
+  bool ok = block_in_bounds(mp, b, src.data.shape());
   if (!ok && in_.opts().oob == RunOptions::Oob::raise)
     throw Error(op_.loc, "Out-of-bounds block index " + ints_str(b.index) + " for input " + mp.short_name + at(point, cc) +
                              ": reading " + region_str(b.region) + " but input has shape " + shape_str(mp.array_shape) +

@@ -12,7 +12,6 @@ GridMapping grid_mapping(const Op& op) {
   g.out_specs = op.specs_param("out_specs");
   g.out_types = op.types_param("out_shapes");
   g.scratch_types = op.types_param("scratch");
-  g.aliases = op.pairs_param("input_output_aliases");
   g.vmapped_dims = op.ints_param("vmapped_dims");
   g.dimension_semantics = op.idents_param("dimension_semantics");
   g.kernel_type = op.str_param("kernel_type");
@@ -26,8 +25,15 @@ GridMapping grid_mapping(const Op& op) {
     Type t = op.operands[i].type();
     g.in_types.push_back(Type::array(t.array_type()));
   }
+  for (auto [i, o] : op.pairs_param("input_output_aliases")) g.aliases.push_back({i - nsp, o});
   if (g.name.empty() && g.kernel) g.name = g.kernel->name();
   return g;
+}
+
+IntPairs GridMapping::alias_param(const IntPairs& pairs) const {
+  IntPairs out;
+  for (auto [i, o] : pairs) out.push_back({alias_param_input(i), o});
+  return out;
 }
 
 std::string GridMapping::describe(int m) const {

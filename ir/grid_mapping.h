@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/block_geometry.h"
 #include "ir/ir.h"
 
 namespace tessera {
@@ -21,7 +22,13 @@ struct GridMapping {
   std::vector<Type> out_types;             // full arrays of the outputs
   std::vector<Type> scalar_prefetch_types;
   std::vector<Type> scratch_types;
-  IntPairs aliases;                        // (input index, output index)
+  // input_output_aliases as (array input, output) pairs. The param numbers
+  // inputs as JAX does, scalar-prefetch operands first (with one prefetch
+  // operand, `(1, 0)` aliases the first array input to output 0); here the
+  // input is an index among the array inputs (param value - number of
+  // scalar-prefetch operands). A negative one names a prefetch operand,
+  // which the verifier rejects.
+  IntPairs aliases;
   std::vector<int64_t> vmapped_dims;
   std::vector<std::string> dimension_semantics;  // empty or one per axis
   std::string kernel_type = "tc";
@@ -45,11 +52,18 @@ struct GridMapping {
   const BlockSpec& spec(int m) const { return m < num_inputs() ? in_specs[m] : out_specs[m - num_inputs()]; }
   const Type& array(int m) const { return m < num_inputs() ? in_types[m] : out_types[m - num_inputs()]; }
   std::vector<BlockDim> dims(int m) const { return block_dims(spec(m), array(m).shape()); }
+  // Where mapping m's blocks lie in its (padded) array: see ir/block_geometry.h.
+  BlockGeometry geometry(int m) const { return block_geometry(dims(m), array(m).shape()); }
   // "input x" / "output 0": how messages name mapping m, using kernel parameter names.
   std::string describe(int m) const;
   bool is_parallel(int axis) const {
     return axis < static_cast<int>(dimension_semantics.size()) && dimension_semantics[axis] != "arbitrary";
   }
+
+  // The input_output_aliases param value for pairs numbered as `aliases` is.
+  IntPairs alias_param(const IntPairs& pairs) const;
+  // The param's own numbering of input i (for messages).
+  int64_t alias_param_input(int64_t i) const { return i + num_scalar_prefetch(); }
 
   // Types the conventions require.
   std::vector<Type> expected_kernel_params() const;

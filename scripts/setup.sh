@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: install what is missing, build, and run the main
-# job on a shipped example (parse, verify, prove, interpret add.tsr).
+# job on a shipped example (scripts/demo.sh: verify, prove, transform and run
+# examples/matmul.tsr).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

@@ -7,17 +7,16 @@
 // Each iteration
 //   - splits the loop index into program ids (div / rem by the grid sizes),
 //   - inlines every index map (discharged, scalar prefetch read from the
-//     constants) to get block indices; block start = index * block size
-//     (Blocked), the index itself (Element, Squeezed),
+//     constants) to get block indices and block starts (ir/block_geometry.h),
 //   - cuts each input block with dynamic_slice (+ reshape for Squeezed dims),
 //     reads the current output blocks the same way,
 //   - inlines the discharged kernel on those blocks (program_id / num_programs
 //     / axis_index of a grid axis become the loop's values),
 //   - writes each output block (and each Ref input's block) back with
 //     dynamic_update_slice.
-// Arrays whose size is not a multiple of the block are padded (zeros) up front
-// so partial edge blocks can be sliced whole, and cut back after the loop;
-// Element dims pad by their (low, high) padding and index the padded array.
+// Arrays are padded (zeros) up front to the padded extent of
+// ir/block_geometry.h (the one definition the interpreter and the prover also
+// use) so partial edge blocks can be sliced whole, and cut back after the loop.
 // Outputs start as zeros unless aliased to an input (then they start as it and
 // the input's blocks are read from the output being built, since both share a
 // buffer). Scratch starts as zeros and persists across iterations.
@@ -45,19 +44,6 @@ namespace {
 
 bool whole_space(MemSpace m) { return m == MemSpace::any || m == MemSpace::hbm; }
 
-// Padding (low, high) per dim so every block of mapping `dims` fits.
-void block_padding(const Shape& shape, const std::vector<BlockDim>& dims, std::vector<int64_t>& lo,
-                   std::vector<int64_t>& hi) {
-  lo.assign(shape.size(), 0);
-  hi.assign(shape.size(), 0);
-  for (size_t d = 0; d < shape.size(); ++d) {
-    const BlockDim& bd = dims[d];
-    if (bd.kind == BlockDimKind::Blocked && bd.size > 0 && shape[d] % bd.size != 0)
-      hi[d] = (shape[d] + bd.size - 1) / bd.size * bd.size - shape[d];
-    if (bd.kind == BlockDimKind::Element) lo[d] = bd.pad_lo, hi[d] = bd.pad_hi;
-  }
-}
-
 bool any_nonzero(const std::vector<int64_t>& v) {
   for (int64_t x : v)
     if (x) return true;
@@ -76,9 +62,11 @@ Value unpad(Builder& b, Value v, const Shape& shape, const std::vector<int64_t>&
   return b.emit1("slice", {v}, {{"start_indices", start}, {"limit_indices", limit}});
 }
 
-// The block mapping of operand m as the loop needs it.
+// The block mapping of operand m as the loop needs it. The loop works on the
+// padded array of ir/block_geometry.h: padded by (lo, hi) up front, cut back
+// after the loop.
 struct Mapping {
-  std::vector<BlockDim> dims;
+  BlockGeometry geo;
   std::vector<int64_t> lo, hi;
   bool whole = false;  // the block is the whole (unpadded) array
   Shape window;        // block extent per array dim (Squeezed -> 1)
@@ -87,20 +75,18 @@ struct Mapping {
 
 Mapping mapping_of(const GridMapping& g, int m) {
   Mapping mp;
-  const Shape& shape = g.array(m).shape();
-  mp.dims = g.dims(m);
-  for (const BlockDim& bd : mp.dims)
-    if (bd.kind == BlockDimKind::BoundedSlice)
+  mp.geo = g.geometry(m);
+  for (const DimGeometry& d : mp.geo.dims)
+    if (d.dim.kind == BlockDimKind::BoundedSlice)
       throw Error("discharge: " + g.describe(m) + " of pallas_call " + g.name +
                   " has a BoundedSlice block dim, which discharge does not support");
-  block_padding(shape, mp.dims, mp.lo, mp.hi);
-  mp.whole = !any_nonzero(mp.lo) && !any_nonzero(mp.hi);
-  for (size_t d = 0; d < shape.size(); ++d) {
-    const BlockDim& bd = mp.dims[d];
-    mp.window.push_back(bd.kind == BlockDimKind::Squeezed ? 1 : bd.size);
-    if (bd.kind != BlockDimKind::Squeezed) mp.kernel_shape.push_back(bd.size);
-    if (mp.window[d] != shape[d] || bd.kind != BlockDimKind::Blocked) mp.whole = false;
-  }
+  mp.lo = mp.geo.pad_lo();
+  mp.hi = mp.geo.pad_hi();
+  mp.window = mp.geo.window();
+  mp.kernel_shape = kernel_block_shape(g.dims(m));
+  mp.whole = !mp.geo.is_padded();
+  for (const DimGeometry& d : mp.geo.dims)
+    if (d.window() != d.extent || d.dim.kind != BlockDimKind::Blocked) mp.whole = false;
   return mp;
 }
 
@@ -158,7 +144,7 @@ void alias_ref_inputs(Discharger& d, const Op& op, Builder& b, Env& env) {
     if (p.name == "kernel") p.value = nk;
     if (p.name == "out_specs") p.value = out_specs;
     if (p.name == "out_shapes") p.value = out_shapes;
-    if (p.name == "input_output_aliases") p.value = aliases;
+    if (p.name == "input_output_aliases") p.value = g.alias_param(aliases);
   }
   Op& made = b.create(*op.prim, operands, params);
   int n = g.num_outputs();
@@ -197,14 +183,15 @@ struct IndexMaps {
   }
 };
 
+// Block starts in the padded array, as DimGeometry::start computes them.
 std::vector<Value> block_starts(Builder& b, const Mapping& mp, const std::vector<Value>& idx) {
   std::vector<Value> starts;
-  for (size_t d = 0; d < mp.dims.size(); ++d) {
-    const BlockDim& bd = mp.dims[d];
+  for (size_t d = 0; d < mp.geo.dims.size(); ++d) {
+    const DimGeometry& g = mp.geo.dims[d];
     Value i = idx.at(d);
-    if (bd.kind == BlockDimKind::Blocked && bd.size != 1) {
-      if (i.is_literal()) i = Literal::of_int(DType::i32, i.literal().as_int() * bd.size);
-      else i = b.emit1("mul", {i, Literal::of_int(DType::i32, bd.size)});
+    if (g.dim.kind == BlockDimKind::Blocked && g.dim.size != 1) {
+      if (i.is_literal()) i = Literal::of_int(DType::i32, g.start(i.literal().as_int()));
+      else i = b.emit1("mul", {i, Literal::of_int(DType::i32, g.dim.size)});
     }
     starts.push_back(i);
   }
@@ -356,7 +343,7 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     // Mappings sharing an index map and block dims share their start indices.
     int same = -1;
     for (int e = 0; e < m && same < 0; ++e)
-      if (!maps[e].whole && g.spec(e).index_map == g.spec(m).index_map && maps[e].dims == maps[m].dims) same = e;
+      if (!maps[e].whole && g.spec(e).index_map == g.spec(m).index_map && g.dims(e) == g.dims(m)) same = e;
     starts[m] = same >= 0 ? starts[same] : block_starts(lb, maps[m], im.eval(g.spec(m).index_map, g.array(m).rank()));
   }
 

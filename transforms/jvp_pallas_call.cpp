@@ -90,7 +90,7 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx)
   set("out_specs", out_specs);
   set("out_shapes", out_shapes);
   set("scratch", scratch);
-  set("input_output_aliases", aliases);
+  set("input_output_aliases", g.alias_param(aliases));
   set("cost_estimate", cost);
 
   Vals ops = x;

@@ -118,7 +118,7 @@ Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
     if (p.name == "out_specs") p.value = out_specs;
     if (p.name == "out_shapes") p.value = out_shapes;
     if (p.name == "scratch") p.value = scratch;
-    if (p.name == "input_output_aliases") p.value = aliases;
+    if (p.name == "input_output_aliases") p.value = g.alias_param(aliases);
   }
   d.place = Placement::split;
   return d;

@@ -109,11 +109,18 @@ void check_block_mappings(const Op& op, const GridMapping& g, bool nested_ok, Di
 void check_aliases(const Op& op, const GridMapping& g, Diags& out) {
   std::set<int64_t> seen_in, seen_out;
   for (auto [i, o] : g.aliases) {
-    const std::string entry = "input_output_aliases entry (" + std::to_string(i) + ", " + std::to_string(o) + ")";
+    // Messages use the param's numbering: scalar-prefetch operands count as inputs (as in JAX).
+    int64_t raw = g.alias_param_input(i), nsp = g.num_scalar_prefetch();
+    const std::string entry = "input_output_aliases entry (" + std::to_string(raw) + ", " + std::to_string(o) + ")";
     bool in_ok = i >= 0 && i < g.num_inputs(), out_ok = o >= 0 && o < g.num_outputs();
-    if (!in_ok)
-      report(out, op.loc, entry + ": input index " + std::to_string(i) + " is out of range [0, " +
-                              std::to_string(g.num_inputs()) + ")");
+    if (raw >= 0 && raw < nsp)
+      report(out, op.loc, entry + ": input " + std::to_string(raw) + " is scalar-prefetch operand " + std::to_string(raw) +
+                              ", which cannot be aliased (inputs are numbered as in JAX: the " + std::to_string(nsp) +
+                              " scalar-prefetch operand(s) first, then the array inputs)");
+    else if (!in_ok)
+      report(out, op.loc, entry + ": input index " + std::to_string(raw) + " is out of range [" + std::to_string(nsp) + ", " +
+                              std::to_string(nsp + g.num_inputs()) + ")" +
+                              (nsp ? " (the " + std::to_string(nsp) + " scalar-prefetch operand(s) count as inputs 0.." + std::to_string(nsp - 1) + ")" : ""));
     if (!out_ok)
       report(out, op.loc, entry + ": output index " + std::to_string(o) + " is out of range [0, " +
                               std::to_string(g.num_outputs()) + ")");

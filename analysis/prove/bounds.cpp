@@ -8,8 +8,6 @@ namespace tessera::prove {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // The conditions one block dim puts on its index-map result(s).
 struct DimCheck {
   z3::expr ok;
@@ -17,61 +15,54 @@ struct DimCheck {
   std::string rule;  // for messages
 };
 
-std::vector<DimCheck> dim_checks(z3::context& ctx, const std::vector<BlockDim>& dims, const Shape& shape,
-                                 const std::vector<Sym>& out) {
+std::string kind_str(const BlockDim& b) {
+  std::string n = std::to_string(b.size);
+  switch (b.kind) {
+    case BlockDimKind::Blocked: return "Blocked(" + n + ")";
+    case BlockDimKind::Element:
+      return "Element(" + n + ", padding=(" + std::to_string(b.pad_lo) + ", " + std::to_string(b.pad_hi) + "))";
+    case BlockDimKind::Squeezed: return "Squeezed";
+    case BlockDimKind::BoundedSlice: return "BoundedSlice(" + n + ")";
+  }
+  return "?";
+}
+
+// What it takes for a block to lie in its padded array, per dim, read off the
+// block geometry the interpreter and discharge use (ir/block_geometry.h).
+std::vector<DimCheck> dim_checks(z3::context& ctx, const BlockGeometry& geo, const std::vector<Sym>& out) {
   std::vector<DimCheck> checks;
   size_t k = 0;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const BlockDim& b = dims[d];
-    int64_t D = d < shape.size() ? shape[d] : 0;
+  for (size_t d = 0; d < geo.dims.size(); ++d) {
+    const DimGeometry& g = geo.dims[d];
     const Sym& i = out.at(k++);
     auto c = [&](int64_t v) { return ctx.int_val(v); };
     std::string where = " in dimension " + std::to_string(d);
-    switch (b.kind) {
-      case BlockDimKind::Blocked: {
-        int64_t n = ceil_div(D, b.size);
-        checks.push_back({i.e >= 0 && i.e < c(n), i.iv.within(0, n - 1),
-                          "Blocked(" + std::to_string(b.size) + ") needs 0 <= index < " + std::to_string(n) + where});
-        break;
-      }
-      case BlockDimKind::Squeezed:
-        checks.push_back({i.e >= 0 && i.e < c(D), i.iv.within(0, D - 1), "Squeezed needs 0 <= index < " + std::to_string(D) + where});
-        break;
-      case BlockDimKind::Element:
-        checks.push_back({i.e >= c(-b.pad_lo) && i.e + c(b.size) <= c(D + b.pad_hi),
-                          i.iv.within(-b.pad_lo, D + b.pad_hi - b.size),
-                          "Element(" + std::to_string(b.size) + ", padding=(" + std::to_string(b.pad_lo) + ", " +
-                              std::to_string(b.pad_hi) + ")) needs " + std::to_string(-b.pad_lo) + " <= index and index + " +
-                              std::to_string(b.size) + " <= " + std::to_string(D + b.pad_hi) + where});
-        break;
-      case BlockDimKind::BoundedSlice: {
-        const Sym& size = out.at(k++);
-        bool settled = i.iv.lo >= 0 && size.iv.lo > 0 && size.iv.hi <= b.size && i.iv.hi + size.iv.hi <= D;
-        checks.push_back({i.e >= 0 && size.e > 0 && size.e <= c(b.size) && i.e + size.e <= c(D), settled,
-                          "BoundedSlice(" + std::to_string(b.size) + ") needs start >= 0, 0 < size <= " + std::to_string(b.size) +
-                              " and start + size <= " + std::to_string(D) + where});
-        break;
-      }
+    std::string padded = g.padded == g.extent ? std::to_string(g.extent)
+                                              : std::to_string(g.padded) + " (the padded extent of " + std::to_string(g.extent) + ")";
+    DimGeometry::Range r = g.valid_index();
+    if (g.dim.kind == BlockDimKind::BoundedSlice) {
+      const Sym& size = out.at(k++);
+      bool settled = i.iv.lo >= 0 && size.iv.lo >= 0 && size.iv.hi <= g.dim.size && i.iv.hi + size.iv.hi <= g.padded;
+      checks.push_back({i.e >= 0 && size.e >= 0 && size.e <= c(g.dim.size) && i.e + size.e <= c(g.padded), settled,
+                        kind_str(g.dim) + " needs start >= 0, 0 <= size <= " + std::to_string(g.dim.size) +
+                            " and start + size <= " + padded + where});
+      continue;
     }
+    std::string rule = g.dim.kind == BlockDimKind::Blocked
+                           ? " needs 0 <= index < " + std::to_string(r.hi + 1) + " (blocks of " + std::to_string(g.dim.size) + " in " + padded + ")"
+                           : " needs 0 <= index <= " + std::to_string(r.hi) + " (a block of " + std::to_string(g.window()) +
+                                 " starting at the index, inside " + padded + ")";
+    checks.push_back({i.e >= c(r.lo) && i.e <= c(r.hi), i.iv.within(r.lo, r.hi), kind_str(g.dim) + rule + where});
   }
   return checks;
 }
 
 // "block index (2, 4) outside (2, 3) blocks of f32[256,384] padded to (256, 384)"
-std::string blocks_message(const std::vector<BlockDim>& dims, const Type& array, const std::vector<int64_t>& idx) {
-  std::vector<int64_t> nblocks, padded;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    int64_t D = array.shape().at(d);
-    if (dims[d].kind == BlockDimKind::Blocked) {
-      nblocks.push_back(ceil_div(D, dims[d].size));
-      padded.push_back(nblocks.back() * dims[d].size);
-    } else {
-      nblocks.push_back(D);
-      padded.push_back(D);
-    }
-  }
+std::string blocks_message(const BlockGeometry& geo, const Type& array, const std::vector<int64_t>& idx) {
+  std::vector<int64_t> nblocks;
+  for (const DimGeometry& d : geo.dims) nblocks.push_back(d.valid_index().hi + 1);
   return "block index " + tuple_str(idx) + " outside " + tuple_str(nblocks) + " blocks of " + array.str() + " padded to " +
-         tuple_str(padded);
+         tuple_str(geo.padded_shape());
 }
 
 }  // namespace
@@ -83,8 +74,9 @@ Obligation prove_bounds(CallContext& c, int m) {
   std::vector<Sym> point = c.make_point("p", facts);
   MapAt at = c.encode_map(m, point);
   std::vector<BlockDim> dims = c.g.dims(m);
+  BlockGeometry geo = c.g.geometry(m);
   const Type& array = c.g.array(m);
-  std::vector<DimCheck> checks = dim_checks(c.ctx, dims, array.shape(), at.outputs);
+  std::vector<DimCheck> checks = dim_checks(c.ctx, geo, at.outputs);
 
   bool settled = c.opts.use_intervals;
   for (const DimCheck& d : checks) settled &= d.settled;
@@ -125,7 +117,7 @@ Obligation prove_bounds(CallContext& c, int m) {
     if (what.empty()) {
       bool plain = true;
       for (const BlockDim& d : dims) plain &= d.kind == BlockDimKind::Blocked || d.kind == BlockDimKind::Squeezed;
-      if (plain) what = blocks_message(dims, array, idx);
+      if (plain) what = blocks_message(geo, array, idx);
       else
         for (const DimCheck& d : checks)
           if (what.empty() && !c.eval(model, d.ok)) what = "index " + tuple_str(idx) + " of " + array.str() + ": " + d.rule;

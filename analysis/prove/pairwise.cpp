@@ -14,6 +14,7 @@
 // and P[d1] == R[d1]) -- the only way one permutation per axis can fail to
 // order them. A revisit is such P, Q, R with block(P) == block(R) !=
 // block(Q). docs/prove.md has the argument.
+#include "analysis/prove/block_region.h"
 #include "analysis/prove/call_context.h"
 
 namespace tessera::prove {
@@ -53,6 +54,12 @@ void finish_unknown_or_failed(Obligation& ob, const std::vector<std::string>& op
   }
 }
 
+// "block (1, 0)", or "overlapping blocks (4,) and (6,)"
+std::string written_blocks(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  if (a == b) return "block " + tuple_str(a);
+  return "overlapping blocks " + tuple_str(a) + " and " + tuple_str(b);
+}
+
 }  // namespace
 
 Obligation prove_parallel_safety(CallContext& c, int out) {
@@ -78,7 +85,10 @@ Obligation prove_parallel_safety(CallContext& c, int out) {
   z3::expr differ = c.ctx.bool_val(false);
   for (int a : par) differ = differ || pa[a].e != pb[a].e;
   q.push_back(differ);
-  q.push_back(same_block(c.ctx, A.outputs, B.outputs));
+  // Blocks race when they share an element, not only when their indices are
+  // equal: Element and BoundedSlice blocks at different indices can overlap.
+  BlockGeometry geo = c.g.geometry(m);
+  q.push_back(regions_overlap(c.ctx, block_region(c.ctx, geo, A.outputs), block_region(c.ctx, geo, B.outputs)));
   QueryResult r = c.solver.check(q, ob.subject + ".parallel_safety");
   ob.method = "z3";
   ob.queries = 1;
@@ -92,7 +102,7 @@ Obligation prove_parallel_safety(CallContext& c, int out) {
     ob.grid_points = {a, b};
     finish_unknown_or_failed(ob, opaque_of({&A, &B}),
                              "at grid points " + tuple_str(a) + " and " + tuple_str(b) + ": they differ on parallel axis " +
-                                 std::to_string(axis) + " but both write block " + tuple_str(c.eval(*r.model, A.outputs)));
+                                 std::to_string(axis) + " but both write " + written_blocks(c.eval(*r.model, A.outputs), c.eval(*r.model, B.outputs)));
   }
   ob.millis = timer.millis();
   return ob;

@@ -230,13 +230,20 @@ TEST_CASE("mutant: gather_rows without its range assumption") {
 }
 
 TEST_CASE("Element and BoundedSlice block dims") {
-  // Element(8, padding (2, 2)) over f32[64]: starts 8i - 2 for i in [0, 8) stay in [-2, 58].
-  std::string el = one_d(64, "element(8, 2, 2)", "8", 8, "parallel", "  %s = mul %i, 8\n  %t = sub %s, 2\n  return %t");
+  // Element(8, padding (2, 2)) over f32[64]: the index is an offset into the
+  // padded buffer of 2 + 64 + 2 = 68 rounded up to 72 elements, so it may
+  // range over [0, 64]. Offsets 8i + 2 for i in [0, 8) lie in [2, 58].
+  std::string el = one_d(64, "element(8, 2, 2)", "8", 8, "parallel", "  %s = mul %i, 8\n  %t = add %s, 2\n  return %t");
   CHECK(find(prove_text(el), "in[0]", "bounds").verdict == Verdict::proved);
-  Obligation bad = find(prove_text(replace(el, "sub %s, 2", "sub %s, 3")), "in[0]", "bounds");
-  CHECK(bad.verdict == Verdict::failed);
-  CHECK(bad.grid_points == std::vector<std::vector<int64_t>>{{0}});
-  CHECK(bad.detail.find("Element(8, padding=(2, 2)) needs -2 <= index") != std::string::npos);
+  // 8i - 1 starts before the padded buffer at i = 0 (the padding is not below offset 0).
+  Obligation low = find(prove_text(replace(el, "add %s, 2", "sub %s, 1")), "in[0]", "bounds");
+  CHECK(low.verdict == Verdict::failed);
+  CHECK(low.grid_points == std::vector<std::vector<int64_t>>{{0}});
+  CHECK(low.detail.find("Element(8, padding=(2, 2)) needs 0 <= index <= 64") != std::string::npos);
+  // 8i + 9 ends past it at i = 7 (65 + 8 > 72).
+  Obligation high = find(prove_text(replace(el, "add %s, 2", "add %s, 9")), "in[0]", "bounds");
+  CHECK(high.verdict == Verdict::failed);
+  CHECK(high.grid_points == std::vector<std::vector<int64_t>>{{7}});
   // BoundedSlice(16): (start, size) = (16 i, 16) over f32[64], grid (4).
   std::string bs = one_d(64, "bounded(16)", "16", 4, "parallel", "  %s = mul %i, 16\n  return %s, 16", "(i32, i32)");
   CHECK(find(prove_text(bs), "in[0]", "bounds").verdict == Verdict::proved);

@@ -270,6 +270,29 @@ func @main(%x: f32[12]) -> f32[12] {
   check_close(run(text, {x})[0], {0, 4, 8, 12, 8, 10, 12, 14, 8, 9, 10, 11}, 0);
 }
 
+TEST_CASE("input_output_aliases count scalar-prefetch operands as inputs, as JAX does") {
+  // With one prefetch operand, (1, 0) aliases the first array input %x; %y
+  // has the same type, so the old numbering (prefetch skipped) aliased %y.
+  const char* text = R"(
+index_map @at(%i: i32, %s: ref<i32[1], smem>) -> i32 {
+  return %i
+}
+kernel @k(%s: ref<i32[1], smem>, %x: ref<f32[4], vmem>, %y: ref<f32[4], vmem>, %o: ref<f32[4], vmem>) {
+  %a = get %x[:]
+  %b = mul %a, 2.0
+  swap %o[:], %b
+}
+func @main(%s: i32[1], %x: f32[8], %y: f32[8]) -> f32[8] {
+  %out = pallas_call[kernel=@k, grid=(1), num_scalar_prefetch=1, in_specs=[spec((4), @at), spec((4), @at)],
+                     out_specs=[spec((4), @at)], out_shapes=[f32[8]], input_output_aliases=[(1, 0)]] %s, %x, %y
+  return %out
+}
+)";
+  Array x = iota(DType::f32, {8}), y = iota(DType::f32, {8}, 100);
+  // Block 0 is 2x; block 1, which no grid point writes, keeps the aliased input's values.
+  check_close(run(text, {Array::from_values(DType::i32, {1}, {0}), x, y})[0], {0, 2, 4, 6, 4, 5, 6, 7}, 0);
+}
+
 TEST_CASE("dynamic grid sizes and scalar prefetch") {
   const char* text = R"(
 index_map @pick(%i: i32, %perm: ref<i32[4], smem>) -> i32 {

@@ -76,7 +76,7 @@ TEST_CASE("round-trip: every parameter kind, inline bodies, indexers, odd litera
   CHECK_HAS(once, "spec((element(8, 1, 1), 128), @rows, buffered=2)");
   CHECK_HAS(once, "spec((squeezed, bounded(16)), @bounded_rows)");  // mem=vmem is the default
   CHECK_HAS(once, "mem=any)");
-  CHECK_HAS(once, "input_output_aliases=[(0, 0)]");
+  CHECK_HAS(once, "input_output_aliases=[(1, 0)]");
   CHECK_HAS(once, "name=\"k \\\"v2\\\"\"");
   CHECK_HAS(once, "fmt=\"tab\there \\\"quoted\\\" back\\\\slash\\nnewline {}\"");
   CHECK_HAS(once, "in_axes=(0, none)");

@@ -196,7 +196,7 @@ kernel @k(%idx: ref<i32[2], smem>, %x: ref<f32[4], vmem>, %acc: ref<f32[4], vmem
 func @main(%idx: i32[2], %x: f32[8], %acc: f32[8]) -> f32[8] {
   %out = pallas_call[kernel=@k, grid=(2), num_scalar_prefetch=1,
                      in_specs=[spec((4), @pick), spec((4), @pick)], out_specs=[spec((4), @pick)],
-                     out_shapes=[f32[8]], scratch=[ref<f32[4], vmem>], input_output_aliases=[(1, 0)]] %idx, %x, %acc
+                     out_shapes=[f32[8]], scratch=[ref<f32[4], vmem>], input_output_aliases=[(2, 0)]] %idx, %x, %acc
   return %out
 }
 )");
