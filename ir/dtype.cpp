@@ -42,4 +42,26 @@ bool is_bool(DType d) { return d == DType::i1; }
 bool is_semaphore(DType d) { return d == DType::sem || d == DType::dma_sem || d == DType::barrier_sem; }
 int int_bits(DType d) { return info(d).bits; }
 
+bool in_class(DTypeClass c, DType d) {
+  switch (c) {
+    case DTypeClass::floating: return is_float(d);
+    case DTypeClass::numeric: return is_float(d) || is_int(d);
+    case DTypeClass::int_or_bool: return is_int(d) || is_bool(d);
+    case DTypeClass::integer: return is_int(d);
+    case DTypeClass::any: return !is_semaphore(d);
+  }
+  return false;
+}
+
+std::string_view class_noun(DTypeClass c) {
+  switch (c) {
+    case DTypeClass::floating: return "a floating-point";
+    case DTypeClass::numeric: return "a numeric";
+    case DTypeClass::int_or_bool: return "an integer or bool";
+    case DTypeClass::integer: return "an integer";
+    case DTypeClass::any: return "an array";
+  }
+  return "";
+}
+
 }  // namespace tessera

@@ -27,4 +27,16 @@ bool is_bool(DType d);
 bool is_semaphore(DType d);
 int int_bits(DType d);     // bit width of an integer or bool dtype
 
+// The classes of dtypes an op accepts. One definition for the shape rules
+// (ir/prims/), the interpreter's kernels and the backends.
+enum class DTypeClass : uint8_t {
+  floating,     // f32 bf16 f16 f64
+  numeric,      // floats and integers
+  int_or_bool,  // integers and i1
+  integer,      // signed and unsigned integers
+  any,          // every array dtype (not semaphores)
+};
+bool in_class(DTypeClass c, DType d);
+std::string_view class_noun(DTypeClass c);  // "a floating-point", for "expects a floating-point dtype"
+
 }  // namespace tessera

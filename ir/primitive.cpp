@@ -24,6 +24,36 @@ void Registry::add(Primitive p) {
   prims_.emplace(std::move(name), std::make_unique<Primitive>(std::move(p)));
 }
 
+std::vector<const Primitive*> Registry::of(Family f) const {
+  std::vector<const Primitive*> out;
+  for (const auto& [_, p] : prims_)
+    if (p->family == f) out.push_back(p.get());
+  return out;
+}
+
+void Registry::add_family(Family f, void (*fill)(Registry&)) {
+  std::map<std::string, std::unique_ptr<Primitive>, std::less<>> before;
+  before.swap(prims_);
+  fill(*this);
+  for (auto& [name, p] : prims_) {
+    p->family = f;
+    if (before.count(name)) throw Error("primitive '" + name + "' registered twice");
+  }
+  prims_.merge(before);
+}
+
+std::string_view family_name(Family f) {
+  switch (f) {
+    case Family::elementwise: return "elementwise";
+    case Family::reduction: return "reduction";
+    case Family::structural: return "structural";
+    case Family::state: return "state";
+    case Family::control: return "control";
+    case Family::pallas: return "pallas";
+  }
+  return "?";
+}
+
 std::vector<const Primitive*> Registry::all() const {
   std::vector<const Primitive*> out;
   for (const auto& [_, p] : prims_) out.push_back(p.get());
@@ -33,13 +63,13 @@ std::vector<const Primitive*> Registry::all() const {
 const Registry& registry() {
   static const Registry r = [] {
     Registry reg;
-    register_elementwise(reg);
-    register_structural(reg);
-    register_reductions(reg);
-    register_state(reg);
-    register_pallas(reg);
-    register_control_flow(reg);
-    register_pallas_call(reg);
+    reg.add_family(Family::elementwise, register_elementwise);
+    reg.add_family(Family::structural, register_structural);
+    reg.add_family(Family::reduction, register_reductions);
+    reg.add_family(Family::state, register_state);
+    reg.add_family(Family::pallas, register_pallas);
+    reg.add_family(Family::control, register_control_flow);
+    reg.add_family(Family::pallas, register_pallas_call);
     return reg;
   }();
   return r;

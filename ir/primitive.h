@@ -39,6 +39,20 @@ struct OperandRange {
   bool contains(int k) const { return first >= 0 && k >= first && (last < 0 || k < last); }
 };
 
+// What kind of operation a primitive is. Rule tables register a whole family
+// (or the part of it with some property) in one loop over the registry, the way
+// JAX's `standard_unop` / `standard_naryop` give a family its rules, instead
+// of listing names a misspelling would silently skip.
+enum class Family : uint8_t {
+  elementwise,  // one result shaped like the operands (rank-0 ones broadcast): math, bitwise, comparisons, select_n, converts
+  reduction,    // reduce_*, argmax/argmin, cumsum
+  structural,   // shapes and layouts: broadcast, reshape, slice, gather, dot_general, ...
+  state,        // Ref reads and writes with an indexer: get, swap, addupdate, load, store
+  control,      // ops with bodies: cond, while, scan, for, run_scoped, call, core_map, pmap
+  pallas,       // Pallas / TPU: program ids, multiple_of, DMAs, semaphores, pallas_call, ...
+};
+std::string_view family_name(Family f);
+
 struct Primitive {
   std::string name;
   std::string summary;             // one line, for docs and --help
@@ -50,8 +64,19 @@ struct Primitive {
   // another integer operand in the range), not as the data operands' dtype:
   // `dynamic_slice[...] %x, %i, 0` starts at integer 0 for any dtype of %x.
   OperandRange int_operands = {};
+  // Set by the registry from the register_* function that added it.
+  Family family = Family::structural;
+  // Elementwise primitives with a fixed arity (0 for select_n, convert and
+  // multiple_of, which have their own rules): operand count, the dtypes they
+  // accept, and whether the result is bool (comparisons).
+  int arity = 0;
+  DTypeClass accepts = DTypeClass::any;
+  bool to_bool = false;
 
   const ParamSpec* find_param(std::string_view key) const;
+  // An elementwise op of `n` operands computed by a formula on elements
+  // (unary / binary math, bitwise ops, comparisons).
+  bool is_nary(int n) const { return family == Family::elementwise && arity == n; }
 };
 
 class Registry {
@@ -60,6 +85,10 @@ class Registry {
   const Primitive& get(std::string_view name) const;  // throws "unknown primitive"
   void add(Primitive p);                               // throws on a duplicate
   std::vector<const Primitive*> all() const;           // sorted by name
+  std::vector<const Primitive*> of(Family f) const;    // one family, sorted by name
+  // Runs `fill` and gives every primitive it adds family `f` (and, when
+  // `f` is elementwise, keeps the traits the adder set).
+  void add_family(Family f, void (*fill)(Registry&));
 
  private:
   std::map<std::string, std::unique_ptr<Primitive>, std::less<>> prims_;

@@ -204,8 +204,12 @@ RuleResult sort_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
 }  // namespace
 
 void add_math_rules(RuleTable<JvpRule>& t) {
-  for (const char* n : {"floor", "ceil", "round", "sign", "not", "and", "or", "xor", "shift_left", "shift_right_logical",
-                        "shift_right_arithmetic", "eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "iota",
+  // Elementwise ops whose results are integers or bools (bitwise ops,
+  // shifts, comparisons) have no tangent; nor have the piecewise-constant
+  // float ops and the integer-valued ops below.
+  for (const Primitive* p : registry().of(Family::elementwise))
+    if (p->to_bool || p->accepts == DTypeClass::int_or_bool || p->accepts == DTypeClass::integer) t.set(p->name, zero_rule);
+  for (const char* n : {"floor", "ceil", "round", "sign", "argmax", "argmin", "iota",
                         "reduce_and", "reduce_or", "program_id", "num_programs", "axis_index", "device_id",
                         "multiple_of", "debug_print", "delay", "semaphore_signal", "semaphore_wait", "semaphore_read",
                         "get_barrier_semaphore", "dma_wait"})

@@ -232,16 +232,10 @@ RuleResult loop_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>
 }
 
 void add_array_rules(RuleTable<BatchRule>& t) {
-  for (const Primitive* p : registry().all()) {
-    // Elementwise primitives have no params and a single result of the common shape.
-    static const char* names[] = {"exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "sin", "cos", "floor", "ceil",
-                                  "round", "exp2", "log1p", "expm1", "erf", "neg", "abs", "sign", "not", "add", "sub",
-                                  "mul", "div", "rem", "max", "min", "pow", "and", "or", "xor", "shift_left",
-                                  "shift_right_logical", "shift_right_arithmetic", "eq", "ne", "lt", "le", "gt", "ge",
-                                  "select_n", "convert_element_type", "multiple_of"};
-    for (const char* n : names)
-      if (p->name == n) t.set(n, elementwise);
-  }
+  // Elementwise primitives batch pointwise (their params do not depend on the
+  // shape); so does multiple_of, a hint on an integer value.
+  for (const Primitive* p : registry().of(Family::elementwise)) t.set(p->name, elementwise);
+  t.set("multiple_of", elementwise);
   t.set("broadcast_in_dim", leading([](Ctx& c, const Op& op) {
           return with(op, {{"shape", prepend(c.size, op.ints_param("shape"))},
                            {"broadcast_dimensions", prepend(0, shifted(op.ints_param("broadcast_dimensions")))}});

@@ -194,7 +194,7 @@ Shape result_shape(const Op& op, std::span<const Array> args) {
   return shape ? *shape : Shape{};
 }
 
-template <Family Fam, class F>
+template <DTypeClass Fam, class F>
 Kernel unary_kernel() {
   return [](const Op& op, std::span<const Array> args) -> std::vector<Array> {
     expect_args(op, args, 1);
@@ -208,7 +208,7 @@ Kernel unary_kernel() {
   };
 }
 
-template <Family Fam, class F, bool ToBool = false>
+template <DTypeClass Fam, class F, bool ToBool = false>
 Kernel binary_kernel() {
   return [](const Op& op, std::span<const Array> args) -> std::vector<Array> {
     expect_args(op, args, 2);
@@ -239,7 +239,7 @@ std::vector<Array> not_kernel(const Op& op, std::span<const Array> args) {
   const Array& x = args[0];
   Array out = Array::uninitialized(x.dtype(), x.shape());
   bool logical = is_bool(x.dtype());
-  visit_family<Family::IntOrBool>(op, x.dtype(), [&](auto tag, auto rnd) {
+  visit_family<DTypeClass::int_or_bool>(op, x.dtype(), [&](auto tag, auto rnd) {
     using T = typename decltype(tag)::type;
     if (logical) map1(x.data<T>(), out.data<T>(), x.size(), LogicalNot{}, rnd);
     else map1(x.data<T>(), out.data<T>(), x.size(), BitNot{}, rnd);
@@ -292,47 +292,47 @@ std::vector<Array> select_n_kernel(const Op& op, std::span<const Array> args) {
 }  // namespace
 
 void register_elementwise_kernels(RuleTable<Kernel>& t) {
-  using F = Family;
-  t.set("exp", unary_kernel<F::Float, Exp>());
-  t.set("log", unary_kernel<F::Float, Log>());
-  t.set("sqrt", unary_kernel<F::Float, Sqrt>());
-  t.set("rsqrt", unary_kernel<F::Float, Rsqrt>());
-  t.set("tanh", unary_kernel<F::Float, Tanh>());
-  t.set("logistic", unary_kernel<F::Float, Logistic>());
-  t.set("sin", unary_kernel<F::Float, Sin>());
-  t.set("cos", unary_kernel<F::Float, Cos>());
-  t.set("floor", unary_kernel<F::Float, Floor>());
-  t.set("ceil", unary_kernel<F::Float, Ceil>());
-  t.set("round", unary_kernel<F::Float, Round>());
-  t.set("exp2", unary_kernel<F::Float, Exp2>());
-  t.set("log1p", unary_kernel<F::Float, Log1p>());
-  t.set("expm1", unary_kernel<F::Float, Expm1>());
-  t.set("erf", unary_kernel<F::Float, Erf>());
-  t.set("neg", unary_kernel<F::Number, Neg>());
-  t.set("abs", unary_kernel<F::Number, Abs>());
-  t.set("sign", unary_kernel<F::Number, Sign>());
+  using F = DTypeClass;
+  t.set("exp", unary_kernel<F::floating, Exp>());
+  t.set("log", unary_kernel<F::floating, Log>());
+  t.set("sqrt", unary_kernel<F::floating, Sqrt>());
+  t.set("rsqrt", unary_kernel<F::floating, Rsqrt>());
+  t.set("tanh", unary_kernel<F::floating, Tanh>());
+  t.set("logistic", unary_kernel<F::floating, Logistic>());
+  t.set("sin", unary_kernel<F::floating, Sin>());
+  t.set("cos", unary_kernel<F::floating, Cos>());
+  t.set("floor", unary_kernel<F::floating, Floor>());
+  t.set("ceil", unary_kernel<F::floating, Ceil>());
+  t.set("round", unary_kernel<F::floating, Round>());
+  t.set("exp2", unary_kernel<F::floating, Exp2>());
+  t.set("log1p", unary_kernel<F::floating, Log1p>());
+  t.set("expm1", unary_kernel<F::floating, Expm1>());
+  t.set("erf", unary_kernel<F::floating, Erf>());
+  t.set("neg", unary_kernel<F::numeric, Neg>());
+  t.set("abs", unary_kernel<F::numeric, Abs>());
+  t.set("sign", unary_kernel<F::numeric, Sign>());
   t.set("not", not_kernel);
 
-  t.set("add", binary_kernel<F::Number, Add>());
-  t.set("sub", binary_kernel<F::Number, Sub>());
-  t.set("mul", binary_kernel<F::Number, Mul>());
-  t.set("div", binary_kernel<F::Number, Div>());
-  t.set("rem", binary_kernel<F::Number, Rem>());
-  t.set("max", binary_kernel<F::Number, Max>());
-  t.set("min", binary_kernel<F::Number, Min>());
-  t.set("pow", binary_kernel<F::Float, Pow>());
-  t.set("and", binary_kernel<F::IntOrBool, And>());
-  t.set("or", binary_kernel<F::IntOrBool, Or>());
-  t.set("xor", binary_kernel<F::IntOrBool, Xor>());
-  t.set("shift_left", binary_kernel<F::Int, ShiftLeft>());
-  t.set("shift_right_logical", binary_kernel<F::Int, ShiftRightLogical>());
-  t.set("shift_right_arithmetic", binary_kernel<F::Int, ShiftRightArithmetic>());
-  t.set("eq", binary_kernel<F::Any, Eq, true>());
-  t.set("ne", binary_kernel<F::Any, Ne, true>());
-  t.set("lt", binary_kernel<F::Any, Lt, true>());
-  t.set("le", binary_kernel<F::Any, Le, true>());
-  t.set("gt", binary_kernel<F::Any, Gt, true>());
-  t.set("ge", binary_kernel<F::Any, Ge, true>());
+  t.set("add", binary_kernel<F::numeric, Add>());
+  t.set("sub", binary_kernel<F::numeric, Sub>());
+  t.set("mul", binary_kernel<F::numeric, Mul>());
+  t.set("div", binary_kernel<F::numeric, Div>());
+  t.set("rem", binary_kernel<F::numeric, Rem>());
+  t.set("max", binary_kernel<F::numeric, Max>());
+  t.set("min", binary_kernel<F::numeric, Min>());
+  t.set("pow", binary_kernel<F::floating, Pow>());
+  t.set("and", binary_kernel<F::int_or_bool, And>());
+  t.set("or", binary_kernel<F::int_or_bool, Or>());
+  t.set("xor", binary_kernel<F::int_or_bool, Xor>());
+  t.set("shift_left", binary_kernel<F::integer, ShiftLeft>());
+  t.set("shift_right_logical", binary_kernel<F::integer, ShiftRightLogical>());
+  t.set("shift_right_arithmetic", binary_kernel<F::integer, ShiftRightArithmetic>());
+  t.set("eq", binary_kernel<F::any, Eq, true>());
+  t.set("ne", binary_kernel<F::any, Ne, true>());
+  t.set("lt", binary_kernel<F::any, Lt, true>());
+  t.set("le", binary_kernel<F::any, Le, true>());
+  t.set("gt", binary_kernel<F::any, Gt, true>());
+  t.set("ge", binary_kernel<F::any, Ge, true>());
 
   t.set("select_n", select_n_kernel);
   // A hint for provers and backends: the value itself.

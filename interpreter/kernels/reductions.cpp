@@ -69,7 +69,7 @@ void combine_rows(T* __restrict o, const T* __restrict p, int64_t n, F f) {
   for_n(n, [=](int64_t j) { o[j] = f(o[j], p[j]); });
 }
 
-template <Red R, Family Fam>
+template <Red R, DTypeClass Fam>
 Kernel reduce_kernel() {
   return [](const Op& op, std::span<const Array> args) -> std::vector<Array> {
     expect_args(op, args, 1);
@@ -153,7 +153,7 @@ std::vector<Array> arg_kernel(const Op& op, std::span<const Array> args) {
   if (out.size() == 0) return {out};
   if (n == 0) fail(op, std::string(IsMax ? "argmax" : "argmin") + " of an empty axis");
   std::vector<int64_t> best_idx(static_cast<size_t>(inner));
-  visit_family<Family::Any>(op, x.dtype(), [&](auto tag, auto) {
+  visit_family<DTypeClass::any>(op, x.dtype(), [&](auto tag, auto) {
     using T = typename decltype(tag)::type;
     const T* p = x.data<T>();
     std::vector<T> best(static_cast<size_t>(inner));
@@ -189,7 +189,7 @@ std::vector<Array> cumsum(const Op& op, std::span<const Array> args) {
   int64_t outer, n, inner;
   split_axis(x.shape(), axis, outer, n, inner);
   Array out = Array::uninitialized(x.dtype(), x.shape());
-  visit_family<Family::Number>(op, x.dtype(), [&](auto tag, auto rnd) {
+  visit_family<DTypeClass::numeric>(op, x.dtype(), [&](auto tag, auto rnd) {
     using T = typename decltype(tag)::type;
     Combine<Red::Sum> add;
     const T* p = x.data<T>();
@@ -215,13 +215,13 @@ std::vector<Array> cumsum(const Op& op, std::span<const Array> args) {
 }  // namespace
 
 void register_reduction_kernels(RuleTable<Kernel>& t) {
-  using F = Family;
-  t.set("reduce_sum", reduce_kernel<Red::Sum, F::Number>());
-  t.set("reduce_prod", reduce_kernel<Red::Prod, F::Number>());
-  t.set("reduce_max", reduce_kernel<Red::Max, F::Number>());
-  t.set("reduce_min", reduce_kernel<Red::Min, F::Number>());
-  t.set("reduce_and", reduce_kernel<Red::And, F::IntOrBool>());
-  t.set("reduce_or", reduce_kernel<Red::Or, F::IntOrBool>());
+  using F = DTypeClass;
+  t.set("reduce_sum", reduce_kernel<Red::Sum, F::numeric>());
+  t.set("reduce_prod", reduce_kernel<Red::Prod, F::numeric>());
+  t.set("reduce_max", reduce_kernel<Red::Max, F::numeric>());
+  t.set("reduce_min", reduce_kernel<Red::Min, F::numeric>());
+  t.set("reduce_and", reduce_kernel<Red::And, F::int_or_bool>());
+  t.set("reduce_or", reduce_kernel<Red::Or, F::int_or_bool>());
   t.set("argmax", arg_kernel<true>);
   t.set("argmin", arg_kernel<false>);
   t.set("cumsum", cumsum);

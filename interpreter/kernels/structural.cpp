@@ -96,7 +96,7 @@ std::vector<Array> iota(const Op& op, std::span<const Array> args) {
   int64_t outer = 1, inner = 1, n = shape[dim];
   for (int64_t d = 0; d < dim; ++d) outer *= shape[d];
   for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
-  visit_family<Family::Number>(op, out.dtype(), [&](auto tag, auto rnd) {
+  visit_family<DTypeClass::numeric>(op, out.dtype(), [&](auto tag, auto rnd) {
     using T = typename decltype(tag)::type;
     T* o = out.data<T>();
     for (int64_t a = 0; a < outer; ++a)

@@ -37,33 +37,19 @@ struct RoundF16 {
   float operator()(float x) const { return round_to_f16(x); }
 };
 
-// Dtype families an op accepts (as in the shape rules of ir/prims/).
-enum class Family { Float, Number, IntOrBool, Int, Any };
-
-inline bool in_family(Family f, DType d) {
-  switch (f) {
-    case Family::Float: return is_float(d);
-    case Family::Number: return is_float(d) || is_int(d);
-    case Family::IntOrBool: return is_int(d) || is_bool(d);
-    case Family::Int: return is_int(d);
-    case Family::Any: return !is_semaphore(d);
-  }
-  return false;
-}
-
 // Calls f(Tag<StorageType>{}, Round{}) for dtype d, instantiating only the
 // storage types of family `F` (so e.g. `exp` is never compiled for ints).
 // A dtype outside the family is an Error naming the op.
-template <Family F, class Fn>
+template <DTypeClass F, class Fn>
 decltype(auto) visit_family(const Op& op, DType d, Fn&& f) {
-  if (!in_family(F, d)) fail(op, "does not apply to dtype " + std::string(dtype_name(d)));
-  if constexpr (F == Family::Float || F == Family::Number || F == Family::Any) {
+  if (!in_class(F, d)) fail(op, "does not apply to dtype " + std::string(dtype_name(d)));
+  if constexpr (F == DTypeClass::floating || F == DTypeClass::numeric || F == DTypeClass::any) {
     if (d == DType::f32) return f(Tag<float>{}, NoRound{});
     if (d == DType::bf16) return f(Tag<float>{}, RoundBf16{});
     if (d == DType::f16) return f(Tag<float>{}, RoundF16{});
     if (d == DType::f64) return f(Tag<double>{}, NoRound{});
   }
-  if constexpr (F != Family::Float) {
+  if constexpr (F != DTypeClass::floating) {
     switch (d) {
       case DType::i8: return f(Tag<int8_t>{}, NoRound{});
       case DType::i16: return f(Tag<int16_t>{}, NoRound{});
@@ -74,7 +60,7 @@ decltype(auto) visit_family(const Op& op, DType d, Fn&& f) {
       default: break;
     }
   }
-  if constexpr (F == Family::IntOrBool || F == Family::Any) {
+  if constexpr (F == DTypeClass::int_or_bool || F == DTypeClass::any) {
     if (d == DType::i1) return f(Tag<uint8_t>{}, NoRound{});
   }
   fail(op, "does not apply to dtype " + std::string(dtype_name(d)));

@@ -8,30 +8,6 @@ namespace tessera {
 using namespace prims;
 namespace {
 
-enum class Accepts { Float, Number, IntOrBool, Int, Any };
-
-bool accepts(Accepts a, DType d) {
-  switch (a) {
-    case Accepts::Float: return is_float(d);
-    case Accepts::Number: return is_float(d) || is_int(d);
-    case Accepts::IntOrBool: return is_int(d) || is_bool(d);
-    case Accepts::Int: return is_int(d);
-    case Accepts::Any: return !is_semaphore(d);
-  }
-  return false;
-}
-
-const char* accepts_str(Accepts a) {
-  switch (a) {
-    case Accepts::Float: return "a floating-point";
-    case Accepts::Number: return "a numeric";
-    case Accepts::IntOrBool: return "an integer or bool";
-    case Accepts::Int: return "an integer";
-    case Accepts::Any: return "an array";
-  }
-  return "";
-}
-
 // Common shape of elementwise operands (rank-0 ones broadcast).
 Shape broadcast_shape(const Op& op, const std::vector<Type>& ts) {
   Shape shape;
@@ -44,7 +20,7 @@ Shape broadcast_shape(const Op& op, const std::vector<Type>& ts) {
   return shape;
 }
 
-ShapeRule elementwise_rule(size_t arity, Accepts acc, bool to_bool) {
+ShapeRule elementwise_rule(size_t arity, DTypeClass acc, bool to_bool) {
   return [=](const Op& op) {
     expect_operands(op, arity);
     // The common path looks at the operand types in place; the list of copies
@@ -60,7 +36,7 @@ ShapeRule elementwise_rule(size_t arity, Accepts acc, bool to_bool) {
       const Type& t = array_operand(op, static_cast<int>(i));
       if (i == 0) first = t.dtype();
       if (t.dtype() != first) fail(op, "operand dtypes differ: " + types_str(all_types()));
-      if (!accepts(acc, t.dtype())) fail(op, std::string("expects ") + accepts_str(acc) + " dtype, got " + t.str());
+      if (!in_class(acc, t.dtype())) fail(op, "expects " + std::string(class_noun(acc)) + " dtype, got " + t.str());
     }
     for (size_t i = 0; i < arity; ++i) {  // as broadcast_shape, in the same order of checks
       const Type& t = array_operand(op, static_cast<int>(i));
@@ -72,8 +48,12 @@ ShapeRule elementwise_rule(size_t arity, Accepts acc, bool to_bool) {
   };
 }
 
-void add(Registry& r, std::string name, std::string summary, size_t arity, Accepts acc, bool to_bool = false) {
-  r.add(Primitive{std::move(name), std::move(summary), {}, elementwise_rule(arity, acc, to_bool), {}, false});
+void add(Registry& r, std::string name, std::string summary, int arity, DTypeClass acc, bool to_bool = false) {
+  Primitive p{std::move(name), std::move(summary), {}, elementwise_rule(arity, acc, to_bool), {}, false};
+  p.arity = arity;
+  p.accepts = acc;
+  p.to_bool = to_bool;
+  r.add(std::move(p));
 }
 
 }  // namespace
@@ -81,19 +61,19 @@ void add(Registry& r, std::string name, std::string summary, size_t arity, Accep
 void register_elementwise(Registry& r) {
   for (const char* n : {"exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "sin", "cos", "floor", "ceil", "round",
                         "exp2", "log1p", "expm1", "erf"})
-    add(r, n, std::string("elementwise ") + n, 1, Accepts::Float);
-  add(r, "neg", "elementwise negation", 1, Accepts::Number);
-  add(r, "abs", "elementwise absolute value", 1, Accepts::Number);
-  add(r, "sign", "elementwise sign (-1, 0, 1)", 1, Accepts::Number);
-  add(r, "not", "bitwise / logical not", 1, Accepts::IntOrBool);
+    add(r, n, std::string("elementwise ") + n, 1, DTypeClass::floating);
+  add(r, "neg", "elementwise negation", 1, DTypeClass::numeric);
+  add(r, "abs", "elementwise absolute value", 1, DTypeClass::numeric);
+  add(r, "sign", "elementwise sign (-1, 0, 1)", 1, DTypeClass::numeric);
+  add(r, "not", "bitwise / logical not", 1, DTypeClass::int_or_bool);
   for (const char* n : {"add", "sub", "mul", "div", "rem", "max", "min"})
-    add(r, n, std::string("elementwise ") + n + " (integer div and rem round toward zero)", 2, Accepts::Number);
-  add(r, "pow", "elementwise x ** y", 2, Accepts::Float);
-  for (const char* n : {"and", "or", "xor"}) add(r, n, std::string("bitwise / logical ") + n, 2, Accepts::IntOrBool);
+    add(r, n, std::string("elementwise ") + n + " (integer div and rem round toward zero)", 2, DTypeClass::numeric);
+  add(r, "pow", "elementwise x ** y", 2, DTypeClass::floating);
+  for (const char* n : {"and", "or", "xor"}) add(r, n, std::string("bitwise / logical ") + n, 2, DTypeClass::int_or_bool);
   for (const char* n : {"shift_left", "shift_right_logical", "shift_right_arithmetic"})
-    add(r, n, std::string("bitwise ") + n, 2, Accepts::Int);
+    add(r, n, std::string("bitwise ") + n, 2, DTypeClass::integer);
   for (const char* n : {"eq", "ne", "lt", "le", "gt", "ge"})
-    add(r, n, std::string("elementwise comparison ") + n + ", giving bool", 2, Accepts::Any, true);
+    add(r, n, std::string("elementwise comparison ") + n + ", giving bool", 2, DTypeClass::any, true);
 
   r.add(Primitive{"select_n", "select_n p, c0, c1, ...: picks case p (bool: false -> c0, true -> c1)", {},
                   [](const Op& op) {
