@@ -71,7 +71,7 @@ CallContext::CallContext(const Op& call, std::string call_name, const Options& o
     scope.grid_size_iv.push_back(Interval::range(lo, hi));
     base_facts.push_back(s >= ctx.int_val(lo) && s <= ctx.int_val(hi));
   }
-  // program_id / num_programs in the kernel skip vmapped grid dims (seed 002's local grid env).
+  // program_id / num_programs in the kernel skip vmapped grid dims, as the interpreter's kernel frame does.
   for (int a = 0; a < g.grid_rank(); ++a)
     if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), a) == g.vmapped_dims.end()) scope.kernel_axis.push_back(a);
   // Scalar prefetch: uninterpreted functions with a declared or dtype range.

@@ -114,6 +114,9 @@ Obligation prove_carried_state(CallContext& c) {
     bool read = n == "get" || n == "load" || n == "addupdate" || (n == "swap" && w.result_used(a.op)) ||
                 (n == "dma_start" && src);
     bool write = n == "swap" || n == "store" || n == "dma_wait";
+    // Regions and paths rely on the same exactness guards kernel bounds proves.
+    enc.need(enc.path_deps());
+    for (const Sym& s : a.starts) enc.need(s.deps);
     const Shape& shape = a.op.operands.at(a.ix.base).type().shape();
     std::vector<Range> region = ranges(c.ctx, a, shape);
     if (read) {

@@ -1,6 +1,6 @@
 // `tessera prove`: formal checks of every pallas_call in a module, with Z3.
 //
-// Per pallas_call, four kinds of obligation (docs/prove.md explains each and
+// Per pallas_call, five kinds of obligation (docs/prove.md explains each and
 // its encoding):
 //   bounds          per input / output block mapping: every block index is
 //                   valid for the padded array, at every grid point and for
@@ -10,8 +10,15 @@
 //                   any seed, the parallel prefix split over any number of
 //                   cores), a block once left is never written again;
 //   parallel safety per output: grid points that differ on a parallel axis
-//                   never write the same output block;
-//   kernel bounds   every indexed Ref access in the kernel stays inside its Ref.
+//                   never write the same output block; per aliased input:
+//                   they never read a block of the buffer the other writes;
+//   kernel bounds   every indexed Ref access in the kernel stays inside its
+//                   Ref, every multiple_of hint holds, and the integer code an
+//                   index relies on does not overflow;
+//   carried state   no grid step reads scratch or an output block before
+//                   writing it where the previous step on its core has other
+//                   parallel coordinates.
+// A core_map outside any pallas_call gets kernel bounds for its body.
 // Proofs never enumerate the grid: cost does not depend on the grid's size.
 #pragma once
 
