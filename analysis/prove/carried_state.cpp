@@ -110,7 +110,7 @@ Obligation prove_carried_state(CallContext& c) {
     auto it = state.find(a.root);
     if (it == state.end()) return;
     const std::string& n = a.op.name();
-    bool src = a.ix.base == a.op.main_operand_index(0);
+    bool src = n == "dma_start" && a.ix.base == a.op.main_operand_index(0);
     bool read = n == "get" || n == "load" || n == "addupdate" || (n == "swap" && w.result_used(a.op)) ||
                 (n == "dma_start" && src);
     bool write = n == "swap" || n == "store" || n == "dma_wait";
@@ -120,7 +120,9 @@ Obligation prove_carried_state(CallContext& c) {
     const Shape& shape = a.op.operands.at(a.ix.base).type().shape();
     std::vector<Range> region = ranges(c.ctx, a, shape);
     if (read) {
-      StateRead r{c.ctx.bool_val(true), n + " %" + a.op.operands.at(a.ix.base).var()->name + where(a.op) + " reads " + it->second, {}, ""};
+      const Value& ref = a.op.operands.at(a.ix.base);
+      std::string name = ref.is_var() ? "%" + ref.var()->name : "a Ref";
+      StateRead r{c.ctx.bool_val(true), n + " " + name + where(a.op) + " reads " + it->second, {}, ""};
       z3::expr covered = c.ctx.bool_val(false);
       for (const StateWrite& wr : writes) {
         if (wr.state != a.root) continue;

@@ -48,12 +48,15 @@ struct Finder {
   void walk(const Body& b) {
     if (!seen.insert(&b).second) return;
     for (const Op& op : b.ops()) {
-      if (op.name() == "pallas_call" || op.name() == "core_map") {
-        calls.emplace_back(&op, axes);
-        continue;  // a core_map's body is proved as its kernel
-      }
+      if (op.name() == "pallas_call" || op.name() == "core_map") calls.emplace_back(&op, axes);
+      if (op.name() == "pallas_call") continue;
       auto saved = axes;
       if (op.name() == "pmap") axes[op.str_param("axis_name")] = op.int_param("axis_size");
+      if (op.name() == "core_map") {
+        const auto& names = op.idents_param("mesh_axes");
+        const auto& shape = op.ints_param("mesh_shape");
+        for (size_t k = 0; k < names.size() && k < shape.size(); ++k) axes[names[k]] = shape[k];
+      }
       for (const BodyPtr& nb : op.nested_bodies()) walk(*nb);
       axes = saved;
     }
