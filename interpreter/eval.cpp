@@ -11,7 +11,7 @@ namespace tessera::interp {
 
 // ---- Plans: a body compiled once to slot indices ---------------------------------------------
 enum class Kind : uint8_t {
-  Array, Get, Swap, AddUpdate, Load, Store, ProgramId, NumPrograms, MultipleOf, DmaStart, DmaWait, SemSignal,
+  Array, Get, Swap, AddUpdate, Load, Store, ProgramId, NumPrograms, DmaStart, DmaWait, SemSignal,
   SemWait, SemRead, BarrierSem, AxisIndex, DeviceId, DebugPrint, Delay, Cond, While, Scan, For, RunScoped, Call,
   CoreMap, Pmap, PallasCall,
 };
@@ -45,7 +45,7 @@ Kind kind_of(const std::string& n) {
   static const std::unordered_map<std::string, Kind> kinds = {
       {"get", Kind::Get}, {"swap", Kind::Swap}, {"addupdate", Kind::AddUpdate}, {"load", Kind::Load},
       {"store", Kind::Store}, {"program_id", Kind::ProgramId}, {"num_programs", Kind::NumPrograms},
-      {"multiple_of", Kind::MultipleOf}, {"dma_start", Kind::DmaStart}, {"dma_wait", Kind::DmaWait},
+      {"dma_start", Kind::DmaStart}, {"dma_wait", Kind::DmaWait},
       {"semaphore_signal", Kind::SemSignal}, {"semaphore_wait", Kind::SemWait}, {"semaphore_read", Kind::SemRead},
       {"get_barrier_semaphore", Kind::BarrierSem}, {"axis_index", Kind::AxisIndex}, {"device_id", Kind::DeviceId},
       {"debug_print", Kind::DebugPrint}, {"delay", Kind::Delay}, {"cond", Kind::Cond}, {"while", Kind::While},
@@ -248,7 +248,6 @@ struct Exec {
       case Kind::AddUpdate: return swap(true);
       case Kind::ProgramId:
       case Kind::NumPrograms: return program_id();
-      case Kind::MultipleOf: return set(0, operand(0));
       case Kind::DmaStart: return dma_start();
       case Kind::DmaWait: return dma_wait();
       case Kind::SemSignal: return sem_signal();

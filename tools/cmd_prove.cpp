@@ -31,8 +31,8 @@ int cmd_prove(const Argv& argv) {
          "Ranges may also be declared in the file, as comment lines `# prove: assume NAME in [lo, hi)`.",
          "FILE");
   a.flag("--func", "NAME", "only the pallas_calls reachable from function NAME (default: every function)");
-  a.flag("--timeout-ms", "N", "wall-clock limit per Z3 query", "10000");
-  a.flag("--rlimit", "N", "Z3 deterministic resource limit per query (0 = none)", "50000000");
+  a.flag("--timeout-ms", "N", "wall-clock backstop per Z3 query", std::to_string(prove::Options{}.timeout_ms));
+  a.flag("--rlimit", "N", "Z3 deterministic resource limit per query (0 = none)", std::to_string(prove::Options{}.rlimit));
   a.repeated("--assume", "'NAME in [lo, hi)'", "range of a scalar prefetch operand or dynamic grid size, by name");
   a.toggle("--json", "print the verdicts as JSON");
   a.flag("--smt2", "DIR", "write every Z3 query as an SMT-LIB2 file into DIR");
@@ -63,7 +63,7 @@ int cmd_prove(const Argv& argv) {
     std::cout << prove::to_json(obs);
   } else {
     for (const prove::Obligation& o : obs) std::cout << o.line() << "\n";
-    if (obs.empty()) std::cout << "no pallas_call to prove\n";
+    if (obs.empty()) std::cout << "no pallas_call or core_map to prove\n";
   }
   return prove::exit_code(obs);
 }

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <set>
 
+#include <map>
+
+#include "ir/effects.h"
 #include "ir/grid_mapping.h"
 #include "verify/check.h"
 
@@ -197,6 +200,41 @@ void check_scratch(const Op& op, const GridMapping& g, Diags& out) {
   }
 }
 
+// Kernel writes to a scalar-prefetch Ref are rejected where they happen: the
+// index maps read the same SMEM values, and Pallas TPU does not let a kernel's
+// writes reach them (the prefetch is read before the grid runs), so the
+// values are immutable inputs for the whole call (the prover relies on that).
+// `prefetch` maps the Vars of `b` that are prefetch Refs to the kernel
+// parameter's name; nested bodies see them through their parameters.
+void check_prefetch_writes(const Body& b, const std::map<const Var*, std::string>& prefetch, Diags& out) {
+  for (const Op& op : b.ops()) {
+    size_t before = out.size();
+    // Body parameter p is operand p + offset (ir/prims/control_flow.cpp).
+    int offset = op.name() == "cond" || op.name() == "for" ? 1 : 0;
+    if (op.name() != "pallas_call")
+      for (const BodyPtr& nb : op.nested_bodies()) {
+        std::map<const Var*, std::string> inner;
+        for (size_t p = 0; p < nb->params().size(); ++p) {
+          size_t k = p + static_cast<size_t>(offset);
+          if (k >= op.operands.size() || !op.operands[k].is_var()) continue;
+          auto it = prefetch.find(op.operands[k].var());
+          if (it != prefetch.end()) inner[nb->params()[p]] = it->second;
+        }
+        if (!inner.empty()) check_prefetch_writes(*nb, inner, out);
+      }
+    if (out.size() != before) continue;  // reported inside, where the write is
+    for (auto [k, bits] : op_effects(op).on_operand) {
+      const Value& v = op.operands.at(k);
+      if (!(bits & (kWrite | kAccum)) || !v.is_var()) continue;
+      auto it = prefetch.find(v.var());
+      if (it == prefetch.end()) continue;
+      report(out, op.loc, "cannot write to scalar-prefetch Ref %" + it->second + " (" + op.name() +
+                              "): index maps read it, and Pallas TPU cannot observe kernel writes to scalar prefetch");
+      break;
+    }
+  }
+}
+
 void check_cost_estimate(const Op& op, Diags& out) {
   const auto& cost = op.ints_param("cost_estimate");
   bool ok = cost.empty() || cost.size() == 3 || cost.size() == 4;
@@ -220,6 +258,11 @@ void check_pallas_call(const Op& op, bool nested_ok, Diags& out) {
   check_block_mappings(op, g, nested_ok, out);
   check_aliases(op, g, out);
   check_kernel_signature(op, g, out);
+  if (nested_ok && g.kernel && static_cast<int>(g.kernel->params().size()) >= g.num_scalar_prefetch()) {
+    std::map<const Var*, std::string> prefetch;
+    for (int j = 0; j < g.num_scalar_prefetch(); ++j) prefetch[g.kernel->params()[j]] = g.kernel->params()[j]->name;
+    check_prefetch_writes(*g.kernel, prefetch, out);
+  }
   check_scratch(op, g, out);
   check_cost_estimate(op, out);
 }

@@ -1,7 +1,8 @@
 // Obligation 1, block bounds: for every grid point (and scalar-prefetch value
 // in its declared range), each block index the index map returns is valid for
 // the padded array, and evaluating the map itself is well defined (no
-// overflow, no division by zero, prefetch reads in bounds).
+// overflow or division by zero in what computes a block index, prefetch reads
+// in bounds, multiple_of hints true).
 #include "analysis/prove/call_context.h"
 
 namespace tessera::prove {
@@ -80,7 +81,7 @@ Obligation prove_bounds(CallContext& c, int m) {
 
   bool settled = c.opts.use_intervals;
   for (const DimCheck& d : checks) settled &= d.settled;
-  for (const Guard& gd : at.enc->guards) settled &= gd.settled;
+  for (const Guard& gd : at.enc->guards) settled &= gd.settled || !gd.needed;
   if (settled) {
     ob.verdict = Verdict::proved;
     ob.method = "intervals";
@@ -92,7 +93,8 @@ Obligation prove_bounds(CallContext& c, int m) {
   CallContext::add_facts(*at.enc, q, false);
   z3::expr all_ok = c.ctx.bool_val(true);
   for (const DimCheck& d : checks) all_ok = all_ok && d.ok;
-  for (const Guard& gd : at.enc->guards) all_ok = all_ok && z3::implies(gd.path, gd.ok);
+  for (const Guard& gd : at.enc->guards)
+    if (gd.needed) all_ok = all_ok && z3::implies(gd.path, gd.ok);
   q.push_back(!all_ok);
   QueryResult r = c.solver.check(q, ob.subject + ".bounds");
   ob.method = "z3";
@@ -100,7 +102,7 @@ Obligation prove_bounds(CallContext& c, int m) {
   if (r.result == z3::unsat) {
     ob.verdict = Verdict::proved;
   } else if (r.result == z3::unknown) {
-    ob.detail = "Z3 gave up (" + r.reason + ")";
+    ob.detail = "(" + r.reason + ")";
   } else {
     const z3::model& model = *r.model;
     std::vector<int64_t> gp = c.eval(model, point);
@@ -110,7 +112,7 @@ Obligation prove_bounds(CallContext& c, int m) {
     for (const Sym& s : at.outputs) opaque = merge_opaque(opaque, s.opaque);
     std::string what;
     for (const Guard& gd : at.enc->guards)
-      if (what.empty() && c.eval(model, gd.path) && !c.eval(model, gd.ok)) {
+      if (what.empty() && gd.needed && c.eval(model, gd.path) && !c.eval(model, gd.ok)) {
         what = gd.what + (gd.loc.known() ? " at " + gd.loc.str() : "");
         opaque = gd.opaque;
       }

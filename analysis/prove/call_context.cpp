@@ -24,20 +24,43 @@ void add_name(std::vector<std::string>& names, const std::string& n) {
 
 }  // namespace
 
-CallContext::CallContext(const Op& call, std::string call_name, const Options& options)
-    : op(call), g(grid_mapping(call)), name(std::move(call_name)), opts(options), scope(ctx),
-      solver(ctx, options.timeout_ms, options.rlimit, options.smt2_dir, name) {
-  // Grid sizes: constants, or bounded symbols for dynamic sizes (operands, in order).
-  int dyn = 0;
+int dynamic_grid_operand(const GridMapping& g, int axis) {
+  if (g.grid.at(axis) >= 0) return -1;
+  int k = 0;
+  for (int a = 0; a < axis; ++a) k += g.grid[a] < 0;
+  return k;
+}
+
+int64_t known_grid_size(const Op& call, const GridMapping& g, int axis) {
+  if (g.grid.at(axis) >= 0) return g.grid[axis];
+  const Value& v = call.operands.at(dynamic_grid_operand(g, axis));
+  return v.is_literal() && is_int(v.literal().dtype) ? v.literal().i : -1;
+}
+
+CallContext::CallContext(const Op& call, std::string call_name, const Options& options,
+                         const std::map<std::string, int64_t>& axis_sizes)
+    : op(call), g(call.name() == "pallas_call" ? grid_mapping(call) : GridMapping{}), name(std::move(call_name)),
+      opts(options), scope(ctx), solver(ctx, options.timeout_ms, options.rlimit, options.smt2_dir, name) {
+  scope.axis_sizes = axis_sizes;
+  if (call.name() == "core_map") {
+    // A core_map body runs once per core of its mesh; axis_index names the core.
+    const auto& axes = call.idents_param("mesh_axes");
+    const auto& shape = call.ints_param("mesh_shape");
+    for (size_t k = 0; k < axes.size() && k < shape.size(); ++k) scope.axis_sizes[axes[k]] = shape[k];
+    kernel = call.body_param("body").get();
+    return;
+  }
+  kernel = g.kernel.get();
+  // Grid sizes: constants (a literal operand too), or bounded symbols for dynamic sizes.
   for (int a = 0; a < g.grid_rank(); ++a) {
-    int64_t n = g.grid[a];
+    int64_t n = known_grid_size(op, g, a);
     if (n >= 0) {
       scope.grid_size.push_back(ctx.int_val(n));
       scope.grid_size_iv.push_back(Interval::of(n));
       continue;
     }
     std::vector<std::string> names;
-    const Value& v = op.operands.at(dyn++);
+    const Value& v = op.operands.at(dynamic_grid_operand(g, a));
     if (v.is_var()) add_name(names, v.var()->name);
     if (a < static_cast<int>(g.grid_names.size())) add_name(names, g.grid_names[a]);
     add_name(names, "grid[" + std::to_string(a) + "]");
@@ -48,7 +71,7 @@ CallContext::CallContext(const Op& call, std::string call_name, const Options& o
     scope.grid_size_iv.push_back(Interval::range(lo, hi));
     base_facts.push_back(s >= ctx.int_val(lo) && s <= ctx.int_val(hi));
   }
-  // program_id / num_programs in the kernel skip vmapped grid dims (seed 002's local grid env).
+  // program_id / num_programs in the kernel skip vmapped grid dims, as the interpreter's kernel frame does.
   for (int a = 0; a < g.grid_rank(); ++a)
     if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), a) == g.vmapped_dims.end()) scope.kernel_axis.push_back(a);
   // Scalar prefetch: uninterpreted functions with a declared or dtype range.
@@ -82,7 +105,7 @@ void CallContext::add_facts(const IntEncoder& enc, std::vector<z3::expr>& out, b
   for (const z3::expr& f : enc.facts) out.push_back(f);
   if (assume_guards)
     for (const Guard& gd : enc.guards)
-      if (!gd.settled) out.push_back(z3::implies(gd.path, gd.ok));
+      if (gd.needed && !gd.settled) out.push_back(z3::implies(gd.path, gd.ok));
 }
 
 std::vector<Sym> CallContext::make_point(const std::string& tag, std::vector<z3::expr>& facts) {
@@ -90,7 +113,7 @@ std::vector<Sym> CallContext::make_point(const std::string& tag, std::vector<z3:
   for (int a = 0; a < g.grid_rank(); ++a) {
     z3::expr v = ctx.int_const((tag + "_" + std::to_string(a)).c_str());
     facts.push_back(v >= 0 && v < scope.grid_size[a]);
-    pt.push_back(Sym{v, Interval{0, scope.grid_size_iv[a].hi - 1}, {}});
+    pt.push_back(Sym{v, Interval{0, scope.grid_size_iv[a].hi - 1}, {}, {}});
   }
   return pt;
 }
@@ -103,7 +126,7 @@ MapAt CallContext::encode_map(int m, const std::vector<Sym>& point) {
   const BlockSpec& spec = g.spec(m);
   int arity = index_map_arity(g.dims(m));
   if (!spec.index_map) {
-    for (int k = 0; k < arity; ++k) r.outputs.push_back(Sym{ctx.int_val(0), Interval::of(0), {}});
+    for (int k = 0; k < arity; ++k) r.outputs.push_back(Sym{ctx.int_val(0), Interval::of(0), {}, {}});
     return r;
   }
   const Body& map = *spec.index_map;
@@ -114,6 +137,8 @@ MapAt CallContext::encode_map(int m, const std::vector<Sym>& point) {
   }
   for (const Op& o : map.ops()) r.enc->encode(o);
   for (const Value& v : map.outputs()) r.outputs.push_back(r.enc->value(v));
+  // Block indices are indices: the exactness guards they rely on are obligations.
+  for (const Sym& s : r.outputs) r.enc->need(s.deps);
   if (static_cast<int>(r.outputs.size()) != arity)
     throw Error(map.loc(), "index map @" + map.name() + " returns " + std::to_string(r.outputs.size()) + " values but " +
                                g.describe(m) + " needs " + std::to_string(arity));

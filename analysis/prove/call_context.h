@@ -6,6 +6,7 @@
 #include <z3++.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,12 +25,21 @@ struct MapAt {
   std::unique_ptr<IntEncoder> enc;   // its facts and guards
 };
 
+// The operand index of the size of dynamic grid axis `axis` (-1 when static).
+int dynamic_grid_operand(const GridMapping& g, int axis);
+// Grid axis `axis`'s size when known before the run: static, or a literal operand; else -1.
+int64_t known_grid_size(const Op& call, const GridMapping& g, int axis);
+
+// A pallas_call, or a core_map (no grid: its body is the kernel, run once per
+// core of its mesh).
 class CallContext {
  public:
-  CallContext(const Op& op, std::string name, const Options& opts);
+  // `axis_sizes`: sizes of the named device axes of enclosing pmaps (and core_maps).
+  CallContext(const Op& op, std::string name, const Options& opts, const std::map<std::string, int64_t>& axis_sizes);
 
   const Op& op;
-  GridMapping g;
+  GridMapping g;                     // empty for a core_map
+  const Body* kernel = nullptr;
   std::string name;
   const Options& opts;
   z3::context ctx;
@@ -77,10 +87,15 @@ inline Obligation obligation(const std::string& call, const std::string& subject
   return ob;
 }
 
+// Grid axes marked parallel that have more than one point.
+std::vector<int> parallel_axes(const CallContext& c);
+
 // The obligations, one file each.
 Obligation prove_bounds(CallContext& c, int m);
 Obligation prove_non_revisiting(CallContext& c, int out);
 Obligation prove_parallel_safety(CallContext& c, int out);
 Obligation prove_kernel_bounds(CallContext& c);
+Obligation prove_alias_parallel_safety(CallContext& c, int in, int out);
+Obligation prove_carried_state(CallContext& c);
 
 }  // namespace tessera::prove

@@ -7,15 +7,47 @@ namespace tessera::prove {
 Interval dtype_range(DType d) {
   if (is_bool(d)) return {0, 1};
   int bits = int_bits(d);
-  if (bits >= 64) return Interval::top();
+  if (bits >= 63) return Interval::top();
   if (is_unsigned_int(d)) return {0, (int64_t{1} << bits) - 1};
   return {-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1};
+}
+
+z3::expr in_dtype_range(const z3::expr& e, DType d) {
+  z3::context& c = e.ctx();
+  if (is_bool(d)) return e >= 0 && e <= 1;
+  int bits = int_bits(d);
+  if (is_unsigned_int(d))
+    return e >= 0 && e <= c.int_val(bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
+  return e >= c.int_val(static_cast<int64_t>(~uint64_t{0} << (bits - 1))) &&
+         e <= c.int_val(static_cast<int64_t>((uint64_t{1} << (bits - 1)) - 1));
+}
+
+bool interval_in_dtype(const Interval& iv, DType d) {
+  Interval r = dtype_range(d);
+  // A bounded interval lies within +-2^62, inside every 64-bit range.
+  if (!r.bounded()) return iv.bounded() && (!is_unsigned_int(d) || iv.lo >= 0);
+  return iv.within(r.lo, r.hi);
 }
 
 std::vector<std::string> merge_opaque(std::vector<std::string> a, const std::vector<std::string>& b) {
   for (const std::string& s : b)
     if (std::find(a.begin(), a.end(), s) == a.end()) a.push_back(s);
   return a;
+}
+
+std::vector<int> merge_deps(std::vector<int> a, const std::vector<int>& b) {
+  for (int g : b)
+    if (std::find(a.begin(), a.end(), g) == a.end()) a.push_back(g);
+  return a;
+}
+
+Sym derived(z3::expr e, Interval iv, const std::vector<const Sym*>& from) {
+  Sym s{e, iv, {}, {}};
+  for (const Sym* f : from) {
+    s.opaque = merge_opaque(std::move(s.opaque), f->opaque);
+    s.deps = merge_deps(std::move(s.deps), f->deps);
+  }
+  return s;
 }
 
 namespace {
@@ -42,18 +74,18 @@ z3::expr trem(const z3::expr& a, const z3::expr& b, const Interval& ia, const In
 
 Sym IntEncoder::opaque(DType d, const std::string& reason) {
   Interval r = is_int(d) || is_bool(d) ? dtype_range(d) : Interval::top();
-  if (is_bool(d)) return Sym{ctx().bool_const(("opaque!" + std::to_string(scope_.fresh++)).c_str()), r, {reason}};
+  if (is_bool(d)) return Sym{ctx().bool_const(("opaque!" + std::to_string(scope_.fresh++)).c_str()), r, {reason}, {}};
   z3::expr e = scope_.fresh_int("opaque");
-  if (r.bounded()) facts.push_back(e >= ctx().int_val(r.lo) && e <= ctx().int_val(r.hi));
-  return Sym{e, r, {reason}};
+  if (is_int(d)) facts.push_back(in_dtype_range(e, d));
+  return Sym{e, r, {reason}, {}};
 }
 
 Sym IntEncoder::value(const Value& v) {
   if (v.is_literal()) {
     const Literal& l = v.literal();
-    if (is_bool(l.dtype)) return Sym{ctx().bool_val(l.i != 0), Interval::of(l.i != 0), {}};
-    if (is_int(l.dtype)) return Sym{ctx().int_val(l.i), Interval::of(l.i), {}};
-    return Sym{scope_.fresh_int("float"), Interval::top(), {"a floating-point literal"}};
+    if (is_bool(l.dtype)) return Sym{ctx().bool_val(l.i != 0), Interval::of(l.i != 0), {}, {}};
+    if (is_int(l.dtype)) return Sym{ctx().int_val(l.i), Interval::of(l.i), {}, {}};
+    return Sym{scope_.fresh_int("float"), Interval::top(), {"a floating-point literal"}, {}};
   }
   auto it = env_.find(v.var());
   if (it != env_.end()) return it->second;
@@ -62,16 +94,33 @@ Sym IntEncoder::value(const Value& v) {
   return s;
 }
 
-void IntEncoder::guard(z3::expr ok, bool settled, std::string what, const Loc& loc, std::vector<std::string> opq) {
-  guards.push_back(Guard{ok, path_, settled, std::move(what), loc, std::move(opq)});
+int IntEncoder::guard(z3::expr ok, bool settled, std::string what, const Loc& loc, const std::vector<const Sym*>& from,
+                     bool run_time_error) {
+  Sym all = derived(ok, {}, from);
+  int id = static_cast<int>(guards.size());
+  guards.push_back(Guard{ok, path_, settled, std::move(what), loc, all.opaque, merge_deps(all.deps, path_deps_),
+                         run_time_error, false});
+  if (run_time_error) need({id});
+  return id;
+}
+
+void IntEncoder::need(const std::vector<int>& deps) {
+  std::vector<int> work = deps;
+  while (!work.empty()) {
+    Guard& g = guards.at(static_cast<size_t>(work.back()));
+    work.pop_back();
+    if (g.needed) continue;
+    g.needed = true;
+    work.insert(work.end(), g.deps.begin(), g.deps.end());
+  }
 }
 
 Sym IntEncoder::fit(const Op& op, Sym s, DType d) {
-  Interval r = dtype_range(d);
-  if (!r.bounded() || s.iv.within(r.lo, r.hi)) return s;
-  z3::expr ok = s.e >= ctx().int_val(r.lo) && s.e <= ctx().int_val(r.hi);
-  guard(ok, false, std::string(dtype_name(d)) + " overflow in " + op.name(), op.loc, s.opaque);
+  if (!is_int(d) || interval_in_dtype(s.iv, d)) return s;
+  int g = guard(in_dtype_range(s.e, d), false, std::string(dtype_name(d)) + " overflow in " + op.name(), op.loc, {&s});
+  s.deps = merge_deps(std::move(s.deps), {g});
   // Past the guard the value is in range; keep the interval honest.
+  Interval r = dtype_range(d);
   s.iv = {std::max(s.iv.lo, r.lo), std::min(s.iv.hi, r.hi)};
   return s;
 }
@@ -89,17 +138,85 @@ bool int_like(DType d) { return is_int(d) || is_bool(d); }
 }  // namespace
 
 Sym IntEncoder::arith(const Op& op, const std::string& n, const Sym& a, const Sym& b, DType d) {
-  auto opq = merge_opaque(a.opaque, b.opaque);
   z3::expr x = a.e, y = b.e;
-  if (n == "add") return fit(op, Sym{x + y, a.iv + b.iv, opq}, d);
-  if (n == "sub") return fit(op, Sym{x - y, a.iv - b.iv, opq}, d);
-  if (n == "mul") return fit(op, Sym{x * y, a.iv * b.iv, opq}, d);
-  if (n == "max") return Sym{z3::ite(x >= y, x, y), max(a.iv, b.iv), opq};
-  if (n == "min") return Sym{z3::ite(x <= y, x, y), min(a.iv, b.iv), opq};
-  // div / rem
-  if (b.iv.contains(0)) guard(y != 0, false, "division by zero in " + n, op.loc, opq);
-  if (n == "div") return fit(op, Sym{tdiv(x, y, a.iv, b.iv), trunc_div(a.iv, b.iv), opq}, d);
-  return Sym{trem(x, y, a.iv, b.iv), trunc_rem(a.iv, b.iv), opq};
+  if (n == "add") return fit(op, derived(x + y, a.iv + b.iv, {&a, &b}), d);
+  if (n == "sub") return fit(op, derived(x - y, a.iv - b.iv, {&a, &b}), d);
+  if (n == "mul") return fit(op, derived(x * y, a.iv * b.iv, {&a, &b}), d);
+  if (n == "max") return derived(z3::ite(x >= y, x, y), max(a.iv, b.iv), {&a, &b});
+  if (n == "min") return derived(z3::ite(x <= y, x, y), min(a.iv, b.iv), {&a, &b});
+  // div / rem. The interpreter defines x / 0 and x % 0; the integer model
+  // does not, so a divisor that may be zero gets an exactness guard.
+  Sym zero_ok = derived(y, {}, {});
+  if (b.iv.contains(0)) zero_ok.deps = {guard(y != 0, false, "division by zero in " + n, op.loc, {&a, &b})};
+  if (n == "div") return fit(op, derived(tdiv(x, y, a.iv, b.iv), trunc_div(a.iv, b.iv), {&a, &b, &zero_ok}), d);
+  return derived(trem(x, y, a.iv, b.iv), trunc_rem(a.iv, b.iv), {&a, &b, &zero_ok});
+}
+
+namespace {
+
+// 2^k as a Z3 integer, 0 <= k <= 64.
+z3::expr pow2(z3::context& c, int k) {
+  if (k < 64) return c.int_val(uint64_t{1} << k);
+  return c.int_val("18446744073709551616");
+}
+
+// floor(v / 2^k) of an interval end (saturated ends stay saturated).
+int64_t floor_shift(int64_t v, int k) {
+  if (v <= -Interval::kInf || v >= Interval::kInf) return v;
+  return v >= 0 ? v >> k : -((-v + (int64_t{1} << k) - 1) >> k);
+}
+
+}  // namespace
+
+// Shifts by a constant, with the interpreter's semantics for every amount:
+// an amount outside [0, bits) (negative ones read as unsigned) shifts every
+// bit out: 0, or the sign for an arithmetic right shift.
+Sym IntEncoder::shift(const Op& op, const Sym& x, int64_t k, DType d) {
+  const std::string& n = op.name();
+  int bits = int_bits(d);
+  bool out = k < 0 || k >= bits;
+  if (n == "shift_left") {
+    if (out) return Sym{ctx().int_val(0), Interval::of(0), {}, {}};
+    // x << k == x * 2^k in two's complement; the product's overflow is guarded.
+    Interval p = Interval::range(k >= 62 ? Interval::kInf : int64_t{1} << k, k >= 62 ? Interval::kInf : int64_t{1} << k);
+    return fit(op, derived(x.e * pow2(ctx(), static_cast<int>(k)), x.iv * p, {&x}), d);
+  }
+  if (n == "shift_right_arithmetic") {
+    if (out) return derived(z3::ite(x.e < 0, ctx().int_val(-1), ctx().int_val(0)),
+                            Interval{x.iv.lo < 0 ? -1 : 0, x.iv.hi < 0 ? -1 : 0}, {&x});
+    // SMT-LIB's div floors for a positive divisor, as an arithmetic shift does.
+    int kk = static_cast<int>(std::min<int64_t>(k, 62));
+    return derived(x.e / pow2(ctx(), static_cast<int>(k)), Interval{floor_shift(x.iv.lo, kk), floor_shift(x.iv.hi, kk)}, {&x});
+  }
+  // shift_right_logical: the bits of x read as unsigned (x mod 2^bits), shifted.
+  if (out) return Sym{ctx().int_val(0), Interval::of(0), {}, {}};
+  if (k == 0) return x;
+  z3::expr u = x.iv.lo >= 0 ? x.e : z3::mod(x.e, pow2(ctx(), bits));
+  int kk = static_cast<int>(std::min<int64_t>(k, 62));
+  Interval iv = x.iv.lo >= 0 ? Interval{floor_shift(x.iv.lo, kk), floor_shift(x.iv.hi, kk)}
+                             : Interval{0, bits - k >= 62 ? Interval::kInf : (int64_t{1} << (bits - k)) - 1};
+  return derived(u / pow2(ctx(), static_cast<int>(k)), iv, {&x});
+}
+
+// multiple_of[value=m] is a claim the interpreter checks (a false hint stops
+// the run): the guard is always an obligation. Its result is a fresh symbol r
+// with r mod m == 0 that equals s when the hint holds; the fact never
+// constrains s, so a false hint cannot make a query unsatisfiable. The
+// interval is s's rounded inward to multiples of m, unless that is empty (the
+// hint can never hold; the guard fails).
+Sym IntEncoder::multiple_of(const Op& op, const Sym& s, int64_t m) {
+  z3::expr mv = ctx().int_val(m);
+  bool settled = s.iv.is_const() && s.iv.lo % m == 0;
+  guard(z3::mod(s.e, mv) == 0, settled, "multiple_of[value=" + std::to_string(m) + "] hint is false", op.loc, {&s}, true);
+  z3::expr r = scope_.fresh_int("multiple_of");
+  facts.push_back(z3::mod(r, mv) == 0 && z3::implies(z3::mod(s.e, mv) == 0, r == s.e));
+  Interval iv = s.iv;
+  if (s.iv.bounded()) {
+    auto down = [m](int64_t v) { return v >= 0 ? v / m * m : -((-v + m - 1) / m * m); };
+    Interval in{-down(-s.iv.lo), down(s.iv.hi)};
+    if (in.lo <= in.hi) iv = in;
+  }
+  return derived(r, iv, {&s});
 }
 
 bool IntEncoder::encode(const Op& op) {
@@ -117,15 +234,15 @@ bool IntEncoder::encode(const Op& op) {
       throw Error(op.loc, n + ": axis " + std::to_string(axis) + " is out of range for the grid");
     int g = scope_.kernel_axis[axis];
     if (n == "program_id") return result(point_.at(g));
-    return result(Sym{scope_.grid_size[g], scope_.grid_size_iv[g], {}});
+    return result(Sym{scope_.grid_size[g], scope_.grid_size_iv[g], {}, {}});
   }
   if (n == "axis_index") {
-    // This device's index along an enclosing pmap's axis: [0, axis_size).
+    // This device's (or core's) index along an enclosing pmap's or core_map's axis: [0, axis_size).
     auto it = scope_.axis_sizes.find(op.str_param("axis_name"));
     if (it != scope_.axis_sizes.end()) {
       z3::expr e = scope_.fresh_int("axis_index");
       facts.push_back(e >= 0 && e < ctx().int_val(it->second));
-      return result(Sym{e, Interval{0, it->second - 1}, {}});  // every device runs the kernel: not opaque
+      return result(Sym{e, Interval{0, it->second - 1}, {}, {}});  // every device runs the kernel: not opaque
     }
   }
   // Everything below computes on scalars of an integer or bool dtype.
@@ -140,21 +257,25 @@ bool IntEncoder::encode(const Op& op) {
     if (j < 0) return give_up("a read of the Ref %" + (base.is_var() ? base.var()->name : std::string("?")) + where);
     Prefetch& p = scope_.prefetch[j];
     z3::expr_vector args(ctx());
-    std::vector<std::string> opq;
+    std::vector<Sym> idx;
     for (size_t d = 0; d < p.shape.size(); ++d) {
       const IndexEntry e = ix && d < ix->entries.size() ? ix->entries[d] : IndexEntry::full();
       if (e.kind != IndexEntry::Point) return give_up("a non-scalar read of " + p.name + where);
-      Sym i = e.is_dynamic() ? value(op.operands[e.dyn_start]) : Sym{ctx().int_val(e.start), Interval::of(e.start), {}};
-      opq = merge_opaque(opq, i.opaque);
+      Sym i = e.is_dynamic() ? value(op.operands[e.dyn_start]) : Sym{ctx().int_val(e.start), Interval::of(e.start), {}, {}};
       bool in = i.iv.within(0, p.shape[d] - 1);
+      // The interpreter stops on an out-of-bounds read of scalar prefetch.
       guard(i.e >= 0 && i.e < ctx().int_val(p.shape[d]), in,
-            "read of " + p.name + " out of bounds in dimension " + std::to_string(d), op.loc, i.opaque);
+            "read of " + p.name + " out of bounds in dimension " + std::to_string(d), op.loc, {&i}, true);
       args.push_back(i.e);
+      idx.push_back(i);
     }
     z3::expr v = p.fn(args);
     Interval r = p.declared ? Interval{p.lo, p.hi - 1} : dtype_range(p.dtype);
     facts.push_back(v >= ctx().int_val(r.lo) && v <= ctx().int_val(r.hi));
-    return result(Sym{v, r, opq});
+    if (!p.declared) facts.push_back(in_dtype_range(v, p.dtype));
+    std::vector<const Sym*> from;
+    for (const Sym& i : idx) from.push_back(&i);
+    return result(derived(v, r, from));
   }
 
   auto main = op.main_operands();
@@ -167,34 +288,27 @@ bool IntEncoder::encode(const Op& op) {
   }
   DType d = op.results.empty() ? DType::i32 : op.results[0]->type.dtype();
 
-  if (n == "multiple_of") {
-    int64_t m = op.int_param("value");
-    Sym s = in.at(0);
-    facts.push_back(z3::implies(path_, z3::mod(s.e, ctx().int_val(m)) == 0));
-    auto down = [m](int64_t v) { return v >= 0 ? v / m * m : -((-v + m - 1) / m * m); };
-    if (s.iv.bounded()) s.iv = {-down(-s.iv.lo), down(s.iv.hi)};
-    return result(s);
-  }
+  if (n == "multiple_of") return result(multiple_of(op, in.at(0), op.int_param("value")));
   if (n == "add" || n == "sub" || n == "mul" || n == "div" || n == "rem" || n == "max" || n == "min") {
     if (in.size() != 2 || in[0].is_bool()) return give_up(n + " on bools" + where);
     return result(arith(op, n, in[0], in[1], d));
   }
-  if (n == "neg") return result(fit(op, Sym{-in[0].e, -in[0].iv, in[0].opaque}, d));
-  if (n == "abs") return result(fit(op, Sym{z3::ite(in[0].e < 0, -in[0].e, in[0].e), abs(in[0].iv), in[0].opaque}, d));
+  if (n == "neg") return result(fit(op, derived(-in[0].e, -in[0].iv, {&in[0]}), d));
+  if (n == "abs") return result(fit(op, derived(z3::ite(in[0].e < 0, -in[0].e, in[0].e), abs(in[0].iv), {&in[0]}), d));
   if (n == "sign") {
     z3::expr x = in[0].e;
-    return result(Sym{z3::ite(x > 0, ctx().int_val(1), z3::ite(x < 0, ctx().int_val(-1), ctx().int_val(0))),
-                      Interval{in[0].iv.lo < 0 ? -1 : 0, in[0].iv.hi > 0 ? 1 : 0}, in[0].opaque});
+    return result(derived(z3::ite(x > 0, ctx().int_val(1), z3::ite(x < 0, ctx().int_val(-1), ctx().int_val(0))),
+                          Interval{in[0].iv.lo < 0 ? -1 : 0, in[0].iv.hi > 0 ? 1 : 0}, {&in[0]}));
   }
   if (n == "eq" || n == "ne" || n == "lt" || n == "le" || n == "gt" || n == "ge") {
     z3::expr a = as_int(in[0]), b = as_int(in[1]);
     z3::expr c = n == "eq" ? a == b : n == "ne" ? a != b : n == "lt" ? a < b : n == "le" ? a <= b : n == "gt" ? a > b : a >= b;
-    return result(Sym{c, {0, 1}, merge_opaque(in[0].opaque, in[1].opaque)});
+    return result(derived(c, {0, 1}, {&in[0], &in[1]}));
   }
   if ((n == "and" || n == "or" || n == "xor" || n == "not") && is_bool(d)) {
-    if (n == "not") return result(Sym{!in[0].e, {0, 1}, in[0].opaque});
+    if (n == "not") return result(derived(!in[0].e, {0, 1}, {&in[0]}));
     z3::expr c = n == "and" ? in[0].e && in[1].e : n == "or" ? in[0].e || in[1].e : in[0].e != in[1].e;
-    return result(Sym{c, {0, 1}, merge_opaque(in[0].opaque, in[1].opaque)});
+    return result(derived(c, {0, 1}, {&in[0], &in[1]}));
   }
   // x & (2^k - 1) keeps the low k bits: x mod 2^k for every two's complement
   // x (SMT-LIB's mod is never negative for a positive divisor). The `i & 1`
@@ -205,44 +319,36 @@ bool IntEncoder::encode(const Op& op) {
       int64_t m = mask.iv.lo;
       if (!mask.iv.is_const() || m < 0 || m >= (int64_t{1} << 62) || ((m + 1) & m) != 0) continue;
       Interval iv = x.iv.within(0, m) ? x.iv : Interval{0, m};
-      return result(Sym{z3::mod(x.e, ctx().int_val(m + 1)), iv, merge_opaque(x.opaque, mask.opaque)});
+      return result(derived(z3::mod(x.e, ctx().int_val(m + 1)), iv, {&x, &mask}));
     }
   }
-  if (n == "shift_left" || n == "shift_right_arithmetic" || (n == "shift_right_logical" && in[0].iv.lo >= 0)) {
-    if (!in[1].iv.is_const() || in[1].iv.lo < 0 || in[1].iv.lo >= 31) return give_up(n + " by a non-constant amount" + where);
-    int64_t k = int64_t{1} << in[1].iv.lo;
-    Sym m{ctx().int_val(k), Interval::of(k), {}};
-    if (n == "shift_left") return result(arith(op, "mul", in[0], m, d));
-    // An arithmetic right shift rounds toward -inf, which SMT-LIB div does for a positive divisor.
-    Interval iv = in[0].iv;
-    Interval q = iv.bounded() ? Interval{iv.lo >= 0 ? iv.lo / k : -((-iv.lo + k - 1) / k), iv.hi >= 0 ? iv.hi / k : -((-iv.hi + k - 1) / k)}
-                              : Interval::top();
-    return result(Sym{in[0].e / ctx().int_val(k), q, in[0].opaque});
+  if (n == "shift_left" || n == "shift_right_arithmetic" || n == "shift_right_logical") {
+    if (!in[1].iv.is_const()) return give_up(n + " by a non-constant amount" + where);
+    return result(shift(op, in[0], in[1].iv.lo, d));
   }
   if (n == "select_n") {
     Sym p = in[0];
+    std::vector<const Sym*> all;
+    for (const Sym& s : in) all.push_back(&s);
     if (p.is_bool()) {
       if (in.size() != 3) return give_up("select_n with a bool predicate and " + std::to_string(in.size() - 1) + " cases");
-      return result(Sym{z3::ite(p.e, in[2].e, in[1].e), join(in[1].iv, in[2].iv),
-                        merge_opaque(p.opaque, merge_opaque(in[1].opaque, in[2].opaque))});
+      return result(derived(z3::ite(p.e, in[2].e, in[1].e), join(in[1].iv, in[2].iv), all));
     }
     // An i32 predicate picks case p, clamped into range (as cond does).
     size_t cases = in.size() - 1;
     z3::expr e = in[cases].e;
     Interval iv = in[cases].iv;
-    auto opq = merge_opaque(p.opaque, in[cases].opaque);
     for (size_t c = cases - 1; c-- > 0;) {
       z3::expr pick = c == 0 ? p.e <= 0 : p.e == ctx().int_val(static_cast<int64_t>(c));
       e = z3::ite(pick, in[c + 1].e, e);
       iv = join(iv, in[c + 1].iv);
-      opq = merge_opaque(opq, in[c + 1].opaque);
     }
-    return result(Sym{e, iv, opq});
+    return result(derived(e, iv, all));
   }
   if (n == "convert_element_type") {
     Sym s = in[0];
-    if (is_bool(d)) return result(Sym{as_int(s) != 0, {0, 1}, s.opaque});
-    if (s.is_bool()) return result(Sym{as_int(s), s.iv, s.opaque});
+    if (is_bool(d)) return result(derived(as_int(s) != 0, {0, 1}, {&s}));
+    if (s.is_bool()) return result(derived(as_int(s), s.iv, {&s}));
     return result(fit(op, s, d));
   }
   return give_up("the result of " + n + where + " is not modelled");

@@ -1,12 +1,21 @@
 // Encodes the integer code of an index map or kernel into Z3.
 //
-// Values are Z3 *integers* (unbounded), each with an interval. The IR's i32
-// arithmetic wraps, mathematical integers do not; the two agree exactly when no
-// intermediate value leaves its dtype's range, so every op that might
-// overflow records a Guard ("the result fits in i32") that the bounds
-// obligation proves. Other obligations may then assume the guards: under them
-// the integer model *is* the i32 semantics. div/rem round toward zero as in the
-// IR (SMT-LIB's div does not, so they are rewritten); see docs/prove.md.
+// Values are Z3 *integers* (unbounded), each with an interval. The IR's
+// integer arithmetic wraps (every width, i64 included), mathematical integers
+// do not; the two agree exactly when no intermediate value leaves its dtype's
+// range, so every op that might overflow records an exactness Guard ("the
+// result fits in i64"). A guard is an obligation only when it is *needed*:
+// when a value that relies on it reaches an index, a control decision or a
+// checked hint (Sym::deps records which guards a value relies on). Other
+// obligations may then assume the needed guards: under them the integer model
+// *is* the wrapping semantics. div/rem round toward zero as in the IR
+// (SMT-LIB's div does not, so they are rewritten); see docs/prove.md.
+//
+// Some guards are run-time errors of the interpreter (a false multiple_of
+// hint, an out-of-bounds read of scalar prefetch): those are always needed.
+// Facts added to queries never constrain other values: every fact is about a
+// fresh symbol (an opaque value, a hinted result) or a prefetch read, so one
+// access's facts cannot prove another access's claim.
 //
 // Scalar prefetch arrays are uninterpreted functions shared by every copy of a
 // grid point (a pairwise query reads the same SMEM contents at both points),
@@ -33,6 +42,7 @@ struct Sym {
   z3::expr e;                        // Int sort, or Bool sort for i1
   Interval iv;                       // [0, 1] for bools
   std::vector<std::string> opaque;   // why it depends on unmodelled values (empty: exact)
+  std::vector<int> deps;             // exactness guards (IntEncoder::guards) the value relies on
   bool is_bool() const { return e.is_bool(); }
 };
 
@@ -45,6 +55,9 @@ struct Guard {
   std::string what;                  // "i32 overflow in mul", "division by zero"...
   Loc loc;
   std::vector<std::string> opaque;
+  std::vector<int> deps;             // guards its operands and path rely on
+  bool run_time_error = false;       // the interpreter stops when it fails: always needed
+  bool needed = false;               // an obligation (see IntEncoder::need)
 };
 
 // One scalar prefetch operand: an uninterpreted function from indices to values.
@@ -76,8 +89,13 @@ struct Scope {
   z3::expr fresh_int(const std::string& stem) { return ctx.int_const((stem + "!" + std::to_string(fresh++)).c_str()); }
 };
 
-// Range of an integer dtype, [lo, hi] inclusive.
+// Range of an integer dtype, [lo, hi] inclusive, as an Interval (whose ends
+// saturate at +-2^62: unbounded for i64).
 Interval dtype_range(DType d);
+// `e` lies in the range of integer dtype d (exact for every width, i64 too).
+z3::expr in_dtype_range(const z3::expr& e, DType d);
+// Every value of `iv` lies in the range of d.
+bool interval_in_dtype(const Interval& iv, DType d);
 
 class IntEncoder {
  public:
@@ -105,19 +123,30 @@ class IntEncoder {
   // opaque results) if the op is not modelled.
   bool encode(const Op& op);
 
+  // The path condition under which the current op runs, and the guards it relies on.
   z3::expr path() const { return path_; }
-  void set_path(z3::expr p) { path_ = p; }
+  const std::vector<int>& path_deps() const { return path_deps_; }
+  void set_path(z3::expr p, std::vector<int> deps) { path_ = p, path_deps_ = std::move(deps); }
 
-  std::vector<z3::expr> facts;   // hold whenever their op runs (ranges, hints)
+  // Marks the guards in `deps` (and those they rely on) as obligations: a
+  // value relying on them reaches an index, a control decision or a hint.
+  void need(const std::vector<int>& deps);
+
+  std::vector<z3::expr> facts;   // always satisfiable: ranges of fresh symbols and prefetch reads
   std::vector<Guard> guards;
 
  private:
   Sym arith(const Op& op, const std::string& name, const Sym& a, const Sym& b, DType d);
-  void guard(z3::expr ok, bool settled, std::string what, const Loc& loc, std::vector<std::string> opaque);
+  // Records a guard; returns its index. A run-time-error guard is needed at once.
+  int guard(z3::expr ok, bool settled, std::string what, const Loc& loc, const std::vector<const Sym*>& from,
+            bool run_time_error = false);
   Sym fit(const Op& op, Sym s, DType d);  // adds an overflow guard if needed
+  Sym shift(const Op& op, const Sym& x, int64_t amount, DType d);
+  Sym multiple_of(const Op& op, const Sym& s, int64_t m);
 
   Scope& scope_;
   z3::expr path_;
+  std::vector<int> path_deps_;
   std::unordered_map<const Var*, Sym> env_;
   std::unordered_map<const Var*, int> prefetch_ref_;
   std::vector<Sym> point_;
@@ -128,5 +157,8 @@ z3::expr tdiv(const z3::expr& a, const z3::expr& b, const Interval& ia, const In
 z3::expr trem(const z3::expr& a, const z3::expr& b, const Interval& ia, const Interval& ib);
 
 std::vector<std::string> merge_opaque(std::vector<std::string> a, const std::vector<std::string>& b);
+std::vector<int> merge_deps(std::vector<int> a, const std::vector<int>& b);
+// A value computed from `from`: their opaque reasons and guard deps, merged.
+Sym derived(z3::expr e, Interval iv, const std::vector<const Sym*>& from);
 
 }  // namespace tessera::prove

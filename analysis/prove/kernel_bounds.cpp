@@ -1,184 +1,94 @@
 // Obligation 4, kernel bounds: every indexed Ref access in the kernel body
 // (get, swap, addupdate, load, store, DMA and semaphore operands) stays inside
-// its Ref, for every grid point, every loop iteration and every branch taken.
+// its Ref, for every grid point, every loop iteration and every branch taken;
+// every multiple_of hint holds and every scalar-prefetch read is in bounds
+// (the interpreter stops on either); and the integer code that computes an
+// index or decides a path is exact (no overflow, no division by zero).
 //
-// The kernel is walked once with a symbolic grid point. program_id /
-// num_programs come from the grid; `for` induction variables range over
-// [lo, hi) on the path into the body; `cond` branches add "this branch was
-// taken" to the path; `multiple_of` hints become facts; scalar-prefetch reads
-// are the same uninterpreted functions as in the index maps. Loop carries and
-// results of ops the prover does not model are opaque: a proof over them is
-// sound, a counterexample that depends on them is `unknown`.
-#include <functional>
-
-#include "analysis/prove/call_context.h"
+// The kernel is walked once with a symbolic grid point (kernel_walker.h).
+// Loop carries and results of ops the prover does not model are opaque: a
+// proof over them is sound, a counterexample that depends on them is
+// `unknown`. A core_map body is proved the same way, with no grid.
+#include "analysis/prove/kernel_walker.h"
 
 namespace tessera::prove {
 
 namespace {
 
-// One entry of one indexer that intervals could not settle (or all of them,
-// when intervals are off).
+// One claim the query checks: an access entry that intervals could not
+// settle (or all of them, when intervals are off), or a guard.
 struct Check {
   z3::expr ok;
   z3::expr path;
-  std::string what;                  // "get %x at f.tsr:3:4, dimension 0 of ref<...>"
+  std::string what;                  // "get %x at f.tsr:3:4: index outside ..."
   std::vector<Sym> shown;            // values to show in the counterexample
-  std::string shown_label;           // "index" / "slice start"
+  std::string shown_label;           // "index" / "slice start" / "value"
   std::vector<std::string> opaque;
   bool done = false;
 };
 
-class Walker {
- public:
-  Walker(CallContext& c, IntEncoder& enc) : c_(c), enc_(enc) {}
-
-  void walk(const Body& b) {
-    for (const Op& op : b.ops()) step(op);
-  }
-
-  std::vector<Check> checks;
-  int accesses = 0;
-
- private:
-  z3::context& ctx() { return c_.ctx; }
-
-  // Binds body parameter `p` to what operand `v` holds.
-  void bind(const Var* p, const Value& v) {
-    if (v.is_var() && enc_.prefetch_of(v.var()) >= 0) return enc_.bind_prefetch(p, enc_.prefetch_of(v.var()));
-    Type t = p->type;
-    if (!t.is_ref() && t.is_scalar() && (is_int(t.dtype()) || is_bool(t.dtype()))) enc_.bind(p, enc_.value(v));
-  }
-  void bind_opaque(const Var* p, const std::string& why) {
-    Type t = p->type;
-    if (!t.is_ref() && t.is_scalar() && (is_int(t.dtype()) || is_bool(t.dtype()))) enc_.bind(p, enc_.opaque(t.dtype(), why));
-  }
-  void results_opaque(const Op& op, const std::string& why) {
-    for (Var* r : op.results) bind_opaque(r, why);
-  }
-  void with_path(z3::expr cond, const std::function<void()>& f) {
-    z3::expr saved = enc_.path();
-    enc_.set_path(saved && cond);
-    f();
-    enc_.set_path(saved);
-  }
-
-  std::string where(const Op& op) const { return op.loc.known() ? " at " + op.loc.str() : ""; }
-
-  void record(const Op& op) {
-    for (const Indexer& ix : op.indexers) {
-      const Value& ref = op.operands.at(ix.base);
-      Type rt = ref.type();
-      std::string refname = ref.is_var() ? "%" + ref.var()->name : "?";
-      ++accesses;
-      for (size_t d = 0; d < ix.entries.size() && d < rt.shape().size(); ++d) {
-        const IndexEntry& e = ix.entries[d];
-        if (e.kind == IndexEntry::Full) continue;
-        int64_t D = rt.shape()[d];
-        Sym s = e.is_dynamic() ? enc_.value(op.operands.at(e.dyn_start)) : Sym{ctx().int_val(e.start), Interval::of(e.start), {}};
-        std::string what = op.name() + " " + refname + where(op) + ": ";
-        if (e.kind == IndexEntry::Point) {
-          bool settled = c_.opts.use_intervals && s.iv.within(0, D - 1);
-          if (!settled)
-            checks.push_back({s.e >= 0 && s.e < ctx().int_val(D), enc_.path(),
-                              what + "index outside [0, " + std::to_string(D) + ") in dimension " + std::to_string(d) + " of " + rt.str(),
-                              {s}, "index", s.opaque});
-          continue;
-        }
-        if (e.size <= 0) continue;
-        int64_t span = (e.size - 1) * e.stride;  // last element - start
-        bool settled = c_.opts.use_intervals && s.iv.lo >= 0 && s.iv.hi <= D - 1 - span;
-        if (!settled)
-          checks.push_back({s.e >= 0 && s.e + ctx().int_val(span) < ctx().int_val(D), enc_.path(),
-                            what + "slice of " + std::to_string(e.size) + (e.stride != 1 ? " (stride " + std::to_string(e.stride) + ")" : "") +
-                                " outside [0, " + std::to_string(D) + ") in dimension " + std::to_string(d) + " of " + rt.str(),
-                            {s}, "slice start", s.opaque});
-      }
+// The checks of one access: each point index in [0, D), each slice inside the dim.
+void access_checks(CallContext& c, IntEncoder& enc, const Access& a, std::vector<Check>& checks) {
+  const Op& op = a.op;
+  const Value& ref = op.operands.at(a.ix.base);
+  Type rt = ref.type();
+  std::string refname = ref.is_var() ? "%" + ref.var()->name : "?";
+  // The access runs only on its path, at its indices: what they rely on is an obligation.
+  enc.need(enc.path_deps());
+  for (size_t d = 0; d < a.ix.entries.size() && d < rt.shape().size(); ++d) {
+    const IndexEntry& e = a.ix.entries[d];
+    if (e.kind == IndexEntry::Full) continue;
+    int64_t D = rt.shape()[d];
+    const Sym& s = a.starts[d];
+    enc.need(s.deps);
+    std::string what = op.name() + " " + refname + where(op) + ": ";
+    if (e.kind == IndexEntry::Point) {
+      bool settled = c.opts.use_intervals && s.iv.within(0, D - 1);
+      if (!settled)
+        checks.push_back({s.e >= 0 && s.e < c.ctx.int_val(D), enc.path(),
+                          what + "index outside [0, " + std::to_string(D) + ") in dimension " + std::to_string(d) + " of " + rt.str(),
+                          {s}, "index", s.opaque});
+      continue;
     }
+    if (e.size <= 0) continue;
+    int64_t span = (e.size - 1) * e.stride;  // last element - start
+    bool settled = c.opts.use_intervals && s.iv.lo >= 0 && s.iv.hi <= D - 1 - span;
+    if (!settled)
+      checks.push_back({s.e >= 0 && s.e + c.ctx.int_val(span) < c.ctx.int_val(D), enc.path(),
+                        what + "slice of " + std::to_string(e.size) + (e.stride != 1 ? " (stride " + std::to_string(e.stride) + ")" : "") +
+                            " outside [0, " + std::to_string(D) + ") in dimension " + std::to_string(d) + " of " + rt.str(),
+                        {s}, "slice start", s.opaque});
   }
-
-  void step(const Op& op) {
-    record(op);
-    const std::string& n = op.name();
-    if (n == "cond") {
-      const auto& branches = op.bodies_param("branches");
-      Sym idx = enc_.value(op.operands.at(0));
-      int nb = static_cast<int>(branches.size());
-      for (int i = 0; i < nb; ++i) {
-        z3::expr taken = ctx().bool_val(true);
-        if (idx.is_bool()) taken = i == 0 ? !idx.e : idx.e;
-        else if (nb > 1) taken = i == 0 ? idx.e <= 0 : i == nb - 1 ? idx.e >= nb - 1 : idx.e == i;
-        const Body& b = *branches[i];
-        for (size_t p = 0; p < b.params().size() && p + 1 < op.operands.size(); ++p) bind(b.params()[p], op.operands[p + 1]);
-        with_path(taken, [&] { walk(b); });
-      }
-      return results_opaque(op, "the result of cond" + where(op));
-    }
-    if (n == "for") {
-      const Body& b = *op.body_param("body");
-      int64_t k = op.int_param("num_consts");
-      Sym lo = enc_.value(op.operands.at(0)), hi = enc_.value(op.operands.at(1));
-      const auto& ps = b.params();
-      z3::expr i = c_.scope.fresh_int(ps.empty() ? "i" : ps[0]->name);
-      Interval iv{lo.iv.lo, hi.iv.hi >= Interval::kInf ? Interval::kInf : hi.iv.hi - 1};
-      if (!ps.empty()) enc_.bind(ps[0], Sym{i, iv, merge_opaque(lo.opaque, hi.opaque)});
-      for (size_t p = 1; p < ps.size(); ++p) {
-        if (static_cast<int64_t>(p) <= k) bind(ps[p], op.operands.at(p + 1));
-        else bind_opaque(ps[p], "a loop carry of for" + where(op));
-      }
-      with_path(lo.e <= i && i < hi.e, [&] { walk(b); });
-      return results_opaque(op, "the result of for" + where(op));
-    }
-    if (n == "while" || n == "scan") {
-      int64_t k = op.int_param("num_consts");
-      std::vector<BodyPtr> bodies = {op.body_param("body")};
-      if (n == "while") bodies.push_back(op.body_param("cond"));
-      for (const BodyPtr& b : bodies) {
-        for (size_t p = 0; p < b->params().size(); ++p) {
-          if (static_cast<int64_t>(p) < k && p < op.operands.size()) bind(b->params()[p], op.operands[p]);
-          else bind_opaque(b->params()[p], "a loop carry of " + n + where(op));
-        }
-        walk(*b);
-      }
-      return results_opaque(op, "the result of " + n + where(op));
-    }
-    if (n == "run_scoped" || n == "call" || n == "core_map" || n == "pmap") {
-      const Body& b = *op.body_param(n == "call" ? "callee" : "body");
-      for (size_t p = 0; p < b.params().size(); ++p) {
-        if (p < op.operands.size() && n != "pmap") bind(b.params()[p], op.operands[p]);
-        else bind_opaque(b.params()[p], "a parameter of " + n + where(op));
-      }
-      walk(b);
-      return results_opaque(op, "the result of " + n + where(op));
-    }
-    if (n == "pallas_call") return results_opaque(op, "a nested pallas_call" + where(op));
-    enc_.encode(op);
-  }
-
-  CallContext& c_;
-  IntEncoder& enc_;
-};
+}
 
 }  // namespace
 
 Obligation prove_kernel_bounds(CallContext& c) {
   Timer timer;
   Obligation ob = obligation(c.name, "kernel", "bounds");
-  if (!c.g.kernel) throw Error(c.op.loc, "pallas_call has no kernel");
+  if (!c.kernel) throw Error(c.op.loc, c.op.name() + " has no kernel");
   std::vector<z3::expr> base = c.base_facts;
   std::vector<Sym> point = c.make_point("k", base);
   IntEncoder enc(c.scope, c.ctx.bool_val(true));
   enc.set_grid_point(point);
-  const Body& kernel = *c.g.kernel;
+  const Body& kernel = *c.kernel;
   for (int j = 0; j < c.g.num_scalar_prefetch() && j < static_cast<int>(kernel.params().size()); ++j)
     enc.bind_prefetch(kernel.params()[j], j);
-  Walker w(c, enc);
+  KernelWalker w(c, enc);
+  std::vector<Check> access;
+  int accesses = 0;
+  w.on_access = [&](const Access& a) {
+    ++accesses;
+    access_checks(c, enc, a, access);
+  };
   w.walk(kernel);
-  // Well-definedness of the kernel's integer code joins the access checks.
-  std::vector<Check> checks = std::move(w.checks);
+  // The guards that are obligations come first: a false hint or an overflow
+  // is the cause of whatever an access computed from it does.
+  std::vector<Check> checks;
   for (const Guard& gd : enc.guards)
-    if (!gd.settled || !c.opts.use_intervals)
+    if (gd.needed && (!gd.settled || !c.opts.use_intervals))
       checks.push_back({gd.ok, gd.path, gd.what + (gd.loc.known() ? " at " + gd.loc.str() : ""), {}, "", gd.opaque});
+  for (Check& ch : access) checks.push_back(std::move(ch));
 
   ob.method = checks.empty() ? "intervals" : "z3";
   std::string unknown_reason;
@@ -196,7 +106,7 @@ Obligation prove_kernel_bounds(CallContext& c) {
     ob.queries++;
     if (r.result == z3::unsat) break;
     if (r.result == z3::unknown) {
-      unknown_reason = "Z3 gave up (" + r.reason + ")";
+      unknown_reason = "(" + r.reason + ")";
       break;
     }
     const z3::model& mo = *r.model;
@@ -225,7 +135,7 @@ Obligation prove_kernel_bounds(CallContext& c) {
   }
   if (unknown_reason.empty()) {
     ob.verdict = Verdict::proved;
-    ob.detail = std::to_string(w.accesses) + " indexed accesses";
+    ob.detail = std::to_string(accesses) + " indexed accesses";
   } else {
     ob.detail = unknown_reason;
   }

@@ -8,9 +8,12 @@ namespace tessera::prove {
 
 std::vector<Obligation> prove_call(const Op& op, const std::string& name, const Options& opts,
                                    const std::map<std::string, int64_t>& axis_sizes) {
-  CallContext c(op, name, opts);
-  c.scope.axis_sizes = axis_sizes;
+  CallContext c(op, name, opts, axis_sizes);
   std::vector<Obligation> out;
+  if (op.name() == "core_map") {
+    out.push_back(prove_kernel_bounds(c));
+    return out;
+  }
   int nin = c.g.num_inputs();
   for (int m = 0; m < nin + c.g.num_outputs(); ++m) out.push_back(prove_bounds(c, m));
   for (int o = 0; o < c.g.num_outputs(); ++o) {
@@ -23,13 +26,21 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
     if (!aliased) out.push_back(prove_non_revisiting(c, o));
     out.push_back(prove_parallel_safety(c, o));
   }
+  // An aliased input's blocks are read from the buffer the output writes.
+  for (const auto& [i, o] : c.g.aliases) {
+    auto hbm = [](MemSpace m) { return m == MemSpace::any || m == MemSpace::hbm; };
+    bool blocks = !hbm(c.g.in_specs.at(i).mem) && !hbm(c.g.out_specs.at(o).mem);
+    if (blocks) out.push_back(prove_alias_parallel_safety(c, static_cast<int>(i), static_cast<int>(o)));
+  }
   out.push_back(prove_kernel_bounds(c));
+  out.push_back(prove_carried_state(c));
   return out;
 }
 
 namespace {
 
-// Finds pallas_calls, remembering the device axes of the pmaps around each.
+// Finds pallas_calls and core_maps, remembering the device axes of the pmaps
+// (and mesh axes of the core_maps) around each.
 struct Finder {
   std::vector<std::pair<const Op*, std::map<std::string, int64_t>>> calls;
   std::set<const Body*> seen;
@@ -37,12 +48,15 @@ struct Finder {
   void walk(const Body& b) {
     if (!seen.insert(&b).second) return;
     for (const Op& op : b.ops()) {
-      if (op.name() == "pallas_call") {
-        calls.emplace_back(&op, axes);
-        continue;
-      }
+      if (op.name() == "pallas_call" || op.name() == "core_map") calls.emplace_back(&op, axes);
+      if (op.name() == "pallas_call") continue;
       auto saved = axes;
       if (op.name() == "pmap") axes[op.str_param("axis_name")] = op.int_param("axis_size");
+      if (op.name() == "core_map") {
+        const auto& names = op.idents_param("mesh_axes");
+        const auto& shape = op.ints_param("mesh_shape");
+        for (size_t k = 0; k < names.size() && k < shape.size(); ++k) axes[names[k]] = shape[k];
+      }
       for (const BodyPtr& nb : op.nested_bodies()) walk(*nb);
       axes = saved;
     }
@@ -64,20 +78,20 @@ std::vector<Obligation> prove_module(const Module& m, const Options& opts) {
   std::vector<Obligation> out;
   std::set<std::string> names;
   for (const auto& [op, axes] : f.calls) {
-    GridMapping g = grid_mapping(*op);
+    GridMapping g = op->name() == "pallas_call" ? grid_mapping(*op) : GridMapping{};
     // `name=` if given, else the kernel's name without a trailing "_kernel".
-    std::string name = g.name.empty() ? "pallas_call" : g.name;
-    if (op->str_param("name").empty() && name.size() > 7 && name.ends_with("_kernel")) name.resize(name.size() - 7);
+    std::string name = op->name() == "core_map" ? "core_map" : g.name.empty() ? "pallas_call" : g.name;
+    if (op->name() == "pallas_call" && op->str_param("name").empty() && name.size() > 7 && name.ends_with("_kernel")) name.resize(name.size() - 7);
     int k = ++uses[name];
     if (k > 1) name += "#" + std::to_string(k);
     std::vector<Obligation> obs = prove_call(*op, name, opts, axes);
     out.insert(out.end(), obs.begin(), obs.end());
     // Remember which names assumptions could refer to.
-    int dyn = 0;
     for (int a = 0; a < g.grid_rank(); ++a) {
       names.insert("grid[" + std::to_string(a) + "]");
       if (a < static_cast<int>(g.grid_names.size())) names.insert(g.grid_names[a]);
-      if (g.grid[a] < 0 && op->operands.at(dyn).is_var()) names.insert(op->operands.at(dyn++).var()->name);
+      int k = dynamic_grid_operand(g, a);
+      if (k >= 0 && op->operands.at(k).is_var()) names.insert(op->operands.at(k).var()->name);
     }
     for (int j = 0; j < g.num_scalar_prefetch(); ++j) {
       names.insert("scalar_prefetch[" + std::to_string(j) + "]");

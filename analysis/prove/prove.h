@@ -1,6 +1,6 @@
 // `tessera prove`: formal checks of every pallas_call in a module, with Z3.
 //
-// Per pallas_call, four kinds of obligation (docs/prove.md explains each and
+// Per pallas_call, five kinds of obligation (docs/prove.md explains each and
 // its encoding):
 //   bounds          per input / output block mapping: every block index is
 //                   valid for the padded array, at every grid point and for
@@ -10,8 +10,15 @@
 //                   any seed, the parallel prefix split over any number of
 //                   cores), a block once left is never written again;
 //   parallel safety per output: grid points that differ on a parallel axis
-//                   never write the same output block;
-//   kernel bounds   every indexed Ref access in the kernel stays inside its Ref.
+//                   never write the same output block; per aliased input:
+//                   they never read a block of the buffer the other writes;
+//   kernel bounds   every indexed Ref access in the kernel stays inside its
+//                   Ref, every multiple_of hint holds, and the integer code an
+//                   index relies on does not overflow;
+//   carried state   no grid step reads scratch or an output block before
+//                   writing it where the previous step on its core has other
+//                   parallel coordinates.
+// A core_map outside any pallas_call gets kernel bounds for its body.
 // Proofs never enumerate the grid: cost does not depend on the grid's size.
 #pragma once
 
@@ -39,8 +46,11 @@ std::vector<Assumption> assumptions_in_source(std::string_view text);
 
 struct Options {
   std::string func;                  // only pallas_calls reachable from this function ("" = all)
-  unsigned timeout_ms = 10000;       // wall-clock limit per Z3 query
-  unsigned rlimit = 50'000'000;      // Z3's deterministic resource limit per query
+  // Z3's deterministic resource limit per query: low enough to fire well
+  // before the wall clock (a cubic index map reaches it in ~2.5 s here), high
+  // enough for every zoo query (they need under 10,000). docs/prove.md.
+  unsigned rlimit = 1'000'000;
+  unsigned timeout_ms = 10000;       // wall-clock backstop per Z3 query
   std::vector<Assumption> assumptions;
   std::string smt2_dir;              // write every query as SMT-LIB2 here ("" = no)
   bool use_intervals = true;         // settle cheap cases without Z3 (off: always ask Z3)

@@ -20,6 +20,16 @@ std::string file_safe(const std::string& s) {
 
 }  // namespace
 
+// Which limit stopped Z3: the deterministic resource limit is meant to fire
+// first; the wall clock is a backstop whose verdict may differ between machines.
+std::string Solver::limit_reason(const std::string& z3_reason) const {
+  if (z3_reason.find("resource") != std::string::npos || z3_reason.find("rlimit") != std::string::npos)
+    return "resource limit rlimit=" + std::to_string(rlimit_) + " reached";
+  if (z3_reason.find("timeout") != std::string::npos || z3_reason.find("canceled") != std::string::npos)
+    return "time-out after " + std::to_string(timeout_ms_) + " ms: this verdict may differ on another machine";
+  return "Z3 gave up: " + z3_reason;
+}
+
 QueryResult Solver::check(const std::vector<z3::expr>& assertions, const std::string& label) {
   ++queries_;
   z3::solver s(ctx_);
@@ -43,11 +53,11 @@ QueryResult Solver::check(const std::vector<z3::expr>& assertions, const std::st
     r.result = s.check();
   } catch (const z3::exception& e) {
     r.result = z3::unknown;
-    r.reason = e.msg();
+    r.reason = "Z3 error: " + std::string(e.msg());
     return r;
   }
   if (r.result == z3::sat) r.model = s.get_model();
-  if (r.result == z3::unknown) r.reason = s.reason_unknown();
+  if (r.result == z3::unknown) r.reason = limit_reason(s.reason_unknown());
   return r;
 }
 

@@ -17,7 +17,7 @@ namespace tessera::prove {
 struct QueryResult {
   z3::check_result result = z3::unknown;
   std::optional<z3::model> model;  // when sat
-  std::string reason;              // when unknown: Z3's reason (time-out, resource limit...)
+  std::string reason;              // when unknown: which limit fired ("resource limit rlimit=N reached")
 };
 
 class Solver {
@@ -29,6 +29,8 @@ class Solver {
   int queries() const { return queries_; }
 
  private:
+  std::string limit_reason(const std::string& z3_reason) const;
+
   z3::context& ctx_;
   unsigned timeout_ms_, rlimit_;
   std::string smt2_dir_, call_;

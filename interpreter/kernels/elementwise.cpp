@@ -335,9 +335,14 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("ge", binary_kernel<F::any, Ge, true>());
 
   t.set("select_n", select_n_kernel);
-  // A hint for provers and backends: the value itself.
+  // A hint for provers and backends: the value itself, when the hint holds.
   t.set("multiple_of", [](const Op& op, std::span<const Array> args) -> std::vector<Array> {
     expect_args(op, args, 1);
+    int64_t m = op.int_param("value");
+    for (int64_t i = 0; i < args[0].size(); ++i)
+      if (args[0].get_int(i) % m != 0)
+        throw Error(op.loc, "multiple_of: the hint is false: " + std::to_string(args[0].get_int(i)) + " is not a multiple of " +
+                                std::to_string(m));
     return {args[0]};
   });
 }

@@ -1,0 +1,212 @@
+// Obligation 5, carried state: no grid step reads persistent state that
+// another parallel position left behind.
+//
+// Scratch Refs and output blocks persist from one grid step to the next on a
+// core. The interpreter visits each parallel position's arbitrary suffix in
+// order on one core, so a step reads state from the step before it on that
+// core. For every step but the first of a parallel position that step shares
+// its parallel coordinates; for the first (arbitrary coordinates all 0) it is
+// the last step of another parallel position, whichever the seed and the
+// core split chose. So: at a grid point whose arbitrary coordinates are all 0,
+// every read of a scratch Ref or an output block (get, load, a swap whose old
+// value is used, addupdate, a DMA source) must follow, on its path, a write
+// in the same step that covers the read region (swap, store, or the dma_wait
+// of a DMA into it). Writes inside a loop the read is not in do not count:
+// which iterations run is unknown, so such a read is `unknown`.
+//
+// The query uses one symbolic grid point, so its size does not depend on the grid.
+#include <map>
+
+#include "analysis/prove/kernel_walker.h"
+#include "ir/primitive.h"
+
+namespace tessera::prove {
+
+namespace {
+
+// The elements one indexer entry touches, [lo, hi] (a strided slice is
+// widened to its hull), and whether a write entry fills all of them.
+struct Range {
+  z3::expr lo, hi;
+  bool dense;
+};
+
+std::vector<Range> ranges(z3::context& ctx, const Access& a, const Shape& shape) {
+  std::vector<Range> out;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const IndexEntry e = d < a.ix.entries.size() ? a.ix.entries[d] : IndexEntry::full();
+    if (e.kind == IndexEntry::Full) {
+      out.push_back({ctx.int_val(0), ctx.int_val(shape[d] - 1), true});
+      continue;
+    }
+    int64_t span = e.kind == IndexEntry::Point ? 0 : std::max<int64_t>(e.size - 1, 0) * e.stride;
+    const z3::expr& s = a.starts.at(d).e;
+    out.push_back({s, s + ctx.int_val(span), e.kind == IndexEntry::Point || e.stride == 1 || e.size <= 1});
+  }
+  return out;
+}
+
+struct StateWrite {
+  const Var* state;
+  z3::expr path;
+  std::vector<std::string> opaque;   // its path or region depends on unmodelled values
+  std::vector<Range> region;
+  std::vector<int> loops;
+  Loc loc;
+};
+
+struct StateRead {
+  z3::expr bad;                      // the read happens and no earlier write in the step covers it
+  std::string what;                  // "get %carry at f.tsr:3:4 reads scratch 0"
+  std::vector<std::string> opaque;
+  std::string loop_write;            // a write to the state inside a loop the read is not in ("" if none)
+  bool done = false;
+};
+
+bool is_prefix(const std::vector<int>& a, const std::vector<int>& b) {
+  return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+}  // namespace
+
+Obligation prove_carried_state(CallContext& c) {
+  Timer timer;
+  Obligation ob = obligation(c.name, "kernel", "carried state");
+  auto trivial = [&](const std::string& why) {
+    ob.verdict = Verdict::proved;
+    ob.method = "trivial";
+    ob.detail = why;
+    ob.millis = timer.millis();
+    return ob;
+  };
+  std::vector<int> par = parallel_axes(c);
+  if (par.empty()) return trivial("no parallel axis has more than one point");
+  const Body& kernel = *c.kernel;
+  // The persistent state: scratch Refs holding data, and output blocks.
+  std::map<const Var*, std::string> state;
+  for (int s = 0; s < static_cast<int>(c.g.scratch_types.size()); ++s) {
+    int p = c.g.scratch_param(s);
+    if (p < static_cast<int>(kernel.params().size()) && !is_semaphore(c.g.scratch_types[s].dtype()))
+      state[kernel.params()[p]] = "scratch " + std::to_string(s);
+  }
+  for (int o = 0; o < c.g.num_outputs(); ++o) {
+    int p = c.g.output_param(o);
+    MemSpace mem = c.g.out_specs[o].mem;
+    if (p < static_cast<int>(kernel.params().size()) && mem != MemSpace::any && mem != MemSpace::hbm)
+      state[kernel.params()[p]] = "the block of out[" + std::to_string(o) + "]";
+  }
+  if (state.empty()) return trivial("no scratch Refs or output blocks");
+
+  std::vector<z3::expr> base = c.base_facts;
+  std::vector<Sym> point = c.make_point("s", base);
+  IntEncoder enc(c.scope, c.ctx.bool_val(true));
+  enc.set_grid_point(point);
+  for (int j = 0; j < c.g.num_scalar_prefetch() && j < static_cast<int>(kernel.params().size()); ++j)
+    enc.bind_prefetch(kernel.params()[j], j);
+  KernelWalker w(c, enc);
+  std::vector<StateWrite> writes;
+  std::vector<StateRead> reads;
+  w.on_access = [&](const Access& a) {
+    auto it = state.find(a.root);
+    if (it == state.end()) return;
+    const std::string& n = a.op.name();
+    bool src = n == "dma_start" && a.ix.base == a.op.main_operand_index(0);
+    bool read = n == "get" || n == "load" || n == "addupdate" || (n == "swap" && w.result_used(a.op)) ||
+                (n == "dma_start" && src);
+    bool write = n == "swap" || n == "store" || n == "dma_wait";
+    // Regions and paths rely on the same exactness guards kernel bounds proves.
+    enc.need(enc.path_deps());
+    for (const Sym& s : a.starts) enc.need(s.deps);
+    const Shape& shape = a.op.operands.at(a.ix.base).type().shape();
+    std::vector<Range> region = ranges(c.ctx, a, shape);
+    if (read) {
+      const Value& ref = a.op.operands.at(a.ix.base);
+      std::string name = ref.is_var() ? "%" + ref.var()->name : "a Ref";
+      StateRead r{c.ctx.bool_val(true), n + " " + name + where(a.op) + " reads " + it->second, {}, ""};
+      z3::expr covered = c.ctx.bool_val(false);
+      for (const StateWrite& wr : writes) {
+        if (wr.state != a.root) continue;
+        if (!is_prefix(wr.loops, a.loops)) {
+          if (r.loop_write.empty()) r.loop_write = wr.loc.known() ? wr.loc.str() : "a loop";
+          continue;
+        }
+        z3::expr covers = wr.path;
+        for (size_t d = 0; d < region.size(); ++d)
+          covers = covers && (wr.region[d].dense ? wr.region[d].lo <= region[d].lo && region[d].hi <= wr.region[d].hi
+                                                 : c.ctx.bool_val(false));
+        covered = covered || covers;
+        r.opaque = merge_opaque(r.opaque, wr.opaque);
+      }
+      r.bad = enc.path() && !covered;
+      r.opaque = merge_opaque(r.opaque, w.path_opaque());
+      for (const Sym& s : a.starts) r.opaque = merge_opaque(r.opaque, s.opaque);
+      reads.push_back(std::move(r));
+    }
+    if (write) {
+      std::vector<std::string> opq = w.path_opaque();
+      for (const Sym& s : a.starts) opq = merge_opaque(opq, s.opaque);
+      writes.push_back({a.root, enc.path(), opq, region, a.loops, a.op.loc});
+    }
+  };
+  w.walk(kernel);
+  if (reads.empty()) return trivial("the kernel reads no scratch Ref or output block");
+
+  // The first step of a parallel position: every arbitrary coordinate is 0.
+  z3::expr first = c.ctx.bool_val(true);
+  for (int a = 0; a < c.g.grid_rank(); ++a)
+    if (!c.g.is_parallel(a)) first = first && point[a].e == 0;
+  ob.method = "z3";
+  std::string unknown_reason;
+  while (true) {
+    std::vector<z3::expr> q = base;
+    // The kernel-bounds obligation proves the guards indices and paths rely on.
+    CallContext::add_facts(enc, q, true);
+    q.push_back(first);
+    z3::expr any_bad = c.ctx.bool_val(false);
+    int open = 0;
+    for (const StateRead& r : reads)
+      if (!r.done) any_bad = any_bad || r.bad, ++open;
+    if (open == 0) break;
+    q.push_back(any_bad);
+    QueryResult res = c.solver.check(q, "carried_state");
+    ob.queries++;
+    if (res.result == z3::unsat) break;
+    if (res.result == z3::unknown) {
+      unknown_reason = "(" + res.reason + ")";
+      break;
+    }
+    const z3::model& mo = *res.model;
+    bool progress = false;
+    for (StateRead& r : reads) {
+      if (r.done || !c.eval(mo, r.bad)) continue;
+      progress = true;
+      r.done = true;
+      if (!r.loop_write.empty() || !r.opaque.empty()) {
+        if (unknown_reason.empty())
+          unknown_reason = "cannot decide whether " + r.what + " before this grid step writes it: " +
+                           (!r.loop_write.empty() ? "it is written inside a loop at " + r.loop_write
+                                                  : "it depends on values the prover does not model (" + r.opaque[0] + ")");
+        continue;
+      }
+      std::vector<int64_t> gp = c.eval(mo, point);
+      ob.verdict = Verdict::failed;
+      ob.grid_points = {gp};
+      ob.detail = "at grid point " + tuple_str(gp) + ": " + r.what +
+                  " before this grid step writes it, so it reads what the previous step on this core left there: the "
+                  "last step of another position on parallel axis " + std::to_string(par[0]) +
+                  ", which depends on the seed and the number of cores";
+      ob.millis = timer.millis();
+      return ob;
+    }
+    if (!progress) {
+      unknown_reason = "internal: the counterexample violates no recorded read";
+      break;
+    }
+  }
+  if (unknown_reason.empty()) ob.verdict = Verdict::proved;
+  else ob.detail = unknown_reason;
+  ob.millis = timer.millis();
+  return ob;
+}
+
+}  // namespace tessera::prove

@@ -1,0 +1,139 @@
+#include "analysis/prove/kernel_walker.h"
+
+namespace tessera::prove {
+
+std::string where(const Op& op) { return op.loc.known() ? " at " + op.loc.str() : ""; }
+
+namespace {
+
+bool int_scalar(const Type& t) { return !t.is_ref() && t.is_scalar() && (is_int(t.dtype()) || is_bool(t.dtype())); }
+
+}  // namespace
+
+bool KernelWalker::result_used(const Op& op) {
+  if (!body_) return true;
+  auto [it, fresh] = used_.try_emplace(body_);
+  if (fresh) {
+    // Bodies are closed: a value is used only by its own body's ops and outputs.
+    for (const Op& o : body_->ops())
+      for (const Value& v : o.operands)
+        if (v.is_var()) it->second.insert(v.var());
+    for (const Value& v : body_->outputs())
+      if (v.is_var()) it->second.insert(v.var());
+  }
+  for (const Var* r : op.results)
+    if (it->second.count(r)) return true;
+  return false;
+}
+
+void KernelWalker::bind(const Var* p, const Value& v) {
+  if (v.is_var() && enc_.prefetch_of(v.var()) >= 0) return enc_.bind_prefetch(p, enc_.prefetch_of(v.var()));
+  if (v.is_var() && p->type.is_ref()) root_[p] = root(v.var());
+  if (int_scalar(p->type)) enc_.bind(p, enc_.value(v));
+}
+
+void KernelWalker::bind_opaque(const Var* p, const std::string& why) {
+  if (int_scalar(p->type)) enc_.bind(p, enc_.opaque(p->type.dtype(), why));
+}
+
+void KernelWalker::results_opaque(const Op& op, const std::string& why) {
+  for (Var* r : op.results) bind_opaque(r, why);
+}
+
+void KernelWalker::with_path(const Sym& cond, const std::function<void()>& f) {
+  z3::expr saved = enc_.path();
+  std::vector<int> saved_deps = enc_.path_deps();
+  std::vector<std::string> saved_opaque = path_opaque_;
+  enc_.set_path(saved && cond.e, merge_deps(saved_deps, cond.deps));
+  path_opaque_ = merge_opaque(path_opaque_, cond.opaque);
+  f();
+  enc_.set_path(saved, saved_deps);
+  path_opaque_ = saved_opaque;
+}
+
+void KernelWalker::in_loop(const std::function<void()>& f) {
+  loops_.push_back(next_loop_++);
+  f();
+  loops_.pop_back();
+}
+
+void KernelWalker::record(const Op& op) {
+  for (const Indexer& ix : op.indexers) {
+    const Value& ref = op.operands.at(ix.base);
+    Access a{op, ix, ref.is_var() ? root(ref.var()) : nullptr, {}, loops_};
+    for (const IndexEntry& e : ix.entries) {
+      if (e.kind == IndexEntry::Full) a.starts.push_back(Sym{c_.ctx.int_val(0), Interval::of(0), {}, {}});
+      else if (e.is_dynamic()) a.starts.push_back(enc_.value(op.operands.at(e.dyn_start)));
+      else a.starts.push_back(Sym{c_.ctx.int_val(e.start), Interval::of(e.start), {}, {}});
+    }
+    if (on_access) on_access(a);
+  }
+}
+
+void KernelWalker::step(const Op& op) {
+  record(op);
+  const std::string& n = op.name();
+  if (n == "cond") {
+    const auto& branches = op.bodies_param("branches");
+    Sym idx = enc_.value(op.operands.at(0));
+    int nb = static_cast<int>(branches.size());
+    for (int i = 0; i < nb; ++i) {
+      z3::expr taken = c_.ctx.bool_val(true);
+      if (idx.is_bool()) taken = i == 0 ? !idx.e : idx.e;
+      else if (nb > 1) taken = i == 0 ? idx.e <= 0 : i == nb - 1 ? idx.e >= nb - 1 : idx.e == i;
+      const Body& b = *branches[i];
+      for (size_t p = 0; p < b.params().size() && p + 1 < op.operands.size(); ++p) bind(b.params()[p], op.operands[p + 1]);
+      with_path(derived(taken, {0, 1}, {&idx}), [&] { walk(b); });
+    }
+    return results_opaque(op, "the result of cond" + where(op));
+  }
+  if (n == "for") {
+    const Body& b = *op.body_param("body");
+    int64_t k = op.int_param("num_consts");
+    Sym lo = enc_.value(op.operands.at(0)), hi = enc_.value(op.operands.at(1));
+    const auto& ps = b.params();
+    z3::expr i = c_.scope.fresh_int(ps.empty() ? "i" : ps[0]->name);
+    Interval iv{lo.iv.lo, hi.iv.hi >= Interval::kInf ? Interval::kInf : hi.iv.hi - 1};
+    if (!ps.empty()) enc_.bind(ps[0], derived(i, iv, {&lo, &hi}));
+    for (size_t p = 1; p < ps.size(); ++p) {
+      if (static_cast<int64_t>(p) <= k) bind(ps[p], op.operands.at(p + 1));
+      else bind_opaque(ps[p], "a loop carry of for" + where(op));
+    }
+    in_loop([&] { with_path(derived(lo.e <= i && i < hi.e, {0, 1}, {&lo, &hi}), [&] { walk(b); }); });
+    return results_opaque(op, "the result of for" + where(op));
+  }
+  if (n == "while" || n == "scan") {
+    int64_t k = op.int_param("num_consts");
+    std::vector<BodyPtr> bodies = {op.body_param("body")};
+    if (n == "while") bodies.push_back(op.body_param("cond"));
+    for (const BodyPtr& b : bodies) {
+      for (size_t p = 0; p < b->params().size(); ++p) {
+        if (static_cast<int64_t>(p) < k && p < op.operands.size()) bind(b->params()[p], op.operands[p]);
+        else bind_opaque(b->params()[p], "a loop carry of " + n + where(op));
+      }
+      in_loop([&] { walk(*b); });
+    }
+    return results_opaque(op, "the result of " + n + where(op));
+  }
+  if (n == "run_scoped" || n == "call" || n == "core_map" || n == "pmap") {
+    const Body& b = *op.body_param(n == "call" ? "callee" : "body");
+    for (size_t p = 0; p < b.params().size(); ++p) {
+      if (p < op.operands.size() && n != "pmap") bind(b.params()[p], op.operands[p]);
+      else bind_opaque(b.params()[p], "a parameter of " + n + where(op));
+    }
+    // A core_map's body runs once per core: axis_index on a mesh axis is the core's index.
+    auto saved = c_.scope.axis_sizes;
+    if (n == "core_map") {
+      const auto& axes = op.idents_param("mesh_axes");
+      const auto& shape = op.ints_param("mesh_shape");
+      for (size_t k = 0; k < axes.size() && k < shape.size(); ++k) c_.scope.axis_sizes[axes[k]] = shape[k];
+    }
+    walk(b);
+    c_.scope.axis_sizes = saved;
+    return results_opaque(op, "the result of " + n + where(op));
+  }
+  if (n == "pallas_call") return results_opaque(op, "a nested pallas_call" + where(op));
+  enc_.encode(op);
+}
+
+}  // namespace tessera::prove

@@ -1,0 +1,75 @@
+// Walks a kernel body once, at a symbolic grid point, encoding its integer
+// code and reporting every indexed Ref access with the path it runs under.
+// Shared by the kernel-bounds and carried-state obligations.
+//
+// program_id / num_programs come from the grid; a `for` induction variable
+// ranges over [lo, hi) on the path into the body; each `cond` branch adds
+// "this branch was taken" to the path; nested bodies see their operands
+// through their parameters (a Ref parameter stands for the Ref its operand
+// is: its *root*). Loop carries and results of ops the prover does not model
+// are opaque.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "analysis/prove/call_context.h"
+
+namespace tessera::prove {
+
+// One indexed access of a Ref by one op.
+struct Access {
+  const Op& op;
+  const Indexer& ix;
+  const Var* root;                   // the Ref this is: a kernel parameter or a scoped allocation
+  std::vector<Sym> starts;           // per dim: the start of the entry (0 for a full dim)
+  std::vector<int> loops;            // the loops (ids) the access sits in, outermost first
+};
+
+class KernelWalker {
+ public:
+  KernelWalker(CallContext& c, IntEncoder& enc) : c_(c), enc_(enc) {}
+
+  std::function<void(const Access&)> on_access;
+  void walk(const Body& b) {
+    const Body* saved = body_;
+    body_ = &b;
+    for (const Op& op : b.ops()) step(op);
+    body_ = saved;
+  }
+  // Whether a result of `op` (in the body being walked) is used: a swap whose
+  // old value nobody reads is a plain write.
+  bool result_used(const Op& op);
+  // Why the current path depends on unmodelled values (empty: it does not).
+  const std::vector<std::string>& path_opaque() const { return path_opaque_; }
+  // The Ref `v` stands for (itself when it is not a nested body's parameter).
+  const Var* root(const Var* v) const {
+    auto it = root_.find(v);
+    return it == root_.end() ? v : it->second;
+  }
+
+ private:
+  void bind(const Var* p, const Value& v);
+  void bind_opaque(const Var* p, const std::string& why);
+  void results_opaque(const Op& op, const std::string& why);
+  void with_path(const Sym& cond, const std::function<void()>& f);
+  void in_loop(const std::function<void()>& f);
+  void record(const Op& op);
+  void step(const Op& op);
+
+  CallContext& c_;
+  IntEncoder& enc_;
+  std::unordered_map<const Var*, const Var*> root_;
+  std::vector<int> loops_;
+  std::vector<std::string> path_opaque_;
+  const Body* body_ = nullptr;
+  std::unordered_map<const Body*, std::unordered_set<const Var*>> used_;
+  int next_loop_ = 0;
+};
+
+std::string where(const Op& op);  // " at f.tsr:3:4", or ""
+
+}  // namespace tessera::prove
