@@ -336,6 +336,8 @@ std::vector<Block> PallasRun::blocks_at(const std::vector<int64_t>& point, Ctx& 
       IndexMapScope scope(cc.kernel);
       try {
         r = in_.eval(*spec.index_map, base, cc);
+      } catch (const tpu::TaskFailure&) {
+        throw;
       } catch (const Error& e) {
         throw Error(e.loc(), e.message() + " (in index map @" + spec.index_map->name() + " of " + mp.name + at(point, cc) + ")");
       }
@@ -505,6 +507,8 @@ void PallasRun::run_core(int core) {
       if (!maps_[j].any && (it == first || !(cur[j] == prev[j]))) copy_in(j, cur[j], cc, point);
     try {
       in_.eval(*g_.kernel, args, cc);
+    } catch (const tpu::TaskFailure&) {
+      throw;
     } catch (const Error& e) {
       throw Error(e.loc(), e.message() + " (in kernel @" + g_.kernel->name() + at(point, cc) + ")");
     }

@@ -374,3 +374,40 @@ func @main(%r: ref<f32[4,2], vmem>) -> f32[4,2] {
       check_close(run(writes, {Array(DType::f32, {4, 2})}, opts(1, seed, mode, true))[0], {0, 0, 1, 1, 2, 2, 3, 3}, 0);
     }
 }
+
+// Issue 10, item 16. Device 0 signals device 1 and then waits forever, inside
+// its kernel; device 1 takes the signal and reads out of bounds. The error is
+// device 1's: the root thread (device 0), which rethrows it, must not append
+// its own kernel frame, which named a second, contradictory device.
+TEST_CASE("an error on one device of a pmap names that device only") {
+  const char* text = R"(
+kernel @k(%x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>, %s: ref<sem, semaphore>) {
+  %d = axis_index[axis_name=dev]
+  cond[branches=[fn(%xx: ref<f32[8], vmem>, %ss: ref<sem, semaphore>, %dd: i32) {
+    semaphore_signal %ss, 1, 1
+    semaphore_wait %ss, 1
+  }, fn(%xx: ref<f32[8], vmem>, %ss: ref<sem, semaphore>, %dd: i32) {
+    semaphore_wait %ss, 1
+    %a = get %xx[ds(%dd, 8)]
+  }]] %d, %x, %s, %d
+  %a = get %x[:]
+  swap %o[:], %a
+}
+func @main(%x: f32[2,8]) -> f32[2,8] {
+  %out = pmap[axis_name=dev, axis_size=2, in_axes=(0), out_axes=(0),
+              body=fn(%xs: f32[8]) -> f32[8] {
+                %r = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec()], out_shapes=[f32[8]],
+                                 scratch=[ref<sem, semaphore>]] %xs
+                return %r
+              }] %x
+  return %out
+}
+)";
+  for (int cores : {1, 2}) {
+    std::string e = run_error(text, {random(DType::f32, {2, 8}, 1)}, opts(cores, std::nullopt, RunOptions::Dma::on_wait, false));
+    CAPTURE(e);
+    CHECK(contains(e, "test.tsr:9:5: error: get: Out-of-bounds read of vmem buffer of input \"x\" block (device 1, core 0)"));
+    CHECK(contains(e, "(in kernel @k in iteration (0,) on device 1 (core 0))"));
+    CHECK_FALSE(contains(e, "device 0"));
+  }
+}
