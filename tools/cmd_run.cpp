@@ -81,7 +81,7 @@ int cmd_run(const Argv& argv) {
   a.toggle("--detect-races", "detect data races with vector clocks (slower)");
   a.flag("--cores", "N", "cores per device; the parallel prefix of each grid is split among them", "1");
   a.flag("--grid-seed", "N", "visit grid points in a random (seeded) order along parallel axes");
-  a.flag("--trace", "FILE", "record every grid point visited (device, core, point) to FILE");
+  a.flag("--trace", "FILE", "record every grid point visited (device, core, point) to FILE, also when the run fails");
   a.toggle("--allow-hbm-scoped", "allow run_scoped to allocate HBM buffers");
   a.flag("--max-steps", "N", "stop with an error after N steps: ops and grid iterations (0: no limit)", "0");
   a.flag("--max-memory", "BYTES",
