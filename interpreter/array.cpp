@@ -12,10 +12,10 @@ namespace {
 
 int64_t checked_size(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (d < 0) throw Error("array shape " + shape_str(shape) + " has a negative dimension");
-    n *= d;
-  }
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) throw Error("array shape " + shape_str(shape) + " has more than 2^63 elements");
   return n;
 }
 
@@ -50,8 +50,12 @@ Array Array::uninitialized(DType dtype, Shape shape) {
   Array a;
   a.dtype_ = dtype;
   a.size_ = checked_size(shape);
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(a.size_, storage_size(dtype), &bytes))
+    throw Error("array " + Type::array(dtype, shape).str() + " has more than 2^63 bytes");
+  if (!allocation_fits(bytes)) fail_allocation(bytes, Type::array(dtype, shape).str());
   a.shape_ = std::move(shape);
-  a.buf_ = std::make_shared<Buffer>(static_cast<size_t>(a.size_) * storage_size(dtype));
+  a.buf_ = std::make_shared<Buffer>(static_cast<size_t>(bytes));
   return a;
 }
 

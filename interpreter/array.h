@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "interpreter/memory_limit.h"
 #include "ir/diagnostics.h"
 #include "ir/type.h"
 
@@ -27,14 +28,25 @@ namespace tessera::interp {
 
 // Allocator for array buffers: 64-byte aligned (whole cache lines, SIMD
 // friendly) and leaving elements uninitialized on resize, so a kernel that
-// overwrites its whole output does not pay for zero-filling it first.
+// overwrites its whole output does not pay for zero-filling it first. It
+// counts the bytes it holds for the memory limit (interpreter/memory_limit.h).
 template <class T>
 struct BufferAllocator {
   using value_type = T;
   BufferAllocator() = default;
   template <class U> BufferAllocator(const BufferAllocator<U>&) {}  // NOLINT: rebind
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  T* allocate(size_t n) {
+    // nothrow, then throw: mimalloc's throwing `new` aborts when out of
+    // memory; std::bad_alloc lets the evaluator report it at the op.
+    T* p = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}, std::nothrow));
+    if (!p) throw std::bad_alloc();
+    detail::count_allocated(n * sizeof(T));
+    return p;
+  }
+  void deallocate(T* p, size_t n) {
+    ::operator delete(p, std::align_val_t{64});
+    detail::count_freed(n * sizeof(T));
+  }
   template <class U> void construct(U* p) { ::new (static_cast<void*>(p)) U; }  // default-init: no zeroing
   template <class U, class... A> void construct(U* p, A&&... a) { ::new (static_cast<void*>(p)) U(std::forward<A>(a)...); }
   template <class U> bool operator==(const BufferAllocator<U>&) const { return true; }
@@ -48,6 +60,8 @@ class Array {
   Array(DType dtype, Shape shape);
   static Array scalar(DType dtype, double value);
   // Array whose elements are unspecified (for kernels that write every element).
+  // Every array buffer is made here: an array past the memory limit
+  // (interpreter/memory_limit.h) is an Error naming its type.
   static Array uninitialized(DType dtype, Shape shape);
   // Array holding `values` (row-major, converted as Array::set does).
   static Array from_values(DType dtype, Shape shape, const std::vector<double>& values);

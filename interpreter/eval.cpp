@@ -1,8 +1,10 @@
 #include "interpreter/eval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include "ir/primitive.h"
@@ -364,17 +366,32 @@ struct Exec {
     if (axis < 0 || axis >= static_cast<int64_t>(axes.size()))
       fail("axis " + std::to_string(axis) + " is out of range for a kernel grid of rank " + std::to_string(axes.size()));
     int g = axes[axis];
-    int64_t v = p.kind == Kind::ProgramId ? ctx.kernel->point[g] : ctx.kernel->grid[g];
-    set(0, Val{Array::scalar(DType::i32, static_cast<double>(v)), nullptr});
+    if (p.kind == Kind::ProgramId) return set(0, Val{Array::scalar(DType::i32, static_cast<double>(grid_point(g))), nullptr});
+    set(0, Val{Array::scalar(DType::i32, static_cast<double>(ctx.kernel->grid[g])), nullptr});
+  }
+
+  // The current grid point's index along grid axis g (program_id, axis_index
+  // of a grid name). An index map is given the ids as parameters instead.
+  int64_t grid_point(int g) const {
+    if (ctx.kernel->in_index_map)
+      fail("an index map cannot read the grid point: it gets the program ids as its parameters");
+    if (g < 0 || g >= static_cast<int>(ctx.kernel->point.size())) fail("no grid point is being run");
+    return ctx.kernel->point[g];
   }
 
   void axis_index() {
     const std::string& name = op().str_param("axis_name");
+    if (ctx.kernel && ctx.kernel->grid_names) {
+      const std::vector<std::string>& names = *ctx.kernel->grid_names;
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it != names.end())
+        return set(0, Val{Array::scalar(DType::i32, static_cast<double>(grid_point(static_cast<int>(it - names.begin())))), nullptr});
+    }
     for (const Axis& a : ctx.mesh)
       if (a.name == name) return set(0, Val{Array::scalar(DType::i32, static_cast<double>(a.index)), nullptr});
     for (const Axis& a : ctx.axes)
       if (a.name == name) return set(0, Val{Array::scalar(DType::i32, static_cast<double>(a.index)), nullptr});
-    fail("unknown axis name '" + name + "' (not bound by an enclosing pmap or core_map)");
+    fail("unknown axis name '" + name + "' (not bound by an enclosing pmap, core_map or pallas_call grid_names)");
   }
 
   void debug_print() {
@@ -603,6 +620,12 @@ struct Exec {
       cc.mesh = axes;
       return cc;
     };
+    // The cores start after what this thread did and it continues after
+    // everything they did (their DMAs waited for included), as for the cores
+    // of a pallas_call.
+    std::vector<int> cores_gc;
+    for (int64_t c = 0; c < n; ++c) cores_gc.push_back(in.machine().global_core(ctx.device, static_cast<int>(c)));
+    in.machine().fork_clocks(gc(), cores_gc);
     std::vector<int> tasks;
     Interp& interp = in;
     for (int64_t c = 1; c < n; ++c) {
@@ -613,6 +636,7 @@ struct Exec {
     Ctx c0 = ctx_for(0);
     in.eval(b, args, c0);
     in.sched().join(tasks);
+    in.machine().join_clocks(gc(), cores_gc);
   }
 
   void pmap() {
@@ -677,6 +701,10 @@ std::vector<Val> Interp::eval(const Body& b, std::vector<Val> args, Ctx& ctx) {
     } catch (const Error& e) {
       if (e.loc().known()) throw;
       throw Error(o.op->loc, o.op->name() + ": " + e.message());
+    } catch (const std::bad_alloc&) {
+      // Below the memory limit, but the machine has no more.
+      throw Error(o.op->loc, o.op->name() + ": out of memory (" + bytes_str(memory_in_use()) +
+                                 " of arrays in use; tessera run --max-memory sets the limit checked before allocating)");
     }
     for (int s : o.release) env[s] = Val{};
   }

@@ -34,9 +34,17 @@ struct KernelFrame {
   std::vector<int64_t> grid;       // sizes, dynamic ones resolved
   std::vector<int64_t> point;      // the current grid point
   // The grid axes program_id / num_programs see: all but the vmapped ones (a
-  // batched kernel keeps its unbatched axis numbers, as in seed 002).
+  // batched kernel keeps its unbatched axis numbers, as in
+  // jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py).
   std::vector<int> kernel_axes;
+  // grid_names: one per grid axis, or empty. axis_index of one of them is
+  // that axis's program id (jax/_src/pallas/core.py binds them as named axes).
+  const std::vector<std::string>* grid_names = nullptr;
   int64_t collective_id = -1;
+  // True while an index map runs: it gets the program ids as parameters, and
+  // `point` may not be the point it is evaluated for (the next one is planned
+  // ahead), so program_id / axis_index of a grid axis are errors there.
+  bool in_index_map = false;
 };
 
 struct Axis {

@@ -33,11 +33,22 @@ int64_t max_mesh_cores(const Module& m) {
   return best;
 }
 
+// Writes the grid points visited to `path` (none when empty). `quiet`: on the
+// way out of an error, whose message matters more than a failed write.
+void write_trace(Interp& in, const std::string& path, bool quiet) {
+  if (path.empty()) return;
+  std::ofstream t(path);
+  for (const std::string& line : in.machine().trace()) t << line << "\n";
+  t.close();
+  if (!t && !quiet) throw Error("cannot write the trace file " + path);
+}
+
 }  // namespace
 
 std::vector<Array> run_function(const Module& m, std::string_view func, const std::vector<Array>& inputs,
                                 const RunOptions& opts) {
   BodyPtr f = m.entry(func);
+  MemoryLimitScope memory_limit(opts.max_memory);
   if (opts.cores < 1) throw Error("--cores must be at least 1, got " + std::to_string(opts.cores));
   const auto& params = f->params();
   if (inputs.size() != params.size())
@@ -60,12 +71,16 @@ std::vector<Array> run_function(const Module& m, std::string_view func, const st
     }
   }
   Ctx ctx;
-  std::vector<Val> outs = in.eval(*f, std::move(args), ctx);
-  if (!opts.trace_file.empty()) {
-    std::ofstream t(opts.trace_file);
-    if (!t) throw Error("cannot write the trace file " + opts.trace_file);
-    for (const std::string& line : in.machine().trace()) t << line << "\n";
+  std::vector<Val> outs;
+  try {
+    outs = in.eval(*f, std::move(args), ctx);
+  } catch (const Error&) {
+    // The trace matters most when the run stops on an error: it shows the
+    // grid points visited up to the failing one.
+    write_trace(in, opts.trace_file, /*quiet=*/true);
+    throw;
   }
+  write_trace(in, opts.trace_file, /*quiet=*/false);
   std::vector<Array> result;
   for (Val& v : outs) {
     if (v.is_ref()) result.push_back(v.ref->data);

@@ -1,4 +1,4 @@
-// The reference interpreter: tessera's executable semantics (seed 002, TPU
+// The reference interpreter: tessera's executable semantics (Pallas's TPU
 // interpret mode). Every transform and backend is checked against it.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "interpreter/array.h"
+#include "interpreter/memory_limit.h"
 #include "ir/ir.h"
 
 namespace tessera::interp {
@@ -24,6 +25,7 @@ struct RunOptions {
   std::string trace_file;             // grid-point recorder output ("" = off)
   bool allow_hbm_scoped = false;
   int64_t max_steps = 0;              // 0 = no limit; else error past this many ops
+  int64_t max_memory = default_memory_limit();  // bytes of arrays alive at once (0 = no limit)
 };
 
 // Runs function `func` of `m` on `inputs` (one Array per parameter, in order)

@@ -1,5 +1,7 @@
-// pallas_call as seed 002 runs it: the call's inputs and outputs live in HBM
-// buffers (padded to whole blocks); each core walks its share of the grid;
+// pallas_call as Pallas's TPU interpret mode runs it
+// (jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py): the call's
+// inputs and outputs live in HBM buffers (padded to whole blocks); each core
+// walks its share of the grid;
 // before an iteration an input block is copied into its kernel buffer if its
 // start indices changed (or on the core's first iteration); after it, an output
 // block is copied back if the next iteration's start indices differ (or on the
@@ -67,6 +69,22 @@ struct Mapping {
   int64_t num_tiles = 1;        // with lazy_fill: how many distinct blocks tile the buffer
 };
 
+// Marks the kernel frame as running an index map for the scope's duration.
+class IndexMapScope {
+ public:
+  explicit IndexMapScope(KernelFrame* f) : f_(f) {
+    if (f_) f_->in_index_map = true;
+  }
+  ~IndexMapScope() {
+    if (f_) f_->in_index_map = false;
+  }
+  IndexMapScope(const IndexMapScope&) = delete;
+  IndexMapScope& operator=(const IndexMapScope&) = delete;
+
+ private:
+  KernelFrame* f_;
+};
+
 std::string pad_note(const Mapping& m) {
   if (m.padded_shape == m.array_shape) return "";
   return " (padded to " + shape_str(m.padded_shape) + ")";
@@ -95,6 +113,9 @@ class PallasRun {
   void setup_grid();
   void setup_mappings();
   void allocate();
+  // The initial contents of a new buffer (uninitialized values, or unfilled
+  // when `fill` is false); past the memory limit, the error names `what`.
+  Array new_buffer(DType d, const Shape& shape, bool fill, const std::string& what) const;
   void run_core(int core);
   std::vector<Block> blocks_at(const std::vector<int64_t>& point, Ctx& cc);
   void copy_in(int j, const Block& b, Ctx& cc, const std::vector<int64_t>& point);
@@ -141,6 +162,11 @@ void PallasRun::setup_grid() {
     if (s < 0) throw Error(op_.loc, "pallas_call: dynamic grid size " + std::to_string(dyn) + " is negative (" + std::to_string(s) + ")");
     ++dyn;
   }
+  // Program ids are i32 (the verifier rejects such grids; this guards unverified modules).
+  for (size_t d = 0; d < grid_.size(); ++d)
+    if (grid_[d] > INT32_MAX)
+      throw Error(op_.loc, "pallas_call: grid size " + std::to_string(grid_[d]) + " on axis " + std::to_string(d) +
+                               " does not fit the i32 program ids" + kernel_note());
   int rank = static_cast<int>(grid_.size());
   std::vector<bool> par(rank);
   for (int d = 0; d < rank; ++d) par[d] = g_.is_parallel(d) && !g_.dimension_semantics.empty();
@@ -203,9 +229,16 @@ void PallasRun::setup_mappings() {
   written_.resize(maps_.size());
 }
 
+Array PallasRun::new_buffer(DType d, const Shape& shape, bool fill, const std::string& what) const {
+  try {
+    return fill ? uninitialized_array(d, shape, m_.uninit_zero()) : Array::uninitialized(d, shape);
+  } catch (const Error& e) {
+    throw Error(op_.loc, "pallas_call: " + what + ": " + e.message() + kernel_note());
+  }
+}
+
 void PallasRun::allocate() {
   int dev = ctx_.device;
-  bool zero = m_.uninit_zero();
   const Body& k = *g_.kernel;
   // Scalar prefetch: SMEM, one copy per core.
   for (int j = 0; j < g_.num_scalar_prefetch(); ++j) {
@@ -228,7 +261,7 @@ void PallasRun::allocate() {
     }
     Array a = v.arr;
     if (mp.padded_shape != mp.array_shape) {
-      Array p = uninitialized_array(a.dtype(), mp.padded_shape, zero);
+      Array p = new_buffer(a.dtype(), mp.padded_shape, true, "the HBM buffer of " + mp.name + pad_note(mp));
       Region r = full_region(mp.array_shape);
       for (size_t d = 0; d < r.size(); ++d) r[d].start = mp.offset[d];
       write_region(p, r, a);
@@ -251,7 +284,7 @@ void PallasRun::allocate() {
       continue;
     }
     const Type& t = g_.out_types[o];
-    Array init = mp.lazy_fill ? Array::uninitialized(t.dtype(), mp.padded_shape) : uninitialized_array(t.dtype(), mp.padded_shape, zero);
+    Array init = new_buffer(t.dtype(), mp.padded_shape, !mp.lazy_fill, "the HBM buffer of " + mp.name + pad_note(mp));
     auto b = m_.allocate(dev, -1, MemSpace::any, init, mp.name);
     hbm_.push_back(b);
     owned_.push_back(b);
@@ -267,7 +300,7 @@ void PallasRun::allocate() {
       kernel_bufs_[mp.param] = hbm_[mi];
       continue;
     }
-    auto b = m_.allocate(dev, -1, t.mem_space(), uninitialized_array(t.dtype(), t.shape(), zero),
+    auto b = m_.allocate(dev, -1, t.mem_space(), new_buffer(t.dtype(), t.shape(), true, "the block of " + mp.name),
                          mp.name + " block");
     kernel_bufs_[mp.param] = b;
     owned_.push_back(b);
@@ -281,7 +314,7 @@ void PallasRun::allocate() {
       kernel_bufs_[p] = m_.allocate_semaphores(dev, -1, t.dtype(), t.shape(), name);
       continue;
     }
-    auto b = m_.allocate(dev, -1, t.mem_space(), uninitialized_array(t.dtype(), t.shape(), zero), name);
+    auto b = m_.allocate(dev, -1, t.mem_space(), new_buffer(t.dtype(), t.shape(), true, name), name);
     kernel_bufs_[p] = b;
     owned_.push_back(b);
   }
@@ -300,8 +333,11 @@ std::vector<Block> PallasRun::blocks_at(const std::vector<int64_t>& point, Ctx& 
     std::vector<int64_t> idx;
     if (spec.index_map) {
       std::vector<Val> r;
+      IndexMapScope scope(cc.kernel);
       try {
         r = in_.eval(*spec.index_map, base, cc);
+      } catch (const tpu::TaskFailure&) {
+        throw;
       } catch (const Error& e) {
         throw Error(e.loc(), e.message() + " (in index map @" + spec.index_map->name() + " of " + mp.name + at(point, cc) + ")");
       }
@@ -416,6 +452,7 @@ void PallasRun::run_core(int core) {
   for (int a = 0; a < static_cast<int>(grid_.size()); ++a)
     if (std::find(g_.vmapped_dims.begin(), g_.vmapped_dims.end(), a) == g_.vmapped_dims.end())
       frame.kernel_axes.push_back(a);
+  frame.grid_names = &g_.grid_names;
   frame.collective_id = op_.has_param("collective_id") && std::holds_alternative<int64_t>(op_.param("collective_id"))
                             ? op_.int_param("collective_id")
                             : -1;
@@ -470,6 +507,8 @@ void PallasRun::run_core(int core) {
       if (!maps_[j].any && (it == first || !(cur[j] == prev[j]))) copy_in(j, cur[j], cc, point);
     try {
       in_.eval(*g_.kernel, args, cc);
+    } catch (const tpu::TaskFailure&) {
+      throw;
     } catch (const Error& e) {
       throw Error(e.loc(), e.message() + " (in kernel @" + g_.kernel->name() + at(point, cc) + ")");
     }
@@ -505,7 +544,6 @@ std::vector<Val> PallasRun::run() {
   int64_t sem_mark = m_.semaphore_mark(ctx_.device);
   allocate();
   auto& sched = in_.sched();
-  bool races = in_.opts().detect_races;
   int dev = ctx_.device;
   int cores = m_.cores();
   bool has_collective = op_.has_param("collective_id") && std::holds_alternative<int64_t>(op_.param("collective_id"));
@@ -513,27 +551,20 @@ std::vector<Val> PallasRun::run() {
   // synchronizes itself through its barrier semaphore).
   if (ctx_.devices && ctx_.devices->size > 1 && !has_collective)
     m_.barrier(*ctx_.devices, m_.global_core(dev, 0), "the other devices to reach pallas_call @" + g_.kernel->name());
-  if (races) {
-    // Fork: every core starts after what core 0 did so far, and core 0's later
-    // accesses are not ordered before the other cores' ones.
-    for (int c = 1; c < cores; ++c) {
-      m_.clock(m_.global_core(dev, c)).join(m_.clock(m_.global_core(dev, 0)));
-      m_.clock(m_.global_core(dev, c)).tick(m_.global_core(dev, c));
-    }
-    m_.clock(m_.global_core(dev, 0)).tick(m_.global_core(dev, 0));
-  }
+  std::vector<int> cores_gc;
+  for (int c = 0; c < cores; ++c) cores_gc.push_back(m_.global_core(dev, c));
+  m_.fork_clocks(cores_gc[0], cores_gc);
   std::vector<int> tasks;
   for (int c = 1; c < cores; ++c)
     tasks.push_back(sched.spawn("device " + std::to_string(dev) + " core " + std::to_string(c), [this, c] { run_core(c); }));
   run_core(0);
   sched.join(tasks);
-  if (races) {
-    // Join: core 0 continues after everything every core did.
-    for (int c = 1; c < cores; ++c) m_.clock(m_.global_core(dev, 0)).join(m_.clock(m_.global_core(dev, c)));
-    m_.clock(m_.global_core(dev, 0)).tick(m_.global_core(dev, 0));
-  }
-  if (ctx_.devices && ctx_.devices->size > 1)
-    m_.barrier(*ctx_.devices, m_.global_core(dev, 0), "the other devices to finish pallas_call @" + g_.kernel->name());
+  m_.join_clocks(cores_gc[0], cores_gc);
+  // The semaphore check comes before the finish barrier, as in
+  // jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py: past the
+  // barrier, a faster device may already run its next call of a collective
+  // kernel and signal this device's barrier semaphore (one fixed id per
+  // collective), which is not a count this call left behind.
   m_.run_pending_dma_work(dev);
   auto left = m_.nonzero_semaphores(dev);
   if (!left.empty()) {
@@ -543,6 +574,8 @@ std::vector<Val> PallasRun::run() {
                       ": every signal (and DMA) must be matched by a wait";
     throw Error(op_.loc, msg);
   }
+  if (ctx_.devices && ctx_.devices->size > 1)
+    m_.barrier(*ctx_.devices, m_.global_core(dev, 0), "the other devices to finish pallas_call @" + g_.kernel->name());
   std::vector<Val> results;
   for (int o = 0; o < g_.num_outputs(); ++o) {
     int j = g_.num_inputs() + o;

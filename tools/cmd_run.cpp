@@ -1,12 +1,15 @@
 // `tessera run FILE`: runs a function in the reference interpreter (the
-// simulated TPU of seed 002) on .npy or random inputs, and writes and
-// summarizes its outputs.
+// simulated TPU of Pallas's TPU interpret mode) on .npy or random inputs, and
+// writes and summarizes its outputs.
+#include <cctype>
+#include <climits>
 #include <filesystem>
 #include <iostream>
 #include <map>
 
 #include "interpreter/inputs.h"
 #include "interpreter/interpreter.h"
+#include "interpreter/memory_limit.h"
 #include "interpreter/npy.h"
 #include "tools/args.h"
 #include "tools/commands.h"
@@ -23,6 +26,28 @@ int64_t parse_int(const std::string& flag, const std::string& v) {
   } catch (const std::exception&) {
     throw Error(flag + " needs an integer, got '" + v + "'");
   }
+}
+
+// A byte count: an integer with an optional binary suffix (K, M, G, T: 2^10 ...).
+int64_t parse_bytes(const std::string& flag, const std::string& v) {
+  static const std::string suffixes = "KMGT";
+  std::string digits = v;
+  int shift = 0;
+  if (!v.empty()) {
+    size_t s = suffixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(v.back()))));
+    if (s != std::string::npos) {
+      shift = 10 * static_cast<int>(s + 1);
+      digits.pop_back();
+    }
+  }
+  int64_t n = 0;
+  try {
+    n = parse_int(flag, digits);
+  } catch (const Error&) {
+    throw Error(flag + " needs a byte count such as 4294967296 or 4G, got '" + v + "'");
+  }
+  if (n < 0 || n > (INT64_MAX >> shift)) throw Error(flag + " must be between 0 and 2^63 bytes, got '" + v + "'");
+  return n << shift;
 }
 
 template <class E>
@@ -56,9 +81,12 @@ int cmd_run(const Argv& argv) {
   a.toggle("--detect-races", "detect data races with vector clocks (slower)");
   a.flag("--cores", "N", "cores per device; the parallel prefix of each grid is split among them", "1");
   a.flag("--grid-seed", "N", "visit grid points in a random (seeded) order along parallel axes");
-  a.flag("--trace", "FILE", "record every grid point visited (device, core, point) to FILE");
+  a.flag("--trace", "FILE", "record every grid point visited (device, core, point) to FILE, also when the run fails");
   a.toggle("--allow-hbm-scoped", "allow run_scoped to allocate HBM buffers");
   a.flag("--max-steps", "N", "stop with an error after N steps: ops and grid iterations (0: no limit)", "0");
+  a.flag("--max-memory", "BYTES",
+         "stop with an error before the arrays alive at once exceed BYTES (suffix K, M, G, T; 0: no limit)",
+         std::to_string(interp::default_memory_limit() >> 20) + "M");
   if (!a.parse(argv)) return a.exit_code();
   if (a.positionals().size() != 1) {
     std::cerr << "error: tessera run takes exactly one FILE ('-' for stdin)\n";
@@ -81,6 +109,9 @@ int cmd_run(const Argv& argv) {
     opts.trace_file = a.get("--trace");
     opts.allow_hbm_scoped = a.has("--allow-hbm-scoped");
     opts.max_steps = parse_int("--max-steps", a.get("--max-steps"));
+    opts.max_memory = parse_bytes("--max-memory", a.get("--max-memory"));
+    // Inputs count too: .npy headers and parameter types choose their size.
+    interp::MemoryLimitScope memory_limit(opts.max_memory);
 
     std::optional<Module> m = load_module(path, /*verify=*/true);
     if (!m) return 1;
@@ -107,11 +138,16 @@ int cmd_run(const Argv& argv) {
     for (size_t i = 0; i < f->params().size(); ++i) {
       const Var* p = f->params()[i];
       auto it = given.find(p->name);
+      std::string what = "parameter %" + p->name + " of @" + f->name();
       if (it != given.end()) {
-        inputs.push_back(interp::read_npy_as(it->second, p->type.array_type(), "parameter %" + p->name + " of @" + f->name()));
+        inputs.push_back(interp::read_npy_as(it->second, p->type.array_type(), what));
       } else if (a.has("--random-inputs")) {
         uint64_t seed = static_cast<uint64_t>(parse_int("--random-inputs", a.get("--random-inputs")));
-        inputs.push_back(interp::random_array(p->type.array_type(), seed * 1000003 + i));
+        try {
+          inputs.push_back(interp::random_array(p->type.array_type(), seed * 1000003 + i));
+        } catch (const Error& e) {
+          throw Error(p->loc, "the random input for " + what + ": " + e.message());
+        }
       } else {
         throw Error("missing input for parameter %" + p->name + " of @" + f->name() + ": give --input " + p->name +
                     "=PATH.npy or --random-inputs SEED");

@@ -29,9 +29,11 @@ inline void report(Diags& out, const Loc& loc, std::string message) {
 struct Context {
   bool known = true;         // false: an unreferenced symbol; its users are unknown
   bool in_kernel = false;    // inside a pallas_call kernel / index map or a core_map body
+  bool in_index_map = false; // inside an index map (it gets the program ids as parameters)
   bool distributed = false;  // inside a pmap or core_map: device ids are meaningful
   int grid_rank = -1;        // rank of the enclosing pallas_call's grid, -1 if none
   std::vector<std::string> axis_names;  // named axes bound by enclosing ops
+  std::vector<std::string> grid_names;  // the enclosing pallas_call's grid_names (bound in its kernel only)
   Loc fallback;              // where to report on a body that has no location
 
   std::string key() const;   // identifies the context for memoization (not `fallback`)
@@ -73,9 +75,9 @@ void check_op_effects(const Op& op, Diags& out);
 void check_pallas_call(const Op& op, bool nested_ok, Diags& out);
 
 // memory_spaces.cpp: semaphores in `semaphore` space, scoped allocations are
-// Refs; in a kernel, no loads/stores on `any`/`hbm` Refs.
+// Refs; nowhere (kernel or function) loads/stores on `any`/`hbm` Refs.
 void check_memory_spaces(const Op& op, Diags& out);
-void check_kernel_memory_access(const Op& op, Diags& out);
+void check_memory_access(const Op& op, Diags& out);
 // The message for a scratch / scoped allocation type, or "" when it is fine.
 std::string allocation_problem(const Type& t);
 
@@ -84,7 +86,7 @@ void check_map_params(const Op& op, Diags& out);
 // maps.cpp: checks that depend on the enclosing ops (axis names, remote ops,
 // program ids). Call only when ctx.known.
 void check_in_context(const Op& op, const Context& ctx, Diags& out);
-// maps.cpp: the context a nested body of `op` is checked in.
-Context nested_context(const Op& op, const Context& outer);
+// maps.cpp: the context `nested`, a nested body of `op`, is checked in.
+Context nested_context(const Op& op, const Body& nested, const Context& outer);
 
 }  // namespace tessera::verify_detail

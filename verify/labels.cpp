@@ -48,9 +48,12 @@ std::string Context::key() const {
   std::string k;
   k += known ? 'K' : 'u';
   k += in_kernel ? 'k' : '-';
+  k += in_index_map ? 'i' : '-';
   k += distributed ? 'd' : '-';
   k += std::to_string(grid_rank);
   for (const std::string& a : axis_names) k += "," + a;
+  k += ";";
+  for (const std::string& a : grid_names) k += "," + a;
   return k;
 }
 

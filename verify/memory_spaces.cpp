@@ -1,6 +1,7 @@
 // Memory-space rules. Semaphores live in `semaphore` space and data never
-// does. Inside a kernel, `any`/`hbm` Refs are not addressable: a kernel reaches
-// them only through DMAs (dma_start into a VMEM/SMEM buffer), as on a TPU.
+// does. `any`/`hbm` Refs are not addressable, in a kernel or in a function
+// (the interpreter refuses both alike): code reaches them only through DMAs
+// (dma_start into a VMEM/SMEM buffer), as on a TPU.
 #include "verify/check.h"
 
 namespace tessera::verify_detail {
@@ -56,7 +57,7 @@ void check_memory_spaces(const Op& op, Diags& out) {
   }
 }
 
-void check_kernel_memory_access(const Op& op, Diags& out) {
+void check_memory_access(const Op& op, Diags& out) {
   const char* phrase = access_phrase(op.name());
   if (!phrase) return;
   const Value& ref = op.main_operand(0);

@@ -3,6 +3,7 @@
 // aliases, and the kernel's signature. The shape rule has already checked what
 // the result types depend on (operand counts, out_specs vs out_shapes).
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include <map>
@@ -21,12 +22,18 @@ std::string ints_str(const std::vector<int64_t>& v, bool dims = true) {
   return s + (v.size() == 1 ? ",)" : ")");
 }
 
+constexpr int64_t kMaxGridAxisSize = INT32_MAX;
+
 void check_grid(const Op& op, const GridMapping& g, Diags& out) {
   for (int a = 0; a < g.grid_rank(); ++a) {
     int64_t d = g.grid[a];
     if (d == 0 || d < -1)
       report(out, op.loc, "grid size " + std::to_string(d) + " on axis " + std::to_string(a) +
                               " is not a positive integer (write ? for a size given at run time)");
+    // Program ids are i32: every index along an axis must fit one.
+    if (d > kMaxGridAxisSize)
+      report(out, op.loc, "grid size " + std::to_string(d) + " on axis " + std::to_string(a) +
+                              " is too large: program ids are i32, so a grid axis has at most 2^31 - 1 points");
   }
   auto per_axis = [&](size_t n, const std::string& what) {
     if (n != 0 && n != g.grid.size())

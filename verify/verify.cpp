@@ -3,10 +3,10 @@
 // and runs the checks of verify/check.h on it. It never throws on a bad module:
 // each problem becomes a Diagnostic.
 //
-// A body's own checks (SSA, types, signatures, effects, conventions) run once,
-// however many ops use it. Checks that depend on where a body is used (axis
-// names, program ids, remote ops, memory access inside kernels) run once per
-// distinct context. Symbols that no op references are the roots: functions are
+// A body's own checks (SSA, types, signatures, effects, conventions, memory
+// access) run once, however many ops use it. Checks that depend on where a
+// body is used (axis names, program ids, remote ops) run once per distinct
+// context. Symbols that no op references are the roots: functions are
 // checked as entry points (no enclosing pmap or pallas_call); other unreferenced
 // symbols have unknown users, so context checks are skipped for them.
 #include <algorithm>
@@ -70,19 +70,16 @@ class Walker {
     bool nested_ok = true;
     if (op_ok) {
       std::vector<BodyPtr> nested = op.nested_bodies();
-      if (!nested.empty()) {
-        Context inner = nested_context(op, ctx);
-        for (const BodyPtr& nb : nested) nested_ok &= visit(*nb, inner);
-      }
+      for (const BodyPtr& nb : nested) nested_ok &= visit(*nb, nested_context(op, *nb, ctx));
     }
     if (!op_ok) return false;
     if (first) {
       check_memory_spaces(op, out_);
+      check_memory_access(op, out_);
       check_map_params(op, out_);
       if (nested_ok) check_op_effects(op, out_);
       if (op.name() == "pallas_call") check_pallas_call(op, nested_ok, out_);
     }
-    if (ctx.in_kernel) check_kernel_memory_access(op, out_);
     if (ctx.known) check_in_context(op, ctx, out_);
     return nested_ok;
   }

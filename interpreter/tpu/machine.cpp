@@ -16,7 +16,8 @@ std::string MemBuffer::describe() const {
 }
 
 // A DMA in flight: read the source, then write the destination, signalling
-// the send / receive semaphores with the byte count (seed 002's DMA).
+// the send / receive semaphores with the byte count (as
+// jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py does).
 struct Dma {
   Machine::DmaRequest req;
   int thread = 0;
@@ -115,14 +116,18 @@ void Machine::free(const BufferRef& b, bool all_cores) {
 }
 
 BufferRef Machine::allocate_semaphores(int device, int core, DType kind, const Shape& shape, const std::string& name) {
-  int64_t n = num_elements(shape);
+  Array ids = Array::uninitialized(kind, shape);
+  int64_t n = ids.size();
+  // Each semaphore is also an entry of its own in sems_, far larger than its id.
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(sizeof(Semaphore) + 64), &bytes)) bytes = INT64_MAX;
+  if (!allocation_fits(bytes)) fail_allocation(bytes, std::to_string(n) + " semaphores for " + name);
   int64_t base = -1;
   for (int c = core < 0 ? 0 : core; c < (core < 0 ? opts_.cores : core + 1); ++c) {
     int64_t& next = next_sem_id_[global_core(device, c)];
     if (base < 0) base = next;
     next = std::max(next, base) + n;
   }
-  Array ids = Array::uninitialized(kind, shape);
   for (int64_t i = 0; i < n; ++i) {
     ids.data<int32_t>()[i] = static_cast<int32_t>(base + i);
     Semaphore& s = sems_[base + i];
@@ -273,6 +278,24 @@ VectorClock& Machine::clock(int gc) {
     it->second.tick(gc);
   }
   return it->second;
+}
+
+void Machine::fork_clocks(int parent_gc, const std::vector<int>& cores_gc) {
+  if (!opts_.detect_races) return;
+  for (int c : cores_gc) {
+    if (c == parent_gc) continue;
+    clock(c).join(clock(parent_gc));
+    clock(c).tick(c);
+  }
+  // The parent's later accesses are not ordered before the cores' ones.
+  clock(parent_gc).tick(parent_gc);
+}
+
+void Machine::join_clocks(int parent_gc, const std::vector<int>& cores_gc) {
+  if (!opts_.detect_races) return;
+  for (int c : cores_gc)
+    if (c != parent_gc) clock(parent_gc).join(clock(c));
+  clock(parent_gc).tick(parent_gc);
 }
 
 void Machine::access(const MemBuffer& b, const Region& r, bool write, int thread, const VectorClock& clock,

@@ -1,6 +1,7 @@
 // The simulated TPU shared by every thread of control of a run: memory
 // buffers per device / core / memory space, semaphores, the DMA engine, device
-// barriers and the grid-point trace (seed 002's "shared memory").
+// barriers and the grid-point trace (the "shared memory" of
+// jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py).
 //
 // Buffers are keyed like the seed's: (device, core, memory space, id), where
 // HBM / any buffers live once per device (core 0) and ids are handed out in
@@ -129,6 +130,12 @@ class Machine {
   // Race detection (when enabled).
   RaceDetector& races() { return races_; }
   VectorClock& clock(int gc);
+  // The happens-before edges of a group of cores that `parent_gc` starts and
+  // waits for (pallas_call's cores, core_map's): each core starts after what
+  // the parent did so far, and the parent continues after everything each
+  // core did. No-ops without race detection.
+  void fork_clocks(int parent_gc, const std::vector<int>& cores_gc);
+  void join_clocks(int parent_gc, const std::vector<int>& cores_gc);
   void on_read(const MemBuffer& b, const Region& r, int gc, const std::string& what, const Loc& loc);
   void on_write(const MemBuffer& b, const Region& r, int gc, const std::string& what, const Loc& loc);
   void access(const MemBuffer& b, const Region& r, bool write, int thread, const VectorClock& clock,

@@ -1,5 +1,6 @@
-// Vector-clock race detection (seed 002): every core, and every DMA as its own
-// virtual thread, carries a vector clock; semaphores and barriers carry clocks
+// Vector-clock race detection (as in
+// jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py): every core, and
+// every DMA as its own virtual thread, carries a vector clock; semaphores and barriers carry clocks
 // from signaller to waiter (happens-before). Two accesses to overlapping parts
 // of one buffer, at least one a write, neither happening before the other,
 // are a race: an Error naming both accesses.

@@ -32,7 +32,7 @@ void Scheduler::record_failure(const Error& e) {
 }
 
 void Scheduler::throw_abort(int self) {
-  if (self == 0 && failure_) throw *failure_;
+  if (self == 0 && failure_) throw TaskFailure(*failure_);
   if (self == 0) throw Error("interpreter aborted");
   throw Aborted{};
 }

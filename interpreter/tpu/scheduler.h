@@ -28,6 +28,15 @@ namespace tessera::interp::tpu {
 // the task's stack; the root task rethrows the original error.
 struct Aborted {};
 
+// How the root task rethrows another task's error. That error already says
+// where it happened (its op, kernel, grid point and device), so the root's
+// kernel and index-map frames, which it unwinds through, must not add the
+// root's own (pallas_call.cpp lets it pass).
+class TaskFailure : public Error {
+ public:
+  explicit TaskFailure(const Error& e) : Error(e) {}
+};
+
 class Scheduler {
  public:
   explicit Scheduler(uint64_t seed);

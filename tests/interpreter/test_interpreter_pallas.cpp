@@ -1,5 +1,5 @@
-// pallas_call grid semantics (seed 002): padding, block dims, copy-in only on
-// a change of block, scalar prefetch, aliasing, dynamic grids, the split of
+// pallas_call grid semantics (Pallas's TPU interpret mode): padding, block
+// dims, copy-in only on a change of block, scalar prefetch, aliasing, dynamic grids, the split of
 // the parallel prefix across cores, grid order, and the run-time errors with
 // their messages.
 #include <fstream>
@@ -567,4 +567,75 @@ func @main(%x: f32[32,128]) -> f32[32,128] {
       CHECK(z.get(16 * 128) == static_cast<float>(x.get(16 * 128)) + 1.0f);
     }
   }
+}
+
+// Issue 10, item 11b. In Pallas the grid_names are named axes inside the
+// kernel: axis_index of one is that axis's program id. The kernel writes
+// 10 * axis_index(rows) + axis_index(cols) into each 1x1 block, on one and two
+// cores, in a shuffled order.
+TEST_CASE("axis_index of a grid axis name is that axis's program id") {
+  const char* text = R"(
+index_map @ij(%i: i32, %j: i32) -> (i32, i32) { return %i, %j }
+kernel @k(%o: ref<i32[1,1], smem>) {
+  %r = axis_index[axis_name=rows]
+  %c = axis_index[axis_name=cols]
+  %p = program_id[axis=1]
+  %r10 = mul %r, 10
+  %v = add %r10, %c
+  %check = sub %c, %p
+  %w = add %v, %check
+  swap %o[0, 0], %w
+}
+func @main() -> i32[3,4] {
+  %out = pallas_call[kernel=@k, grid=(3, 4), grid_names=(rows, cols), in_specs=[],
+                     out_specs=[spec((1, 1), @ij, mem=smem)], out_shapes=[i32[3,4]],
+                     dimension_semantics=(parallel, arbitrary)]
+  return %out
+}
+)";
+  std::vector<double> want;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) want.push_back(10 * r + c);
+  for (int cores : {1, 2}) {
+    RunOptions o;
+    o.cores = cores;
+    o.grid_seed = 5;
+    check_close(run(text, {}, o)[0], want, 0);
+  }
+}
+
+// Issue 10, item 11c. An index map gets the program ids as parameters; one
+// that calls program_id is rejected by the verifier, and the interpreter,
+// given the module unverified, reports it at the op instead of reading a grid
+// point that is not set yet (it crashed on the first block).
+TEST_CASE("program_id inside an index map is a located error, never a crash") {
+  const char* text = R"(
+index_map @bad(%i: i32) -> i32 {
+  %p = program_id[axis=0]
+  return %p
+}
+kernel @k(%x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>) {
+  %a = get %x[:]
+  swap %o[:], %a
+}
+func @main(%x: f32[16]) -> f32[16] {
+  %out = pallas_call[kernel=@k, grid=(2), in_specs=[spec((8), @bad)], out_specs=[spec((8), @bad)], out_shapes=[f32[16]]] %x
+  return %out
+}
+)";
+  Module m = parse_module(text, "test.tsr");
+  std::vector<Diagnostic> d = verify_module(m);
+  REQUIRE(!d.empty());
+  CHECK(d[0].str() == "test.tsr:3:3: error: program_id inside an index map: an index map gets the program ids as its "
+                      "parameters; use the parameter of axis 0");
+  std::string e;
+  try {
+    run_function(m, "main", {random(DType::f32, {16}, 1)});
+  } catch (const Error& err) {
+    e = err.formatted();
+  }
+  CAPTURE(e);
+  CHECK(contains(e, "test.tsr:3:3: error: program_id: an index map cannot read the grid point: it gets the program ids "
+                    "as its parameters"));
+  CHECK(contains(e, "(in index map @bad of input \"x\" in iteration (0,))"));
 }

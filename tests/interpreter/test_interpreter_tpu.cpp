@@ -288,3 +288,126 @@ func @main(%x: f32[8,128]) -> f32[8,128] {
   CHECK(contains(e, "of dma_start on device 0 core 1 at test.tsr:6:3"));
   CHECK_FALSE(contains(e, "at test.tsr:6:3 on device"));
 }
+
+// Issue 10, item 9. The kernel synchronizes the two devices through its
+// barrier semaphore. Called twice, the faster device enters the second call
+// and signals its neighbour's barrier semaphore while the neighbour is still
+// leaving the first call: the semaphore check at kernel exit must come before
+// the finish barrier, or it counts that signal as left over.
+TEST_CASE("a kernel with a collective_id can be called twice in a pmap") {
+  const char* text = R"(
+kernel @k(%x: ref<f32[8,128], vmem>, %o: ref<f32[8,128], vmem>) {
+  %me = axis_index[axis_name=dev]
+  %me1 = add %me, 1
+  %other = rem %me1, 2
+  %b = get_barrier_semaphore
+  semaphore_signal %b, 1, %other
+  semaphore_wait %b, 1
+  %a = get %x[:, :]
+  %a2 = add %a, 1.0:f32
+  swap %o[:, :], %a2
+}
+func @main(%x: f32[2,8,128]) -> f32[2,8,128] {
+  %out = pmap[axis_name=dev, axis_size=2, in_axes=(0), out_axes=(0),
+              body=fn(%xs: f32[8,128]) -> f32[8,128] {
+                %r = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec()],
+                                 out_shapes=[f32[8,128]], collective_id=0] %xs
+                %r2 = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec()],
+                                  out_shapes=[f32[8,128]], collective_id=0] %r
+                return %r2
+              }] %x
+  return %out
+}
+)";
+  Array x = random(DType::f32, {2, 8, 128}, 4);
+  std::vector<double> want;
+  for (int64_t i = 0; i < x.size(); ++i) want.push_back(static_cast<float>(static_cast<float>(x.get(i)) + 1.0f) + 1.0f);
+  for (uint64_t seed = 0; seed < 6; ++seed)
+    for (bool races : {false, true}) {
+      INFO("seed " << seed << " races " << races);
+      check_close(run(text, {x}, opts(1, seed, RunOptions::Dma::on_wait, races))[0], want, 0);
+    }
+}
+
+// Issue 10, item 10. Each core of a core_map copies its half of an HBM
+// buffer with a DMA and waits for it; after the core_map, the function DMAs
+// the whole destination into VMEM. The core_map's end orders every core (and
+// the DMAs it waited for) before that read: no race. Likewise for plain
+// writes by the cores (and a read by the caller before the core_map).
+TEST_CASE("race detection: core_map forks and joins its cores' clocks") {
+  const char* dma = R"(
+func @main(%x: ref<f32[16,128], any>, %y: ref<f32[16,128], any>) -> f32[16,128] {
+  core_map[mesh_axes=(c), mesh_shape=(2), body=fn(%s: ref<f32[16,128], any>, %d: ref<f32[16,128], any>) {
+    run_scoped[body=fn(%s2: ref<f32[16,128], any>, %d2: ref<f32[16,128], any>, %sem: ref<dma_sem, semaphore>) {
+      %c = axis_index[axis_name=c]
+      %row = mul %c, 8
+      dma_start %s2[ds(%row, 8), :], %d2[ds(%row, 8), :], %sem
+      dma_wait %sem, %d2[ds(%row, 8), :]
+    }] %s, %d
+  }] %x, %y
+  %v = run_scoped[body=fn(%yy: ref<f32[16,128], any>, %buf: ref<f32[16,128], vmem>, %sem: ref<dma_sem, semaphore>) -> f32[16,128] {
+    dma_start %yy[:, :], %buf[:, :], %sem
+    dma_wait %sem, %buf[:, :]
+    %r = get %buf[:, :]
+    return %r
+  }] %y
+  return %v
+}
+)";
+  const char* writes = R"(
+func @main(%r: ref<f32[4,2], vmem>) -> f32[4,2] {
+  %before = get %r[:, :]
+  core_map[body=fn(%rr: ref<f32[4,2], vmem>) {
+    %c = axis_index[axis_name=core]
+    %cf = convert_element_type[new_dtype=f32] %c
+    swap %rr[%c, :], %cf
+  }, mesh_axes=(core), mesh_shape=(4)] %r
+  %v = get %r[:, :]
+  return %v
+}
+)";
+  Array x = random(DType::f32, {16, 128}, 2);
+  for (auto mode : {RunOptions::Dma::on_wait, RunOptions::Dma::eager})
+    for (uint64_t seed = 0; seed < 3; ++seed) {
+      INFO("seed " << seed);
+      check_close(run(dma, {x, Array(DType::f32, {16, 128})}, opts(1, seed, mode, true))[0], values(x), 0);
+      check_close(run(writes, {Array(DType::f32, {4, 2})}, opts(1, seed, mode, true))[0], {0, 0, 1, 1, 2, 2, 3, 3}, 0);
+    }
+}
+
+// Issue 10, item 16. Device 0 signals device 1 and then waits forever, inside
+// its kernel; device 1 takes the signal and reads out of bounds. The error is
+// device 1's: the root thread (device 0), which rethrows it, must not append
+// its own kernel frame, which named a second, contradictory device.
+TEST_CASE("an error on one device of a pmap names that device only") {
+  const char* text = R"(
+kernel @k(%x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>, %s: ref<sem, semaphore>) {
+  %d = axis_index[axis_name=dev]
+  cond[branches=[fn(%xx: ref<f32[8], vmem>, %ss: ref<sem, semaphore>, %dd: i32) {
+    semaphore_signal %ss, 1, 1
+    semaphore_wait %ss, 1
+  }, fn(%xx: ref<f32[8], vmem>, %ss: ref<sem, semaphore>, %dd: i32) {
+    semaphore_wait %ss, 1
+    %a = get %xx[ds(%dd, 8)]
+  }]] %d, %x, %s, %d
+  %a = get %x[:]
+  swap %o[:], %a
+}
+func @main(%x: f32[2,8]) -> f32[2,8] {
+  %out = pmap[axis_name=dev, axis_size=2, in_axes=(0), out_axes=(0),
+              body=fn(%xs: f32[8]) -> f32[8] {
+                %r = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec()], out_shapes=[f32[8]],
+                                 scratch=[ref<sem, semaphore>]] %xs
+                return %r
+              }] %x
+  return %out
+}
+)";
+  for (int cores : {1, 2}) {
+    std::string e = run_error(text, {random(DType::f32, {2, 8}, 1)}, opts(cores, std::nullopt, RunOptions::Dma::on_wait, false));
+    CAPTURE(e);
+    CHECK(contains(e, "test.tsr:9:5: error: get: Out-of-bounds read of vmem buffer of input \"x\" block (device 1, core 0)"));
+    CHECK(contains(e, "(in kernel @k in iteration (0,) on device 1 (core 0))"));
+    CHECK_FALSE(contains(e, "device 0"));
+  }
+}
