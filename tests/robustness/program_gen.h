@@ -519,10 +519,12 @@ inline std::string ProgramGen::kernel_text(GenProgram& g) {
   for (int k = 0; k < scratch_; ++k) {
     std::string sr = "%s" + std::to_string(k);
     int64_t mode = pick(0, 2);
-    if (mode == 2 && !f_.stale_state) mode = 0;
+    // Without stale state, a carry needs an arbitrary axis to be carried along.
+    if (!f_.stale_state && (mode == 2 || parallel_ >= static_cast<int>(grid_.size()))) mode = 0;
     if (mode == 1 && !grid_.empty()) {
       notes_.insert("scratch carry");
       int axis = static_cast<int>(pick(0, static_cast<int64_t>(grid_.size()) - 1));
+      if (!f_.stale_state) axis = std::max(axis, std::min(parallel_, static_cast<int>(grid_.size()) - 1));
       init_on_first(s, sr, axis);
       // Carried across `axis`: stale when the axis is parallel, or when an
       // earlier axis moves while it restarts (the carry is then re-zeroed: fine).
@@ -619,7 +621,7 @@ inline GenProgram ProgramGen::make() {
     // Sometimes an accumulator over an arbitrary axis its map ignores.
     if (rank > 0 && chance(0.25)) {
       int axis = static_cast<int>(pick(0, rank - 1));
-      if (axis >= parallel_ || chance(0.2)) outs_.back().excluded_axis = axis;
+      if (axis >= parallel_ || (f_.stale_state && chance(0.2))) outs_.back().excluded_axis = axis;
     }
   }
   alias_in_ = alias_out_ = -1;

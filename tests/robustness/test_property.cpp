@@ -172,7 +172,7 @@ void PropertyRun::fail(uint64_t seed, const GenProgram& g, const std::string& cl
     if (!std::filesystem::exists(path))
       std::ofstream(path) << "# " << std::regex_replace(report.substr(0, report.find("\nprogram seed")), std::regex("\n"), "\n# ")
                           << "\n# seed " << seed << ", features: " << features << "\n" << g.text;
-    std::string first_line = what.substr(0, what.find("\n  ", what.find('\n') + 1));
+    std::string first_line = what.substr(0, what.find("\nprove said"));
     std::ofstream(dump_dir + "/failures.txt", std::ios::app)
         << seed << "\t" << cls << "\t" << features << "\t" << std::regex_replace(first_line, std::regex("\n"), " | ") << "\n";
   }
