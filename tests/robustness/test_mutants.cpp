@@ -21,6 +21,7 @@
 #include <typeinfo>
 
 #include "analysis/prove/prove.h"
+#include "robustness_util.h"
 #include "interpreter/inputs.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
@@ -29,6 +30,7 @@
 #include "verify/verify.h"
 
 using namespace tessera;
+using tessera::robustness::env_int;
 
 namespace {
 
@@ -37,11 +39,6 @@ std::string read_file(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-int64_t env_int(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoll(v, nullptr, 10) : fallback;
 }
 
 class Mutator {
@@ -200,11 +197,7 @@ bool survives(const char* stage, const std::string& text, F&& f, bool need_locat
 }  // namespace
 
 TEST_CASE("mutated examples: every stage succeeds or reports a located tessera::Error") {
-#if defined(__SANITIZE_ADDRESS__)
-  const int64_t default_mutants = 40;  // the sanitizer build runs interpreted mutants ~30x slower
-#else
-  const int64_t default_mutants = 150;
-#endif
+  const int64_t default_mutants = robustness::kSanitized ? 40 : 150;
   int64_t per_example = env_int("TESSERA_MUTANTS", default_mutants);
   uint64_t seed = static_cast<uint64_t>(env_int("TESSERA_MUTANT_SEED", 20261123));
   std::vector<std::filesystem::path> files;
