@@ -6,6 +6,42 @@
 
 namespace tessera::prove {
 
+namespace {
+
+// Pairwise and carried-state queries assume what the bounds obligations
+// prove: the index computations they reason about are well defined (no
+// overflow, no division by zero), so the integer model is the program's
+// arithmetic. Where that premise is not proved, neither is the claim: it
+// becomes unknown, naming the premise, so that `proved` always means proved.
+void condition_on_premises(std::vector<Obligation>& obs, const GridMapping& g) {
+  auto verdict_of = [&](const std::string& subject, const std::string& kind) {
+    for (const Obligation& o : obs)
+      if (o.subject == subject && o.kind == kind) return o.verdict;
+    return Verdict::proved;  // not an obligation here (an HBM block): nothing assumed
+  };
+  auto out_subject = [](int64_t o) { return "out[" + std::to_string(o) + "]"; };
+  for (Obligation& ob : obs) {
+    if (ob.verdict != Verdict::proved) continue;
+    std::vector<std::pair<std::string, std::string>> premises;
+    if (ob.kind == "carried state") premises.push_back({"kernel", "bounds"});
+    else if (ob.kind == "non-revisiting" || ob.kind == "parallel safety") {
+      premises.push_back({ob.subject, "bounds"});
+      for (const auto& [i, o] : g.aliases)
+        if (ob.subject == "in[" + std::to_string(i) + "]") premises.push_back({out_subject(o), "bounds"});
+    }
+    for (const auto& [subject, kind] : premises) {
+      Verdict v = verdict_of(subject, kind);
+      if (v == Verdict::proved) continue;
+      ob.verdict = Verdict::unknown;
+      ob.detail = "holds only if " + subject + " " + kind + " holds, which is " +
+                  (v == Verdict::failed ? "FAILED" : "unknown") + " (this claim assumes what that one proves)";
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Obligation> prove_call(const Op& op, const std::string& name, const Options& opts,
                                    const std::map<std::string, int64_t>& axis_sizes) {
   CallContext c(op, name, opts, axis_sizes);
@@ -34,6 +70,7 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
   }
   out.push_back(prove_kernel_bounds(c));
   out.push_back(prove_carried_state(c));
+  condition_on_premises(out, c.g);
   return out;
 }
 
