@@ -66,6 +66,18 @@ std::string blocks_message(const BlockGeometry& geo, const Type& array, const st
          tuple_str(geo.padded_shape());
 }
 
+// Whether every guard the map needs holds at every point (its arithmetic is
+// the program's), whatever its block indices are.
+bool guards_hold(CallContext& c, std::vector<z3::expr> q, const IntEncoder& enc, const std::string& subject) {
+  z3::expr all = c.ctx.bool_val(true);
+  bool settled = true;
+  for (const Guard& gd : enc.guards)
+    if (gd.needed) all = all && z3::implies(gd.path, gd.ok), settled &= gd.settled;
+  if (settled) return true;
+  q.push_back(!all);
+  return c.solver.check(q, subject + ".guards").result == z3::unsat;
+}
+
 }  // namespace
 
 Obligation prove_bounds(CallContext& c, int m) {
@@ -82,15 +94,18 @@ Obligation prove_bounds(CallContext& c, int m) {
   bool settled = c.opts.use_intervals;
   for (const DimCheck& d : checks) settled &= d.settled;
   for (const Guard& gd : at.enc->guards) settled &= gd.settled || !gd.needed;
+  if (c.map_well_defined.size() <= static_cast<size_t>(m)) c.map_well_defined.resize(m + 1, 0);
   if (settled) {
     ob.verdict = Verdict::proved;
     ob.method = "intervals";
     ob.millis = timer.millis();
+    c.map_well_defined[m] = 1;
     return ob;
   }
 
   std::vector<z3::expr> q = facts;
   CallContext::add_facts(*at.enc, q, false);
+  const std::vector<z3::expr> map_facts = q;
   z3::expr all_ok = c.ctx.bool_val(true);
   for (const DimCheck& d : checks) all_ok = all_ok && d.ok;
   for (const Guard& gd : at.enc->guards)
@@ -138,6 +153,7 @@ Obligation prove_bounds(CallContext& c, int m) {
       ob.detail = "at grid point " + tuple_str(gp) + ": " + what;
     }
   }
+  c.map_well_defined[m] = ob.verdict == Verdict::proved || guards_hold(c, map_facts, *at.enc, ob.subject);
   ob.millis = timer.millis();
   return ob;
 }

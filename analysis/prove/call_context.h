@@ -45,6 +45,10 @@ class CallContext {
   z3::context ctx;
   Scope scope;
   Solver solver;
+  // Mappings whose index map is proved well defined (every guard it needs
+  // holds), filled by prove_bounds. Pairwise claims assume exactly this: an
+  // out-of-bounds block does not void them, an overflow does.
+  std::vector<char> map_well_defined;
 
   // A fresh symbolic grid point; its range facts (0 <= p < grid size) go to `facts`.
   std::vector<Sym> make_point(const std::string& tag, std::vector<z3::expr>& facts);

@@ -14,9 +14,18 @@
 // of a DMA into it). Writes inside a loop the read is not in do not count:
 // which iterations run is unknown, so such a read is `unknown`.
 //
-// The query uses one symbolic grid point, so its size does not depend on the grid.
+// An input block the kernel writes is state too: its kernel buffer is copied
+// in only when the block index changes, so a first step that reads it (before
+// writing it) sees the previous step's writes when that step, at another
+// parallel position, had an overlapping block. For such reads the query adds
+// a second symbolic point on another parallel position whose block overlaps.
+//
+// The query uses one or two symbolic grid points, so its size does not depend
+// on the grid.
 #include <map>
+#include <set>
 
+#include "analysis/prove/block_region.h"
 #include "analysis/prove/kernel_walker.h"
 #include "ir/primitive.h"
 
@@ -60,6 +69,7 @@ struct StateRead {
   std::string what;                  // "get %carry at f.tsr:3:4 reads scratch 0"
   std::vector<std::string> opaque;
   std::string loop_write;            // a write to the state inside a loop the read is not in ("" if none)
+  int input = -1;                    // the input whose block this reads, or -1 (scratch, output)
   bool done = false;
 };
 
@@ -95,6 +105,15 @@ Obligation prove_carried_state(CallContext& c) {
     if (p < static_cast<int>(kernel.params().size()) && mem != MemSpace::any && mem != MemSpace::hbm)
       state[kernel.params()[p]] = "the block of out[" + std::to_string(o) + "]";
   }
+  std::map<const Var*, int> input_of;
+  for (int i = 0; i < c.g.num_inputs(); ++i) {
+    int p = c.g.input_param(i);
+    MemSpace mem = c.g.in_specs[i].mem;
+    if (p < static_cast<int>(kernel.params().size()) && mem != MemSpace::any && mem != MemSpace::hbm) {
+      state[kernel.params()[p]] = "the block of in[" + std::to_string(i) + "]";
+      input_of[kernel.params()[p]] = i;
+    }
+  }
   if (state.empty()) return trivial("no scratch Refs or output blocks");
 
   std::vector<z3::expr> base = c.base_facts;
@@ -106,6 +125,7 @@ Obligation prove_carried_state(CallContext& c) {
   KernelWalker w(c, enc);
   std::vector<StateWrite> writes;
   std::vector<StateRead> reads;
+  std::set<const Var*> written;
   w.on_access = [&](const Access& a) {
     auto it = state.find(a.root);
     if (it == state.end()) return;
@@ -123,6 +143,7 @@ Obligation prove_carried_state(CallContext& c) {
       const Value& ref = a.op.operands.at(a.ix.base);
       std::string name = ref.is_var() ? "%" + ref.var()->name : "a Ref";
       StateRead r{c.ctx.bool_val(true), n + " " + name + where(a.op) + " reads " + it->second, {}, ""};
+      if (auto in = input_of.find(a.root); in != input_of.end()) r.input = in->second;
       z3::expr covered = c.ctx.bool_val(false);
       for (const StateWrite& wr : writes) {
         if (wr.state != a.root) continue;
@@ -143,13 +164,47 @@ Obligation prove_carried_state(CallContext& c) {
       reads.push_back(std::move(r));
     }
     if (write) {
+      written.insert(a.root);
       std::vector<std::string> opq = w.path_opaque();
       for (const Sym& s : a.starts) opq = merge_opaque(opq, s.opaque);
       writes.push_back({a.root, enc.path(), opq, region, a.loops, a.op.loc});
     }
   };
   w.walk(kernel);
-  if (reads.empty()) return trivial("the kernel reads no scratch Ref or output block");
+  // An input block the kernel never writes holds what was copied in: no state.
+  // One it writes carries state only to a step whose block overlaps: a second
+  // point `q` on another parallel position with an overlapping block.
+  std::vector<z3::expr> pair_facts;
+  std::vector<Sym> q;
+  std::map<int, std::pair<z3::expr, std::vector<std::string>>> collides;  // per input: condition, opaque
+  for (StateRead& r : reads) {
+    if (r.input < 0) continue;
+    const Var* root = kernel.params()[c.g.input_param(r.input)];
+    if (!written.count(root)) {
+      r.done = true;
+      continue;
+    }
+    if (!collides.count(r.input)) {
+      if (q.empty()) q = c.make_point("q", pair_facts);
+      MapAt P = c.encode_map(r.input, point), Q = c.encode_map(r.input, q);
+      CallContext::add_facts(*P.enc, pair_facts, true);
+      CallContext::add_facts(*Q.enc, pair_facts, true);
+      z3::expr differ = c.ctx.bool_val(false);
+      for (int a : par) differ = differ || point[a].e != q[a].e;
+      BlockGeometry geo = c.g.geometry(r.input);
+      std::vector<std::string> opq;
+      for (const MapAt* m : {&P, &Q})
+        for (const Sym& s : m->outputs) opq = merge_opaque(opq, s.opaque);
+      z3::expr overlap = regions_overlap(c.ctx, block_region(c.ctx, geo, P.outputs), block_region(c.ctx, geo, Q.outputs));
+      collides.emplace(r.input, std::make_pair(differ && overlap, opq));
+    }
+    const auto& [collide, opq] = collides.at(r.input);
+    r.bad = r.bad && collide;
+    r.opaque = merge_opaque(r.opaque, opq);
+  }
+  bool any_read = false;
+  for (const StateRead& r : reads) any_read |= !r.done;
+  if (!any_read) return trivial("the kernel reads no scratch Ref, output block or input block it writes");
 
   // The first step of a parallel position: every arbitrary coordinate is 0.
   z3::expr first = c.ctx.bool_val(true);
@@ -158,17 +213,18 @@ Obligation prove_carried_state(CallContext& c) {
   ob.method = "z3";
   std::string unknown_reason;
   while (true) {
-    std::vector<z3::expr> q = base;
+    std::vector<z3::expr> qs = base;
+    qs.insert(qs.end(), pair_facts.begin(), pair_facts.end());
     // The kernel-bounds obligation proves the guards indices and paths rely on.
-    CallContext::add_facts(enc, q, true);
-    q.push_back(first);
+    CallContext::add_facts(enc, qs, true);
+    qs.push_back(first);
     z3::expr any_bad = c.ctx.bool_val(false);
     int open = 0;
     for (const StateRead& r : reads)
       if (!r.done) any_bad = any_bad || r.bad, ++open;
     if (open == 0) break;
-    q.push_back(any_bad);
-    QueryResult res = c.solver.check(q, "carried_state");
+    qs.push_back(any_bad);
+    QueryResult res = c.solver.check(qs, "carried_state");
     ob.queries++;
     if (res.result == z3::unsat) break;
     if (res.result == z3::unknown) {

@@ -9,32 +9,38 @@ namespace tessera::prove {
 namespace {
 
 // Pairwise and carried-state queries assume what the bounds obligations
-// prove: the index computations they reason about are well defined (no
-// overflow, no division by zero), so the integer model is the program's
+// prove of the index computations they reason about: they are well defined
+// (no overflow, no division by zero), so the integer model is the program's
 // arithmetic. Where that premise is not proved, neither is the claim: it
 // becomes unknown, naming the premise, so that `proved` always means proved.
-void condition_on_premises(std::vector<Obligation>& obs, const GridMapping& g) {
-  auto verdict_of = [&](const std::string& subject, const std::string& kind) {
-    for (const Obligation& o : obs)
-      if (o.subject == subject && o.kind == kind) return o.verdict;
-    return Verdict::proved;  // not an obligation here (an HBM block): nothing assumed
+// (An out-of-bounds block voids no pairwise claim: its index is still exact.)
+void condition_on_premises(std::vector<Obligation>& obs, const CallContext& c) {
+  auto premise_fails = [&](const std::string& subject) -> const Obligation* {
+    for (const Obligation& o : obs) {
+      if (o.subject != subject || o.kind != "bounds" || o.verdict == Verdict::proved) continue;
+      if (subject == "kernel") return &o;  // kernel bounds: its guards and its accesses, one claim
+      for (int m = 0; m < static_cast<int>(c.map_well_defined.size()); ++m)
+        if (c.subject(m) == subject && !c.map_well_defined[m]) return &o;
+    }
+    return nullptr;
   };
-  auto out_subject = [](int64_t o) { return "out[" + std::to_string(o) + "]"; };
   for (Obligation& ob : obs) {
     if (ob.verdict != Verdict::proved) continue;
-    std::vector<std::pair<std::string, std::string>> premises;
-    if (ob.kind == "carried state") premises.push_back({"kernel", "bounds"});
-    else if (ob.kind == "non-revisiting" || ob.kind == "parallel safety") {
-      premises.push_back({ob.subject, "bounds"});
-      for (const auto& [i, o] : g.aliases)
-        if (ob.subject == "in[" + std::to_string(i) + "]") premises.push_back({out_subject(o), "bounds"});
+    std::vector<std::string> premises;
+    if (ob.kind == "carried state") {
+      premises.push_back("kernel");
+      for (int i = 0; i < c.g.num_inputs(); ++i) premises.push_back(c.subject(i));
+    } else if (ob.kind == "non-revisiting" || ob.kind == "parallel safety") {
+      premises.push_back(ob.subject);
+      for (const auto& [i, o] : c.g.aliases)
+        if (ob.subject == c.subject(static_cast<int>(i))) premises.push_back(c.subject(c.g.num_inputs() + static_cast<int>(o)));
     }
-    for (const auto& [subject, kind] : premises) {
-      Verdict v = verdict_of(subject, kind);
-      if (v == Verdict::proved) continue;
+    for (const std::string& subject : premises) {
+      const Obligation* p = premise_fails(subject);
+      if (!p) continue;
       ob.verdict = Verdict::unknown;
-      ob.detail = "holds only if " + subject + " " + kind + " holds, which is " +
-                  (v == Verdict::failed ? "FAILED" : "unknown") + " (this claim assumes what that one proves)";
+      ob.detail = "holds only if the index computations of " + subject + " are well defined, which " + subject +
+                  " bounds does not prove (" + std::string(verdict_name(p->verdict)) + ": " + p->detail + ")";
       break;
     }
   }
@@ -70,7 +76,7 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
   }
   out.push_back(prove_kernel_bounds(c));
   out.push_back(prove_carried_state(c));
-  condition_on_premises(out, c.g);
+  condition_on_premises(out, c);
   return out;
 }
 

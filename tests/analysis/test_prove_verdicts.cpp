@@ -344,3 +344,73 @@ TEST_CASE("item 16: shifts by a constant out of range follow the interpreter") {
   CHECK(o.verdict == Verdict::unknown);
   CHECK(o.detail.find("non-constant") != std::string::npos);
 }
+
+TEST_CASE("carried state: an input block the kernel writes carries state when another parallel point shares it") {
+  // Found by the property test. Both points read input block 0; point 0 writes
+  // x + 1 into its buffer. On one core point 1 finds that buffer unchanged (the
+  // block index did not change, so no copy-in) and reads x + 1; on two cores it
+  // reads x. Output blocks differ per point, so parallel safety holds.
+  const std::string text = R"(
+index_map @zero(%i: i32) -> (i32) {
+  return 0:i32
+}
+index_map @own(%i: i32) -> (i32) {
+  return %i
+}
+kernel @k(%x: ref<f32[2], vmem>, %o: ref<f32[2], vmem>) {
+  %v = get %x[:]
+  swap %o[:], %v
+  %w = add %v, 1.0:f32
+  swap %x[:], %w
+}
+func @main(%a: f32[2]) -> f32[4] {
+  %r = pallas_call[kernel=@k, grid=(2), in_specs=[spec((2), @zero)], out_specs=[spec((2), @own)],
+                   out_shapes=[f32[4]], dimension_semantics=(parallel)] %a
+  return %r
+}
+)";
+  Obligation o = find(prove_text(text), "kernel", "carried state");
+  CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
+  CHECK(o.detail.find("the block of in[0]") != std::string::npos);
+  // The run confirms it: one core and two cores disagree.
+  Module m = parse_verified(text);
+  interp::RunOptions two;
+  two.cores = 2;
+  auto one_core = interp::run_function(m, "main", {iota(2)});
+  auto two_cores = interp::run_function(m, "main", {iota(2)}, two);
+  CHECK(one_core[0].get(2) != two_cores[0].get(2));
+  // Each point on its own input block: no point sees another's writes.
+  std::string own = replace(text, "in_specs=[spec((2), @zero)]", "in_specs=[spec((2), @own)]");
+  own = replace(own, "func @main(%a: f32[2])", "func @main(%a: f32[4])");
+  CHECK(find(prove_text(own), "kernel", "carried state").verdict == Verdict::proved);
+  // A kernel that only reads its input block carries nothing.
+  std::string ro = replace(text, "  swap %x[:], %w\n", "");
+  CHECK(find(prove_text(ro), "kernel", "carried state").verdict == Verdict::proved);
+}
+
+TEST_CASE("a claim that assumes an unproved bounds claim is unknown, not proved") {
+  // Found by the property test: out[0]'s map overflows i64 for every point but
+  // the wrapped value selects another block; non-revisiting and parallel
+  // safety were proved in the integer model, and the run revisited.
+  const std::string maps = R"(
+index_map @in_map(%i: i32) -> (i32) {
+  return %i
+}
+index_map @out_map(%i: i32) -> (i32) {
+  %a = convert_element_type[new_dtype=i64] %i
+  %b = add %a, 1:i64
+  %c = mul %b, 4294967296:i64
+  %d = mul %c, 4294967296:i64
+  %z = eq %d, 0:i64
+  %e = select_n %z, 0:i32, %i
+  return %e
+}
+)";
+  auto obs = prove_text(copy_kernel(maps, 16, 4, 4, ", dimension_semantics=(parallel)"));
+  CHECK(find(obs, "out[0]", "bounds").verdict == Verdict::failed);
+  for (const char* kind : {"non-revisiting", "parallel safety"}) {
+    Obligation o = find(obs, "out[0]", kind);
+    CHECK_MESSAGE(o.verdict == Verdict::unknown, o.line());
+    CHECK(o.detail.find("holds only if the index computations of out[0] are well defined") != std::string::npos);
+  }
+}
