@@ -14,6 +14,9 @@
 // of a DMA into it). Writes inside a loop the read is not in do not count:
 // which iterations run is unknown, so such a read is `unknown`.
 //
+// The tail of a bounded input block past the size its map returns is state
+// too: the copy-in fills only the head.
+//
 // An input block the kernel writes is state too: its kernel buffer is copied
 // in only when the block index changes, so a first step that reads it (before
 // writing it) sees the previous step's writes when that step, at another
@@ -70,6 +73,7 @@ struct StateRead {
   std::vector<std::string> opaque;
   std::string loop_write;            // a write to the state inside a loop the read is not in ("" if none)
   int input = -1;                    // the input whose block this reads, or -1 (scratch, output)
+  z3::expr in_tail;                  // an input read reaching past the filled part of a bounded dim
   bool done = false;
 };
 
@@ -122,6 +126,28 @@ Obligation prove_carried_state(CallContext& c) {
   enc.set_grid_point(point);
   for (int j = 0; j < c.g.num_scalar_prefetch() && j < static_cast<int>(kernel.params().size()); ++j)
     enc.bind_prefetch(kernel.params()[j], j);
+  // A BoundedSlice dim's copy-in fills only the first `size` elements of the
+  // kernel buffer; the rest keeps what an earlier step left there.
+  std::map<int, MapAt> input_maps;  // input -> its index map at `point`
+  auto map_at_point = [&](int i) -> MapAt& {
+    auto it = input_maps.find(i);
+    if (it == input_maps.end()) it = input_maps.emplace(i, c.encode_map(i, point)).first;
+    return it->second;
+  };
+  auto past_filled = [&](int i, const std::vector<Range>& region) {
+    z3::expr past = c.ctx.bool_val(false);
+    std::vector<BlockDim> dims = c.g.dims(i);
+    size_t k = 0, kd = 0;  // index-map result, kernel dim (squeezed dims have none)
+    for (const BlockDim& d : dims) {
+      if (d.kind == BlockDimKind::BoundedSlice) {
+        const Sym& size = map_at_point(i).outputs.at(k + 1);
+        if (kd < region.size()) past = past || region[kd].hi >= size.e;
+      }
+      k += d.kind == BlockDimKind::BoundedSlice ? 2 : 1;
+      kd += d.kind == BlockDimKind::Squeezed ? 0 : 1;
+    }
+    return past;
+  };
   KernelWalker w(c, enc);
   std::vector<StateWrite> writes;
   std::vector<StateRead> reads;
@@ -142,8 +168,12 @@ Obligation prove_carried_state(CallContext& c) {
     if (read) {
       const Value& ref = a.op.operands.at(a.ix.base);
       std::string name = ref.is_var() ? "%" + ref.var()->name : "a Ref";
-      StateRead r{c.ctx.bool_val(true), n + " " + name + where(a.op) + " reads " + it->second, {}, ""};
-      if (auto in = input_of.find(a.root); in != input_of.end()) r.input = in->second;
+      StateRead r{c.ctx.bool_val(true), n + " " + name + where(a.op) + " reads " + it->second, {}, "", -1,
+                  c.ctx.bool_val(false)};
+      if (auto in = input_of.find(a.root); in != input_of.end()) {
+        r.input = in->second;
+        r.in_tail = past_filled(r.input, region);
+      }
       z3::expr covered = c.ctx.bool_val(false);
       for (const StateWrite& wr : writes) {
         if (wr.state != a.root) continue;
@@ -180,28 +210,30 @@ Obligation prove_carried_state(CallContext& c) {
   for (StateRead& r : reads) {
     if (r.input < 0) continue;
     const Var* root = kernel.params()[c.g.input_param(r.input)];
-    if (!written.count(root)) {
-      r.done = true;
-      continue;
+    z3::expr stale = r.in_tail;
+    if (written.count(root)) {
+      if (!collides.count(r.input)) {
+        if (q.empty()) q = c.make_point("q", pair_facts);
+        const MapAt& P = map_at_point(r.input);
+        MapAt Q = c.encode_map(r.input, q);
+        CallContext::add_facts(*Q.enc, pair_facts, true);
+        z3::expr differ = c.ctx.bool_val(false);
+        for (int a : par) differ = differ || point[a].e != q[a].e;
+        BlockGeometry geo = c.g.geometry(r.input);
+        std::vector<std::string> opq;
+        for (const MapAt* m : {&P, static_cast<const MapAt*>(&Q)})
+          for (const Sym& s : m->outputs) opq = merge_opaque(opq, s.opaque);
+        z3::expr overlap = regions_overlap(c.ctx, block_region(c.ctx, geo, P.outputs), block_region(c.ctx, geo, Q.outputs));
+        collides.emplace(r.input, std::make_pair(differ && overlap, opq));
+      }
+      const auto& [collide, opq] = collides.at(r.input);
+      stale = stale || collide;
+      r.opaque = merge_opaque(r.opaque, opq);
     }
-    if (!collides.count(r.input)) {
-      if (q.empty()) q = c.make_point("q", pair_facts);
-      MapAt P = c.encode_map(r.input, point), Q = c.encode_map(r.input, q);
-      CallContext::add_facts(*P.enc, pair_facts, true);
-      CallContext::add_facts(*Q.enc, pair_facts, true);
-      z3::expr differ = c.ctx.bool_val(false);
-      for (int a : par) differ = differ || point[a].e != q[a].e;
-      BlockGeometry geo = c.g.geometry(r.input);
-      std::vector<std::string> opq;
-      for (const MapAt* m : {&P, &Q})
-        for (const Sym& s : m->outputs) opq = merge_opaque(opq, s.opaque);
-      z3::expr overlap = regions_overlap(c.ctx, block_region(c.ctx, geo, P.outputs), block_region(c.ctx, geo, Q.outputs));
-      collides.emplace(r.input, std::make_pair(differ && overlap, opq));
-    }
-    const auto& [collide, opq] = collides.at(r.input);
-    r.bad = r.bad && collide;
-    r.opaque = merge_opaque(r.opaque, opq);
+    r.bad = r.bad && stale;
+    if (stale.is_false()) r.done = true;
   }
+  for (auto& [i, m] : input_maps) CallContext::add_facts(*m.enc, pair_facts, true);
   bool any_read = false;
   for (const StateRead& r : reads) any_read |= !r.done;
   if (!any_read) return trivial("the kernel reads no scratch Ref, output block or input block it writes");

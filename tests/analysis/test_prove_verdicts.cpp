@@ -414,3 +414,33 @@ index_map @out_map(%i: i32) -> (i32) {
     CHECK(o.detail.find("holds only if the index computations of out[0] are well defined") != std::string::npos);
   }
 }
+
+TEST_CASE("carried state: the unfilled tail of a bounded input block is stale state") {
+  // Found by the property test. Point 1's bounded block has size 1: the copy-in
+  // fills element 0 and element 1 keeps what the previous step on this core
+  // left (x0 on one core, uninitialized on two). Reading the whole block reads it.
+  const std::string text = R"(
+index_map @slice(%i: i32) -> (i32, i32) {
+  %size = sub 2:i32, %i
+  return %i, %size
+}
+index_map @own(%i: i32) -> (i32) {
+  return %i
+}
+kernel @k(%x: ref<f32[2], vmem>, %o: ref<f32[2], vmem>) {
+  %v = get %x[:]
+  swap %o[:], %v
+}
+func @main(%a: f32[4]) -> f32[4] {
+  %r = pallas_call[kernel=@k, grid=(2), in_specs=[spec((bounded(2)), @slice)], out_specs=[spec((2), @own)],
+                   out_shapes=[f32[4]], dimension_semantics=(parallel)] %a
+  return %r
+}
+)";
+  Obligation o = find(prove_text(text), "kernel", "carried state");
+  CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
+  CHECK(o.grid_points == std::vector<std::vector<int64_t>>{{1}});
+  // Reading only the head, which every size fills, is fine.
+  std::string head = replace(text, "%v = get %x[:]\n  swap %o[:], %v", "%v = get %x[0]\n  swap %o[0], %v");
+  CHECK(find(prove_text(head), "kernel", "carried state").verdict == Verdict::proved);
+}
