@@ -7,6 +7,7 @@
 #include <new>
 #include <sstream>
 
+#include "ir/control_views.h"
 #include "ir/primitive.h"
 
 namespace tessera::interp {
@@ -508,7 +509,8 @@ struct Exec {
 
   // ---- control flow ----
   void cond() {
-    const auto& branches = op().bodies_param("branches");
+    CondView v(op());
+    const auto& branches = v.branches();
     const Val& idx = operand(0);
     int64_t i = idx.arr.get_int(0);
     if (is_bool(idx.arr.dtype())) i = i != 0;
@@ -517,9 +519,10 @@ struct Exec {
   }
 
   void while_loop() {
-    size_t k = static_cast<size_t>(op().int_param("num_consts"));
-    const Body& c = *op().body_param("cond");
-    const Body& b = *op().body_param("body");
+    WhileView v(op());
+    size_t k = static_cast<size_t>(v.first_carry());
+    const Body& c = v.cond();
+    const Body& b = v.body();
     std::vector<Val> all = operands(0, p.in.size());
     while (true) {
       std::vector<Val> r = in.eval(c, all, ctx);
@@ -531,12 +534,13 @@ struct Exec {
   }
 
   void scan() {
-    int64_t length = op().int_param("length");
-    size_t k = static_cast<size_t>(op().int_param("num_consts"));
-    size_t c = static_cast<size_t>(op().int_param("num_carry"));
-    bool reverse = op().bool_param("reverse");
-    const Body& b = *op().body_param("body");
-    std::vector<Val> consts = operands(0, k), carries = operands(k, k + c), xs = operands(k + c, p.in.size());
+    ScanView v(op());
+    int64_t length = v.length;
+    size_t c = static_cast<size_t>(v.num_carries);
+    bool reverse = v.reverse;
+    const Body& b = v.body();
+    std::vector<Val> consts = operands(0, v.first_carry()), carries = operands(v.first_carry(), v.first_x()),
+                     xs = operands(v.first_x(), p.in.size());
     std::vector<Array> ys;
     for (size_t j = c; j < op().results.size(); ++j) {
       const Type& t = op().results[j]->type;
@@ -557,12 +561,12 @@ struct Exec {
   }
 
   void for_loop() {
-    size_t k = static_cast<size_t>(op().int_param("num_consts"));
+    ForView v(op());
     const Val& lo = operand(0);
     int64_t a = lo.arr.get_int(0), z = operand(1).arr.get_int(0);
     DType idt = lo.arr.dtype();
-    const Body& b = *op().body_param("body");
-    std::vector<Val> consts = operands(2, 2 + k), carries = operands(2 + k, p.in.size());
+    const Body& b = v.body();
+    std::vector<Val> consts = operands(ForView::first_const, v.first_carry()), carries = operands(v.first_carry(), p.in.size());
     for (int64_t i = a; i < z; ++i) {
       std::vector<Val> args;
       args.reserve(1 + consts.size() + carries.size());
@@ -575,12 +579,12 @@ struct Exec {
   }
 
   void run_scoped() {
-    const Body& b = *op().body_param("body");
+    RunScopedView view(op());
+    const Body& b = view.body();
     std::vector<Val> args = operands(0, p.in.size());
     std::vector<tpu::BufferRef> scoped;
     auto& m = in.machine();
-    for (size_t i = args.size(); i < b.params().size(); ++i) {
-      const Var* v = b.params()[i];
+    for (const Var* v : view.scratch_params()) {
       const Type& t = v->type;
       std::string name = "run_scoped \"" + v->name + "\"";
       if (is_semaphore(t.dtype()) || t.mem_space() == MemSpace::semaphore) {

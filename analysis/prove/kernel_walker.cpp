@@ -10,6 +10,12 @@ bool int_scalar(const Type& t) { return !t.is_ref() && t.is_scalar() && (is_int(
 
 }  // namespace
 
+void KernelWalker::bind_loop(const LoopParts<Var*>& params, const LoopParts<Value>& operands, const std::string& loop) {
+  for (size_t p = 0; p < params.consts.size() && p < operands.consts.size(); ++p) bind(params.consts[p], operands.consts[p]);
+  for (const Var* p : params.carries) bind_opaque(p, "a loop carry of " + loop);
+  for (const Var* p : params.xs) bind_opaque(p, "a loop carry of " + loop);
+}
+
 bool KernelWalker::result_used(const Op& op) {
   if (!body_) return true;
   auto [it, fresh] = used_.try_emplace(body_);
@@ -88,32 +94,29 @@ void KernelWalker::step(const Op& op) {
     return results_opaque(op, "the result of cond" + where(op));
   }
   if (n == "for") {
-    const Body& b = *op.body_param("body");
-    int64_t k = op.int_param("num_consts");
-    Sym lo = enc_.value(op.operands.at(0)), hi = enc_.value(op.operands.at(1));
-    const auto& ps = b.params();
-    z3::expr i = c_.scope.fresh_int(ps.empty() ? "i" : ps[0]->name);
+    ForView v(op);
+    const Body& b = v.body();
+    Sym lo = enc_.value(v.lo()), hi = enc_.value(v.hi());
+    z3::expr i = c_.scope.fresh_int(v.index_param()->name);
     Interval iv{lo.iv.lo, hi.iv.hi >= Interval::kInf ? Interval::kInf : hi.iv.hi - 1};
-    if (!ps.empty()) enc_.bind(ps[0], derived(i, iv, {&lo, &hi}));
-    for (size_t p = 1; p < ps.size(); ++p) {
-      if (static_cast<int64_t>(p) <= k) bind(ps[p], op.operands.at(p + 1));
-      else bind_opaque(ps[p], "a loop carry of for" + where(op));
-    }
+    enc_.bind(v.index_param(), derived(i, iv, {&lo, &hi}));
+    bind_loop(v.params(), v.operands(), "for" + where(op));
     in_loop([&] { with_path(derived(lo.e <= i && i < hi.e, {0, 1}, {&lo, &hi}), [&] { walk(b); }); });
     return results_opaque(op, "the result of for" + where(op));
   }
-  if (n == "while" || n == "scan") {
-    int64_t k = op.int_param("num_consts");
-    std::vector<BodyPtr> bodies = {op.body_param("body")};
-    if (n == "while") bodies.push_back(op.body_param("cond"));
-    for (const BodyPtr& b : bodies) {
-      for (size_t p = 0; p < b->params().size(); ++p) {
-        if (static_cast<int64_t>(p) < k && p < op.operands.size()) bind(b->params()[p], op.operands[p]);
-        else bind_opaque(b->params()[p], "a loop carry of " + n + where(op));
-      }
+  if (n == "while") {
+    WhileView v(op);
+    for (auto [b, ps] : {std::pair{&v.body(), v.body_params()}, std::pair{&v.cond(), v.cond_params()}}) {
+      bind_loop(ps, v.operands(), "while" + where(op));
       in_loop([&] { walk(*b); });
     }
-    return results_opaque(op, "the result of " + n + where(op));
+    return results_opaque(op, "the result of while" + where(op));
+  }
+  if (n == "scan") {
+    ScanView v(op);
+    bind_loop(v.params(), v.operands(), "scan" + where(op));
+    in_loop([&] { walk(v.body()); });
+    return results_opaque(op, "the result of scan" + where(op));
   }
   if (n == "run_scoped" || n == "call" || n == "core_map" || n == "pmap") {
     const Body& b = *op.body_param(n == "call" ? "callee" : "body");

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/prove/call_context.h"
+#include "ir/control_views.h"
 
 namespace tessera::prove {
 
@@ -54,6 +55,10 @@ class KernelWalker {
  private:
   void bind(const Var* p, const Value& v);
   void bind_opaque(const Var* p, const std::string& why);
+  // Binds a loop body's constant parameters to the loop's constants; its
+  // carries (and scanned slices) change from one iteration to the next, so
+  // they are opaque ("a loop carry of for at ...").
+  void bind_loop(const LoopParts<Var*>& params, const LoopParts<Value>& operands, const std::string& loop);
   void results_opaque(const Op& op, const std::string& why);
   void with_path(const Sym& cond, const std::function<void()>& f);
   void in_loop(const std::function<void()>& f);

@@ -1,0 +1,75 @@
+#include "ir/control_views.h"
+
+namespace tessera {
+namespace {
+
+template <class T>
+LoopParts<T> split(std::span<const T> all, int consts, int carries) {
+  return {all.first(consts), all.subspan(consts, carries), all.subspan(consts + carries)};
+}
+
+int count(const Op& op, const char* what, int64_t v, size_t available) {
+  if (v < 0 || static_cast<size_t>(v) > available)
+    throw Error(op.loc, op.name() + ": " + what + " = " + std::to_string(v) + " does not fit its " +
+                            std::to_string(available) + " operands");
+  return static_cast<int>(v);
+}
+
+const Body& body_of(const Op& op, const char* key, size_t min_params) {
+  const BodyPtr& b = op.body_param(key);
+  if (!b || b->params().size() < min_params)
+    throw Error(op.loc, op.name() + ": its " + key + " takes fewer parameters than the operands it is given");
+  return *b;
+}
+
+}  // namespace
+
+ForView::ForView(const Op& op) : op(op) {
+  if (op.operands.size() < 2) throw Error(op.loc, "for: expects %lo and %hi");
+  size_t rest = op.operands.size() - 2;
+  num_consts = count(op, "num_consts", op.int_param("num_consts"), rest);
+  num_carries = static_cast<int>(rest) - num_consts;
+  body_ = &body_of(op, "body", rest + 1);
+}
+
+LoopParts<Value> ForView::operands() const {
+  return split(std::span<const Value>(op.operands).subspan(first_const), num_consts, num_carries);
+}
+
+LoopParts<Var*> ForView::params() const { return split(std::span<Var* const>(body_->params()).subspan(1), num_consts, num_carries); }
+
+WhileView::WhileView(const Op& op) : op(op) {
+  num_consts = count(op, "num_consts", op.int_param("num_consts"), op.operands.size());
+  num_carries = static_cast<int>(op.operands.size()) - num_consts;
+  cond_ = &body_of(op, "cond", op.operands.size());
+  body_ = &body_of(op, "body", op.operands.size());
+}
+
+LoopParts<Value> WhileView::operands() const { return split(std::span<const Value>(op.operands), num_consts, num_carries); }
+LoopParts<Var*> WhileView::body_params() const { return split(std::span<Var* const>(body_->params()), num_consts, num_carries); }
+LoopParts<Var*> WhileView::cond_params() const { return split(std::span<Var* const>(cond_->params()), num_consts, num_carries); }
+
+ScanView::ScanView(const Op& op) : op(op) {
+  length = op.int_param("length");
+  num_consts = count(op, "num_consts", op.int_param("num_consts"), op.operands.size());
+  num_carries = count(op, "num_carry", op.int_param("num_carry"), op.operands.size() - num_consts);
+  num_xs = static_cast<int>(op.operands.size()) - num_consts - num_carries;
+  reverse = op.bool_param("reverse");
+  body_ = &body_of(op, "body", op.operands.size());
+  if (body_->outputs().size() < static_cast<size_t>(num_carries))
+    throw Error(op.loc, "scan: its body returns fewer values than there are carries");
+}
+
+LoopParts<Value> ScanView::operands() const { return split(std::span<const Value>(op.operands), num_consts, num_carries); }
+LoopParts<Var*> ScanView::params() const { return split(std::span<Var* const>(body_->params()), num_consts, num_carries); }
+
+CondView::CondView(const Op& op) : op(op), branches_(&op.bodies_param("branches")) {
+  if (op.operands.empty()) throw Error(op.loc, "cond: needs an index operand");
+  for (const BodyPtr& b : *branches_)
+    if (!b || b->params().size() != op.operands.size() - 1)
+      throw Error(op.loc, "cond: a branch takes other parameters than the operands it is given");
+}
+
+RunScopedView::RunScopedView(const Op& op) : op(op), body_(&body_of(op, "body", op.operands.size())) {}
+
+}  // namespace tessera

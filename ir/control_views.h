@@ -1,0 +1,113 @@
+// Typed views of the control ops, as GridMapping is of pallas_call: the
+// operand layout of each op and the matching body parameters, by role, read
+// in one place instead of `int_param("num_consts")` arithmetic at every use.
+//
+//   for[body, num_consts=k]              %lo, %hi, consts..., carries...
+//       body(i, consts..., carries...) -> carries...
+//   while[cond, body, num_consts=k]      consts..., carries...
+//       cond(consts..., carries...) -> i1;  body(consts..., carries...) -> carries...
+//   scan[body, length, num_consts=k, num_carry=c, reverse]  consts..., carries..., xs...
+//       body(consts..., carries..., x slices...) -> (carries..., y slices...)
+//   cond[branches]                       %index, args...;  branch(args...) -> results
+//   run_scoped[body]                     args...;  body(args..., scratch Refs...) -> results
+//
+// A view checks the layout when it is made (an Error at the op, never an
+// out-of-range read), so it may be used on unverified ops too.
+#pragma once
+
+#include <span>
+
+#include "ir/ir.h"
+
+namespace tessera {
+
+// The parts of an operand list or body parameter list a loop splits it into.
+template <class T>
+struct LoopParts {
+  std::span<const T> consts, carries, xs;
+};
+
+class ForView {
+ public:
+  explicit ForView(const Op& op);
+  const Op& op;
+  int num_consts, num_carries;
+
+  const Value& lo() const { return op.operands[0]; }
+  const Value& hi() const { return op.operands[1]; }
+  static constexpr int first_const = 2;  // operand index of the first constant
+  int first_carry() const { return first_const + num_consts; }
+  LoopParts<Value> operands() const;
+  const Body& body() const { return *body_; }
+  const Var* index_param() const { return body_->params()[0]; }
+  LoopParts<Var*> params() const;  // the body's, after the induction variable
+
+ private:
+  const Body* body_;
+};
+
+class WhileView {
+ public:
+  explicit WhileView(const Op& op);
+  const Op& op;
+  int num_consts, num_carries;
+
+  int first_carry() const { return num_consts; }
+  LoopParts<Value> operands() const;
+  const Body& cond() const { return *cond_; }
+  const Body& body() const { return *body_; }
+  LoopParts<Var*> body_params() const;
+  LoopParts<Var*> cond_params() const;
+
+ private:
+  const Body* cond_;
+  const Body* body_;
+};
+
+class ScanView {
+ public:
+  explicit ScanView(const Op& op);
+  const Op& op;
+  int64_t length;
+  int num_consts, num_carries, num_xs;
+  bool reverse;
+
+  int first_carry() const { return num_consts; }
+  int first_x() const { return num_consts + num_carries; }
+  LoopParts<Value> operands() const;
+  const Body& body() const { return *body_; }
+  LoopParts<Var*> params() const;
+  int num_ys() const { return static_cast<int>(body_->outputs().size()) - num_carries; }
+
+ private:
+  const Body* body_;
+};
+
+class CondView {
+ public:
+  explicit CondView(const Op& op);
+  const Op& op;
+
+  const Value& index() const { return op.operands[0]; }
+  std::span<const Value> args() const { return std::span<const Value>(op.operands).subspan(1); }
+  const std::vector<BodyPtr>& branches() const { return *branches_; }
+
+ private:
+  const std::vector<BodyPtr>* branches_;
+};
+
+class RunScopedView {
+ public:
+  explicit RunScopedView(const Op& op);
+  const Op& op;
+
+  std::span<const Value> args() const { return op.operands; }
+  const Body& body() const { return *body_; }
+  std::span<Var* const> arg_params() const { return std::span<Var* const>(body_->params()).first(op.operands.size()); }
+  std::span<Var* const> scratch_params() const { return std::span<Var* const>(body_->params()).subspan(op.operands.size()); }
+
+ private:
+  const Body* body_;
+};
+
+}  // namespace tessera
