@@ -13,11 +13,12 @@
 namespace tessera::interp {
 
 // ---- Plans: a body compiled once to slot indices ---------------------------------------------
-enum class Kind : uint8_t {
-  Array, Get, Swap, AddUpdate, Load, Store, ProgramId, NumPrograms, DmaStart, DmaWait, SemSignal,
-  SemWait, SemRead, BarrierSem, AxisIndex, DeviceId, DebugPrint, Delay, Cond, While, Scan, For, RunScoped, Call,
-  CoreMap, Pmap, PallasCall,
-};
+// How the interpreter runs each primitive: one rule table ("interpret")
+// keyed by primitive, like every pass's. Pure array ops share one rule that
+// calls their kernel from interpreter/kernels/; ops on Refs, the TPU model and
+// control flow have a rule each (exec_rules() below).
+struct Exec;
+using ExecRule = void (Exec::*)();
 
 struct Operand {
   int slot = -1;  // -1: a literal
@@ -26,7 +27,7 @@ struct Operand {
 
 struct OpPlan {
   const Op* op = nullptr;
-  Kind kind = Kind::Array;
+  ExecRule rule = nullptr;
   std::vector<Operand> in;
   std::vector<int> out;
   std::vector<bool> out_used;
@@ -44,20 +45,8 @@ struct BodyPlan {
 
 namespace {
 
-Kind kind_of(const std::string& n) {
-  static const std::unordered_map<std::string, Kind> kinds = {
-      {"get", Kind::Get}, {"swap", Kind::Swap}, {"addupdate", Kind::AddUpdate}, {"load", Kind::Load},
-      {"store", Kind::Store}, {"program_id", Kind::ProgramId}, {"num_programs", Kind::NumPrograms},
-      {"dma_start", Kind::DmaStart}, {"dma_wait", Kind::DmaWait},
-      {"semaphore_signal", Kind::SemSignal}, {"semaphore_wait", Kind::SemWait}, {"semaphore_read", Kind::SemRead},
-      {"get_barrier_semaphore", Kind::BarrierSem}, {"axis_index", Kind::AxisIndex}, {"device_id", Kind::DeviceId},
-      {"debug_print", Kind::DebugPrint}, {"delay", Kind::Delay}, {"cond", Kind::Cond}, {"while", Kind::While},
-      {"scan", Kind::Scan}, {"for", Kind::For}, {"run_scoped", Kind::RunScoped}, {"call", Kind::Call},
-      {"core_map", Kind::CoreMap}, {"pmap", Kind::Pmap}, {"pallas_call", Kind::PallasCall},
-  };
-  auto it = kinds.find(n);
-  return it == kinds.end() ? Kind::Array : it->second;
-}
+const RuleTable<ExecRule>& exec_rules();
+bool is_array_rule(ExecRule r);
 
 Val literal_val(const Literal& l) {
   Array a = Array::uninitialized(l.dtype, {});
@@ -94,11 +83,11 @@ std::unique_ptr<BodyPlan> build_plan(const Body& b) {
     const Op& op = ops[i];
     OpPlan o;
     o.op = &op;
-    o.kind = kind_of(op.name());
+    o.rule = exec_rules().at(*op.prim, op.loc);
     for (const Value& v : op.operands) o.in.push_back(operand(v, static_cast<int>(i)));
     for (const Var* r : op.results) o.out.push_back(new_slot(r));
     o.main = op.main_operands();
-    if (o.kind == Kind::Array) o.kernel = &array_kernels().at(*op.prim, op.loc);
+    if (is_array_rule(o.rule)) o.kernel = &array_kernels().at(*op.prim, op.loc);
     p->ops.push_back(std::move(o));
   }
   int end = static_cast<int>(ops.size());
@@ -241,40 +230,15 @@ struct Exec {
     return op().name() + " on device " + std::to_string(ctx.device) + " core " + std::to_string(ctx.core);
   }
 
-  void run() {
-    switch (p.kind) {
-      case Kind::Array: return array();
-      case Kind::Get: return get();
-      case Kind::Load: return load();
-      case Kind::Swap: return swap(false);
-      case Kind::Store: return store();
-      case Kind::AddUpdate: return swap(true);
-      case Kind::ProgramId:
-      case Kind::NumPrograms: return program_id();
-      case Kind::DmaStart: return dma_start();
-      case Kind::DmaWait: return dma_wait();
-      case Kind::SemSignal: return sem_signal();
-      case Kind::SemWait: return sem_wait();
-      case Kind::SemRead: return sem_read();
-      case Kind::BarrierSem: return barrier_sem();
-      case Kind::AxisIndex: return axis_index();
-      case Kind::DeviceId: return set(0, Val{Array::scalar(DType::i32, ctx.device), nullptr});
-      case Kind::DebugPrint: return debug_print();
-      case Kind::Delay: in.sched().maybe_yield(); return;
-      case Kind::Cond: return cond();
-      case Kind::While: return while_loop();
-      case Kind::Scan: return scan();
-      case Kind::For: return for_loop();
-      case Kind::RunScoped: return run_scoped();
-      case Kind::Call: return outputs(in.eval(*op().body_param("callee"), operands(0, p.in.size()), ctx));
-      case Kind::CoreMap: return core_map();
-      case Kind::Pmap: return pmap();
-      case Kind::PallasCall: {
-        std::vector<Val> args = operands(0, p.in.size());
-        return outputs(run_pallas_call(in, op(), args, ctx));
-      }
-    }
-  }
+  void run() { (this->*p.rule)(); }
+
+  // Rules too small for a section of their own.
+  void plain_swap() { swap(false); }
+  void addupdate() { swap(true); }
+  void device_id() { set(0, Val{Array::scalar(DType::i32, ctx.device), nullptr}); }
+  void delay() { in.sched().maybe_yield(); }
+  void call() { outputs(in.eval(*op().body_param("callee"), operands(0, p.in.size()), ctx)); }
+  void pallas_call() { outputs(run_pallas_call(in, op(), operands(0, p.in.size()), ctx)); }
 
   void outputs(std::vector<Val> vals) {
     for (size_t i = 0; i < p.out.size() && i < vals.size(); ++i) env[p.out[i]] = std::move(vals[i]);
@@ -367,7 +331,7 @@ struct Exec {
     if (axis < 0 || axis >= static_cast<int64_t>(axes.size()))
       fail("axis " + std::to_string(axis) + " is out of range for a kernel grid of rank " + std::to_string(axes.size()));
     int g = axes[axis];
-    if (p.kind == Kind::ProgramId) return set(0, Val{Array::scalar(DType::i32, static_cast<double>(grid_point(g))), nullptr});
+    if (op().name() == "program_id") return set(0, Val{Array::scalar(DType::i32, static_cast<double>(grid_point(g))), nullptr});
     set(0, Val{Array::scalar(DType::i32, static_cast<double>(ctx.kernel->grid[g])), nullptr});
   }
 
@@ -690,6 +654,50 @@ struct Exec {
     outputs(std::move(outs));
   }
 };
+
+namespace {
+
+const RuleTable<ExecRule>& exec_rules() {
+  static const RuleTable<ExecRule> table = [] {
+    RuleTable<ExecRule> t("interpret");
+    for (const Primitive* p : registry().all())
+      if (array_kernels().find(*p)) t.set(p->name, &Exec::array);
+    t.set("get", &Exec::get);
+    t.set("load", &Exec::load);
+    t.set("swap", &Exec::plain_swap);
+    t.set("store", &Exec::store);
+    t.set("addupdate", &Exec::addupdate);
+    t.set("program_id", &Exec::program_id);
+    t.set("num_programs", &Exec::program_id);
+    t.set("axis_index", &Exec::axis_index);
+    t.set("device_id", &Exec::device_id);
+    t.set("dma_start", &Exec::dma_start);
+    t.set("dma_wait", &Exec::dma_wait);
+    t.set("semaphore_signal", &Exec::sem_signal);
+    t.set("semaphore_wait", &Exec::sem_wait);
+    t.set("semaphore_read", &Exec::sem_read);
+    t.set("get_barrier_semaphore", &Exec::barrier_sem);
+    t.set("debug_print", &Exec::debug_print);
+    t.set("delay", &Exec::delay);
+    t.set("cond", &Exec::cond);
+    t.set("while", &Exec::while_loop);
+    t.set("scan", &Exec::scan);
+    t.set("for", &Exec::for_loop);
+    t.set("run_scoped", &Exec::run_scoped);
+    t.set("call", &Exec::call);
+    t.set("core_map", &Exec::core_map);
+    t.set("pmap", &Exec::pmap);
+    t.set("pallas_call", &Exec::pallas_call);
+    return t;
+  }();
+  return table;
+}
+
+bool is_array_rule(ExecRule r) { return r == &Exec::array; }
+
+}  // namespace
+
+bool has_interpret_rule(const Primitive& p) { return exec_rules().find(p) != nullptr; }
 
 std::vector<Val> Interp::eval(const Body& b, std::vector<Val> args, Ctx& ctx) {
   const BodyPlan& p = plan(b);

@@ -108,6 +108,10 @@ class Interp {
 // pallas_call (pallas_call.cpp): `operands` are the op's operand values.
 std::vector<Val> run_pallas_call(Interp& in, const Op& op, const std::vector<Val>& operands, Ctx& ctx);
 
+// Whether the interpreter's rule table (eval.cpp) runs primitive p: every
+// primitive must have a rule; a coverage test checks it.
+bool has_interpret_rule(const Primitive& p);
+
 // Reads the region an indexer selects (`ix` may be null: the whole Ref).
 Region resolve_indexer(const Indexer* ix, const Shape& ref_shape, const std::vector<const Val*>& operands);
 
