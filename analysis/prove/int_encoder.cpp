@@ -1,8 +1,8 @@
 #include "analysis/prove/int_encoder.h"
 
-#include "ir/primitive.h"
-
 namespace tessera::prove {
+
+std::string where(const Op& op) { return op.loc.known() ? " at " + op.loc.str() : ""; }
 
 Interval dtype_range(DType d) {
   if (is_bool(d)) return {0, 1};
@@ -219,139 +219,181 @@ Sym IntEncoder::multiple_of(const Op& op, const Sym& s, int64_t m) {
   return derived(r, iv, {&s});
 }
 
+// ---- The rule table: how each primitive's integer semantics is encoded ----
+
+const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
+  static const RuleTable<IntRule> table = [] {
+    RuleTable<IntRule> t("prove");
+    auto on_operands = [](auto fn) { return IntRule{fn, true}; };
+
+    // Sources: where the kernel runs, and scalar-prefetch reads.
+    auto grid = [](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
+      int64_t axis = op.int_param("axis");
+      if (axis < 0 || axis >= static_cast<int64_t>(e.scope_.kernel_axis.size()))
+        throw Error(op.loc, op.name() + ": axis " + std::to_string(axis) + " is out of range for the grid");
+      int g = e.scope_.kernel_axis[axis];
+      if (op.name() == "program_id") return e.point_.at(g);
+      return Sym{e.scope_.grid_size[g], e.scope_.grid_size_iv[g], {}, {}};
+    };
+    t.set("program_id", {grid, false});
+    t.set("num_programs", {grid, false});
+    // This device's (or core's) index along an enclosing pmap's or core_map's
+    // axis: [0, axis_size). Every device runs the kernel, so it is not opaque.
+    t.set("axis_index", {[](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
+             auto it = e.scope_.axis_sizes.find(op.str_param("axis_name"));
+             if (it == e.scope_.axis_sizes.end()) return "axis_index of an axis no enclosing pmap or core_map binds" + where(op);
+             z3::expr v = e.scope_.fresh_int("axis_index");
+             e.facts.push_back(v >= 0 && v < e.ctx().int_val(it->second));
+             return Sym{v, Interval{0, it->second - 1}, {}, {}};
+           }, false});
+    t.set("get", {[](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded { return e.prefetch_read(op); },
+                  false});
+
+    // Integer arithmetic.
+    for (const char* n : {"add", "sub", "mul", "div", "rem", "max", "min"})
+      t.set(n, on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
+              if (in.size() != 2 || in[0].is_bool()) return op.name() + " on bools" + where(op);
+              return e.arith(op, op.name(), in[0], in[1], d);
+            }));
+    t.set("neg", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
+            return e.fit(op, derived(-in[0].e, -in[0].iv, {&in[0]}), d);
+          }));
+    t.set("abs", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
+            return e.fit(op, derived(z3::ite(in[0].e < 0, -in[0].e, in[0].e), abs(in[0].iv), {&in[0]}), d);
+          }));
+    t.set("sign", on_operands([](IntEncoder& e, const Op&, const std::vector<Sym>& in, DType) -> Encoded {
+            z3::expr x = in[0].e;
+            return derived(z3::ite(x > 0, e.ctx().int_val(1), z3::ite(x < 0, e.ctx().int_val(-1), e.ctx().int_val(0))),
+                           Interval{in[0].iv.lo < 0 ? -1 : 0, in[0].iv.hi > 0 ? 1 : 0}, {&in[0]});
+          }));
+    t.set("multiple_of", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType) -> Encoded {
+            return e.multiple_of(op, in.at(0), op.int_param("value"));
+          }));
+
+    // Comparisons (every one the registry marks as giving bool).
+    for (const Primitive* p : registry().of(Family::elementwise)) {
+      if (!p->to_bool) continue;
+      t.set(p->name, on_operands([](IntEncoder&, const Op& op, const std::vector<Sym>& in, DType) -> Encoded {
+              z3::expr a = as_int(in[0]), b = as_int(in[1]);
+              const std::string& n = op.name();
+              z3::expr c = n == "eq" ? a == b : n == "ne" ? a != b : n == "lt" ? a < b : n == "le" ? a <= b : n == "gt" ? a > b : a >= b;
+              return derived(c, {0, 1}, {&in[0], &in[1]});
+            }));
+    }
+
+    // Bitwise ops: logical on bools; on integers, only `and` with a low-bit
+    // mask 2^k - 1, which keeps the low k bits: x mod 2^k for every two's
+    // complement x (SMT-LIB's mod is never negative for a positive divisor).
+    // The `i & 1` of an index map is this; other masks stay opaque.
+    for (const char* n : {"and", "or", "xor", "not"})
+      t.set(n, on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
+              const std::string& n = op.name();
+              if (is_bool(d)) {
+                if (n == "not") return derived(!in[0].e, {0, 1}, {&in[0]});
+                z3::expr c = n == "and" ? in[0].e && in[1].e : n == "or" ? in[0].e || in[1].e : in[0].e != in[1].e;
+                return derived(c, {0, 1}, {&in[0], &in[1]});
+              }
+              if (n == "and" && in.size() == 2)
+                for (int s = 0; s < 2; ++s) {
+                  const Sym &x = in[s], &mask = in[1 - s];
+                  int64_t m = mask.iv.lo;
+                  if (!mask.iv.is_const() || m < 0 || m >= (int64_t{1} << 62) || ((m + 1) & m) != 0) continue;
+                  Interval iv = x.iv.within(0, m) ? x.iv : Interval{0, m};
+                  return derived(z3::mod(x.e, e.ctx().int_val(m + 1)), iv, {&x, &mask});
+                }
+              return "integer " + n + " (other than with a low-bit mask)" + where(op);
+            }));
+    for (const char* n : {"shift_left", "shift_right_arithmetic", "shift_right_logical"})
+      t.set(n, on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
+              if (!in[1].iv.is_const()) return op.name() + " by a non-constant amount" + where(op);
+              return e.shift(op, in[0], in[1].iv.lo, d);
+            }));
+
+    // Selection and conversion.
+    t.set("select_n", on_operands([](IntEncoder& e, const Op&, const std::vector<Sym>& in, DType) -> Encoded {
+            const Sym& p = in[0];
+            std::vector<const Sym*> all;
+            for (const Sym& s : in) all.push_back(&s);
+            if (p.is_bool()) {
+              if (in.size() != 3) return "select_n with a bool predicate and " + std::to_string(in.size() - 1) + " cases";
+              return derived(z3::ite(p.e, in[2].e, in[1].e), join(in[1].iv, in[2].iv), all);
+            }
+            // An i32 predicate picks case p, clamped into range (as cond does).
+            size_t cases = in.size() - 1;
+            z3::expr v = in[cases].e;
+            Interval iv = in[cases].iv;
+            for (size_t c = cases - 1; c-- > 0;) {
+              z3::expr pick = c == 0 ? p.e <= 0 : p.e == e.ctx().int_val(static_cast<int64_t>(c));
+              v = z3::ite(pick, in[c + 1].e, v);
+              iv = join(iv, in[c + 1].iv);
+            }
+            return derived(v, iv, all);
+          }));
+    t.set("convert_element_type", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
+            const Sym& s = in[0];
+            if (is_bool(d)) return derived(as_int(s) != 0, {0, 1}, {&s});
+            if (s.is_bool()) return derived(as_int(s), s.iv, {&s});
+            return e.fit(op, s, d);
+          }));
+    return t;
+  }();
+  return table;
+}
+
 bool IntEncoder::encode(const Op& op) {
-  const std::string& n = op.name();
-  auto result = [&](Sym s) { bind(op.results.at(0), std::move(s)); return true; };
   auto give_up = [&](const std::string& why) {
     for (Var* r : op.results) bind(r, opaque(r->type.is_ref() ? DType::i32 : r->type.dtype(), why));
     return false;
   };
-  std::string where = op.loc.known() ? " at " + op.loc.str() : "";
-
-  if (n == "program_id" || n == "num_programs") {
-    int64_t axis = op.int_param("axis");
-    if (axis < 0 || axis >= static_cast<int64_t>(scope_.kernel_axis.size()))
-      throw Error(op.loc, n + ": axis " + std::to_string(axis) + " is out of range for the grid");
-    int g = scope_.kernel_axis[axis];
-    if (n == "program_id") return result(point_.at(g));
-    return result(Sym{scope_.grid_size[g], scope_.grid_size_iv[g], {}, {}});
-  }
-  if (n == "axis_index") {
-    // This device's (or core's) index along an enclosing pmap's or core_map's axis: [0, axis_size).
-    auto it = scope_.axis_sizes.find(op.str_param("axis_name"));
-    if (it != scope_.axis_sizes.end()) {
-      z3::expr e = scope_.fresh_int("axis_index");
-      facts.push_back(e >= 0 && e < ctx().int_val(it->second));
-      return result(Sym{e, Interval{0, it->second - 1}, {}, {}});  // every device runs the kernel: not opaque
-    }
-  }
-  // Everything below computes on scalars of an integer or bool dtype.
+  const IntRule* rule = rules().find(*op.prim);
+  if (!rule) return give_up("the result of " + op.name() + where(op) + " is not modelled");
+  // Every rule computes on scalars of an integer or bool dtype.
   for (Var* r : op.results)
     if (r->type.is_ref() || !r->type.is_scalar() || !int_like(r->type.dtype()))
-      return give_up("the result of " + n + where + " is not an integer scalar");
-
-  if (n == "get") {
-    const Value& base = op.main_operand(0);
-    const Indexer* ix = op.indexer_for(op.main_operand_index(0));
-    int j = base.is_var() ? prefetch_of(base.var()) : -1;
-    if (j < 0) return give_up("a read of the Ref %" + (base.is_var() ? base.var()->name : std::string("?")) + where);
-    Prefetch& p = scope_.prefetch[j];
-    z3::expr_vector args(ctx());
-    std::vector<Sym> idx;
-    for (size_t d = 0; d < p.shape.size(); ++d) {
-      const IndexEntry e = ix && d < ix->entries.size() ? ix->entries[d] : IndexEntry::full();
-      if (e.kind != IndexEntry::Point) return give_up("a non-scalar read of " + p.name + where);
-      Sym i = e.is_dynamic() ? value(op.operands[e.dyn_start]) : Sym{ctx().int_val(e.start), Interval::of(e.start), {}, {}};
-      bool in = i.iv.within(0, p.shape[d] - 1);
-      // The interpreter stops on an out-of-bounds read of scalar prefetch.
-      guard(i.e >= 0 && i.e < ctx().int_val(p.shape[d]), in,
-            "read of " + p.name + " out of bounds in dimension " + std::to_string(d), op.loc, {&i}, true);
-      args.push_back(i.e);
-      idx.push_back(i);
-    }
-    z3::expr v = p.fn(args);
-    Interval r = p.declared ? Interval{p.lo, p.hi - 1} : dtype_range(p.dtype);
-    facts.push_back(v >= ctx().int_val(r.lo) && v <= ctx().int_val(r.hi));
-    if (!p.declared) facts.push_back(in_dtype_range(v, p.dtype));
-    std::vector<const Sym*> from;
-    for (const Sym& i : idx) from.push_back(&i);
-    return result(derived(v, r, from));
-  }
-
-  auto main = op.main_operands();
+      return give_up("the result of " + op.name() + where(op) + " is not an integer scalar");
   std::vector<Sym> in;
-  for (int k : main) {
-    const Value& v = op.operands[k];
-    if (v.type().is_ref() || !v.type().is_scalar() || !int_like(v.type().dtype()))
-      return give_up("the result of " + n + where + " depends on a non-integer value");
-    in.push_back(value(v));
-  }
+  if (rule->on_operands)
+    for (int k : op.main_operands()) {
+      const Value& v = op.operands[k];
+      if (v.type().is_ref() || !v.type().is_scalar() || !int_like(v.type().dtype()))
+        return give_up("the result of " + op.name() + where(op) + " depends on a non-integer value");
+      in.push_back(value(v));
+    }
   DType d = op.results.empty() ? DType::i32 : op.results[0]->type.dtype();
+  Encoded r = rule->fn(*this, op, in, d);
+  if (const std::string* why = std::get_if<std::string>(&r)) return give_up(*why);
+  if (!op.results.empty()) bind(op.results[0], std::move(std::get<Sym>(r)));
+  return true;
+}
 
-  if (n == "multiple_of") return result(multiple_of(op, in.at(0), op.int_param("value")));
-  if (n == "add" || n == "sub" || n == "mul" || n == "div" || n == "rem" || n == "max" || n == "min") {
-    if (in.size() != 2 || in[0].is_bool()) return give_up(n + " on bools" + where);
-    return result(arith(op, n, in[0], in[1], d));
+// A scalar read of a scalar-prefetch Ref: an uninterpreted function of the
+// indices, within the declared range; any other Ref read is opaque.
+IntEncoder::Encoded IntEncoder::prefetch_read(const Op& op) {
+  const Value& base = op.main_operand(0);
+  const Indexer* ix = op.indexer_for(op.main_operand_index(0));
+  int j = base.is_var() ? prefetch_of(base.var()) : -1;
+  if (j < 0) return "a read of the Ref %" + (base.is_var() ? base.var()->name : std::string("?")) + where(op);
+  Prefetch& p = scope_.prefetch[j];
+  z3::expr_vector args(ctx());
+  std::vector<Sym> idx;
+  for (size_t d = 0; d < p.shape.size(); ++d) {
+    const IndexEntry e = ix && d < ix->entries.size() ? ix->entries[d] : IndexEntry::full();
+    if (e.kind != IndexEntry::Point) return "a non-scalar read of " + p.name + where(op);
+    Sym i = e.is_dynamic() ? value(op.operands[e.dyn_start]) : Sym{ctx().int_val(e.start), Interval::of(e.start), {}, {}};
+    bool in = i.iv.within(0, p.shape[d] - 1);
+    // The interpreter stops on an out-of-bounds read of scalar prefetch.
+    guard(i.e >= 0 && i.e < ctx().int_val(p.shape[d]), in,
+          "read of " + p.name + " out of bounds in dimension " + std::to_string(d), op.loc, {&i}, true);
+    args.push_back(i.e);
+    idx.push_back(i);
   }
-  if (n == "neg") return result(fit(op, derived(-in[0].e, -in[0].iv, {&in[0]}), d));
-  if (n == "abs") return result(fit(op, derived(z3::ite(in[0].e < 0, -in[0].e, in[0].e), abs(in[0].iv), {&in[0]}), d));
-  if (n == "sign") {
-    z3::expr x = in[0].e;
-    return result(derived(z3::ite(x > 0, ctx().int_val(1), z3::ite(x < 0, ctx().int_val(-1), ctx().int_val(0))),
-                          Interval{in[0].iv.lo < 0 ? -1 : 0, in[0].iv.hi > 0 ? 1 : 0}, {&in[0]}));
-  }
-  if (n == "eq" || n == "ne" || n == "lt" || n == "le" || n == "gt" || n == "ge") {
-    z3::expr a = as_int(in[0]), b = as_int(in[1]);
-    z3::expr c = n == "eq" ? a == b : n == "ne" ? a != b : n == "lt" ? a < b : n == "le" ? a <= b : n == "gt" ? a > b : a >= b;
-    return result(derived(c, {0, 1}, {&in[0], &in[1]}));
-  }
-  if ((n == "and" || n == "or" || n == "xor" || n == "not") && is_bool(d)) {
-    if (n == "not") return result(derived(!in[0].e, {0, 1}, {&in[0]}));
-    z3::expr c = n == "and" ? in[0].e && in[1].e : n == "or" ? in[0].e || in[1].e : in[0].e != in[1].e;
-    return result(derived(c, {0, 1}, {&in[0], &in[1]}));
-  }
-  // x & (2^k - 1) keeps the low k bits: x mod 2^k for every two's complement
-  // x (SMT-LIB's mod is never negative for a positive divisor). The `i & 1`
-  // of an index map is this; other masks stay opaque.
-  if (n == "and" && in.size() == 2) {
-    for (int s = 0; s < 2; ++s) {
-      const Sym &x = in[s], &mask = in[1 - s];
-      int64_t m = mask.iv.lo;
-      if (!mask.iv.is_const() || m < 0 || m >= (int64_t{1} << 62) || ((m + 1) & m) != 0) continue;
-      Interval iv = x.iv.within(0, m) ? x.iv : Interval{0, m};
-      return result(derived(z3::mod(x.e, ctx().int_val(m + 1)), iv, {&x, &mask}));
-    }
-  }
-  if (n == "shift_left" || n == "shift_right_arithmetic" || n == "shift_right_logical") {
-    if (!in[1].iv.is_const()) return give_up(n + " by a non-constant amount" + where);
-    return result(shift(op, in[0], in[1].iv.lo, d));
-  }
-  if (n == "select_n") {
-    Sym p = in[0];
-    std::vector<const Sym*> all;
-    for (const Sym& s : in) all.push_back(&s);
-    if (p.is_bool()) {
-      if (in.size() != 3) return give_up("select_n with a bool predicate and " + std::to_string(in.size() - 1) + " cases");
-      return result(derived(z3::ite(p.e, in[2].e, in[1].e), join(in[1].iv, in[2].iv), all));
-    }
-    // An i32 predicate picks case p, clamped into range (as cond does).
-    size_t cases = in.size() - 1;
-    z3::expr e = in[cases].e;
-    Interval iv = in[cases].iv;
-    for (size_t c = cases - 1; c-- > 0;) {
-      z3::expr pick = c == 0 ? p.e <= 0 : p.e == ctx().int_val(static_cast<int64_t>(c));
-      e = z3::ite(pick, in[c + 1].e, e);
-      iv = join(iv, in[c + 1].iv);
-    }
-    return result(derived(e, iv, all));
-  }
-  if (n == "convert_element_type") {
-    Sym s = in[0];
-    if (is_bool(d)) return result(derived(as_int(s) != 0, {0, 1}, {&s}));
-    if (s.is_bool()) return result(derived(as_int(s), s.iv, {&s}));
-    return result(fit(op, s, d));
-  }
-  return give_up("the result of " + n + where + " is not modelled");
+  z3::expr v = p.fn(args);
+  Interval r = p.declared ? Interval{p.lo, p.hi - 1} : dtype_range(p.dtype);
+  facts.push_back(v >= ctx().int_val(r.lo) && v <= ctx().int_val(r.hi));
+  if (!p.declared) facts.push_back(in_dtype_range(v, p.dtype));
+  std::vector<const Sym*> from;
+  for (const Sym& i : idx) from.push_back(&i);
+  return derived(v, r, from);
 }
 
 }  // namespace tessera::prove

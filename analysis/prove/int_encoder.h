@@ -30,10 +30,12 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "analysis/prove/interval.h"
 #include "ir/ir.h"
+#include "ir/primitive.h"
 
 namespace tessera::prove {
 
@@ -89,6 +91,8 @@ struct Scope {
   z3::expr fresh_int(const std::string& stem) { return ctx.int_const((stem + "!" + std::to_string(fresh++)).c_str()); }
 };
 
+std::string where(const Op& op);  // " at f.tsr:3:4", or ""
+
 // Range of an integer dtype, [lo, hi] inclusive, as an Interval (whose ends
 // saturate at +-2^62: unbounded for i64).
 Interval dtype_range(DType d);
@@ -123,6 +127,19 @@ class IntEncoder {
   // opaque results) if the op is not modelled.
   bool encode(const Op& op);
 
+  // A rule's result: the value, or why it is opaque.
+  using Encoded = std::variant<Sym, std::string>;
+  // A primitive's integer semantics. `on_operands`: the rule computes on its
+  // main operands, which must all be integer or bool scalars (else the result
+  // is opaque and the rule is not called); otherwise it reads the op itself.
+  struct IntRule {
+    Encoded (*fn)(IntEncoder&, const Op&, const std::vector<Sym>& in, DType result);
+    bool on_operands = true;
+  };
+  // One entry per modelled primitive; a primitive without one is opaque
+  // ("not modelled"), which a coverage test lists.
+  static const RuleTable<IntRule>& rules();
+
   // The path condition under which the current op runs, and the guards it relies on.
   z3::expr path() const { return path_; }
   const std::vector<int>& path_deps() const { return path_deps_; }
@@ -143,6 +160,7 @@ class IntEncoder {
   Sym fit(const Op& op, Sym s, DType d);  // adds an overflow guard if needed
   Sym shift(const Op& op, const Sym& x, int64_t amount, DType d);
   Sym multiple_of(const Op& op, const Sym& s, int64_t m);
+  Encoded prefetch_read(const Op& op);
 
   Scope& scope_;
   z3::expr path_;

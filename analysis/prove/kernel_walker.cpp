@@ -2,8 +2,6 @@
 
 namespace tessera::prove {
 
-std::string where(const Op& op) { return op.loc.known() ? " at " + op.loc.str() : ""; }
-
 namespace {
 
 bool int_scalar(const Type& t) { return !t.is_ref() && t.is_scalar() && (is_int(t.dtype()) || is_bool(t.dtype())); }

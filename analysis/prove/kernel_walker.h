@@ -75,6 +75,5 @@ class KernelWalker {
   int next_loop_ = 0;
 };
 
-std::string where(const Op& op);  // " at f.tsr:3:4", or ""
 
 }  // namespace tessera::prove
