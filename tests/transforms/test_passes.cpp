@@ -95,7 +95,7 @@ TEST_CASE("pipeline parsing: clear errors") {
         std::string::npos);
   CHECK(error_of([] { parse_pipeline("vmap{axis_size=}"); }).find("has no value") != std::string::npos);
   CHECK(error_of([] { parse_pipeline("dce jvp"); }).find("expected ','") != std::string::npos);
-  CHECK(error_of([] { parse_pipeline("vmap{a=1,a=2}"); }).find("given twice") != std::string::npos);
+  CHECK(error_of([] { parse_pipeline("vmap{in_axes=1,in_axes=2}"); }).find("given twice") != std::string::npos);
   PassOptions o;
   o.values["n"] = "3x";
   CHECK(error_of([&] { o.get_int("n", 0); }).find("not an integer") != std::string::npos);
@@ -116,7 +116,34 @@ func @main(%x: f32[4]) -> f32[4] {
   Module out = run_pipeline(m, "dce,dce", po);
   CHECK(count_ops(*out.entry()) == 1);
   CHECK(log.str().find("after dce") != std::string::npos);
-  CHECK(error_of([&] { run_pipeline(m, "discharge{mode=fast}"); }).find("unknown option 'mode'") != std::string::npos);
+  CHECK(error_of([&] { run_pipeline(m, "discharge{mode=fast}"); }).find("pass 'discharge' has no option 'mode'") !=
+        std::string::npos);
+}
+
+// Issue 10, item 14: options are declared with each pass and checked by the
+// pipeline parser, which names the column.
+TEST_CASE("pipeline parsing: every pass rejects an option it does not declare, and values of the wrong type") {
+  for (const PassInfo& p : all_passes()) {
+    CAPTURE(p.name);
+    std::string pipeline = "dce," + std::string(p.name) + "{bogus=1}";
+    CHECK(error_of([&] { parse_pipeline(pipeline); }) ==
+          "error: bad pipeline '" + pipeline + "' at column " + std::to_string(6 + std::string(p.name).size()) +
+              ": pass '" + p.name + "' has no option 'bogus' (its options: " +
+              [&] {
+                std::string s;
+                for (const PassOptionInfo& o : p.options) s += (s.empty() ? "" : ", ") + std::string(o.name);
+                return s;
+              }() + ")");
+    REQUIRE(p.option("func"));  // every pass honours --func
+    for (const PassOptionInfo& o : p.options) CHECK(describe_passes().find(std::string("    ") + o.name + "=") != std::string::npos);
+  }
+  CHECK(error_of([] { parse_pipeline("jvp{wtr=5}"); }).find("at column 5: pass 'jvp' has no option 'wtr' (its options: wrt, func)") !=
+        std::string::npos);
+  CHECK(error_of([] { parse_pipeline("vmap{axis_size=3x}"); }).find("at column 16: option 'axis_size' takes an integer, got '3x'") !=
+        std::string::npos);
+  CHECK(error_of([] { parse_pipeline("discharge{pallas_call=fast}"); })
+            .find("at column 23: option 'pallas_call' is one of lower|keep, got 'fast'") != std::string::npos);
+  CHECK(parse_pipeline("discharge{pallas_call=keep}")[0].options.get("pallas_call") == "keep");
 }
 
 // ---- dce ------------------------------------------------------------------------
@@ -269,6 +296,34 @@ func @f(%x: f32[4], %y: f32[4]) -> f32[4] { %a = exp %x  %b = mul %a, %y  return
   CHECK(out.find("f_known"));
   CHECK(out.find("f_unknown"));
   CHECK_FALSE(out.find("main_known"));
+  // jvp, vmap and linearize transform @f, not @main (issue 10, item 14).
+  Module j = run_pipeline(m, "jvp", po);
+  CHECK(j.entry("f")->params().size() == 4);
+  CHECK(j.entry("main")->params().size() == 1);
+  Module v = run_pipeline(m, "vmap{axis_size=3}", po);
+  CHECK(v.entry("f")->params()[0]->type.str() == "f32[3,4]");
+  CHECK(v.entry("main")->params()[0]->type.str() == "f32[4]");
+  Module l = run_pipeline(m, "linearize", po);
+  REQUIRE(l.find("f_tangent"));
+  CHECK(l.entry("f_tangent")->ops().size() >= 3);  // d(exp(x) y) = exp(x) y_dot + x_dot exp(x) y
+  CHECK_FALSE(l.find("main_tangent"));
+  // A step's own func= wins over --func; a missing function or a kernel is an error.
+  CHECK(run_pipeline(m, "jvp{func=main}", po).entry("main")->params().size() == 2);
+  po.entry = "g";
+  for (const PassInfo& p : all_passes()) {
+    CAPTURE(p.name);
+    std::string step = std::string(p.name) + (p.name == std::string("vmap") ? "{axis_size=2}" : p.name == std::string("partial_eval") ? "{known=0}" : "");
+    CHECK(error_of([&] { run_pipeline(m, step, po); }).find("no function @g in module") != std::string::npos);
+  }
+  Module with_kernel = parse("kernel @k(%x: ref<f32[4], vmem>) { swap %x[:], 1.0 }\nfunc @main(%x: f32[4]) -> f32[4] { return %x }");
+  po.entry = "k";
+  CHECK(error_of([&] { run_pipeline(with_kernel, "jvp", po); }) == "test.tsr:1:1: error: jvp: @k is kernel, not a func; func= names the function to transform");
+}
+
+TEST_CASE("partial_eval: a known= position out of range is located at the function") {
+  Module m = parse("\nfunc @main(%x: f32[4]) -> f32[4] { return %x }");
+  CHECK(error_of([&] { run_pipeline(m, "partial_eval{known=99}"); }) ==
+        "test.tsr:2:1: error: partial_eval: known=99: '99' is not an input position of @main (0..0)");
 }
 
 // ---- discharge ------------------------------------------------------------------
