@@ -10,15 +10,15 @@
 namespace tessera::cli {
 
 int cmd_opt(const Argv& argv) {
-  Args a("opt", "Runs a pipeline of transformations and prints the resulting module.", "FILE");
+  Args a("opt", "Runs a pipeline of transformations and prints the resulting module.\n\npasses and their options:\n" + describe_passes(), "FILE");
   a.flag("--passes", "PIPELINE", "comma-separated passes with options, e.g. vmap{axis_size=3,in_axes=0|none},jvp,dce");
-  a.flag("--func", "NAME", "entry function the passes transform (default main)");
+  a.flag("--func", "NAME", "the function the passes transform: the option func= of every step that does not set it (default main)");
   a.toggle("--print-after-all", "print the module after each pass (to stderr)");
   a.toggle("--verify-each", "run the verifier after each pass; an ill-formed result names the pass");
   a.toggle("--list-passes", "list the passes and exit");
   if (!a.parse(argv)) return a.exit_code();
   if (a.has("--list-passes")) {
-    for (const PassInfo& p : all_passes()) std::cout << p.name << ": " << p.summary << "\n";
+    std::cout << describe_passes();
     return 0;
   }
   if (a.positionals().size() != 1) {

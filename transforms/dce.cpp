@@ -353,7 +353,8 @@ BodyPtr dce_body(const BodyPtr& b) {
   return dce.simplify(b);
 }
 
-Module dce_pass(const Module& m, const PassOptions&) {
+Module dce_pass(const Module& m, const PassOptions& o) {
+  if (o.has("func")) entry_function(m, o, "dce");  // must exist; every symbol is simplified
   Dce dce;
   Module out;
   // One memo for the whole module: a symbol and every call site naming it get

@@ -700,8 +700,7 @@ Module discharge_pass(const Module& m, const PassOptions& o) {
   std::string mode = o.get("pallas_call", "lower");
   if (mode != "lower" && mode != "keep")
     throw Error("discharge: option pallas_call=" + mode + " is not one of lower, keep");
-  for (const auto& [k, v] : o.values)
-    if (k != "pallas_call" && k != "func") throw Error("discharge: unknown option '" + k + "' (known: pallas_call=lower|keep)");
+  if (o.has("func")) entry_function(m, o, "discharge");  // must exist; every function is discharged
   bool keep = mode == "keep";
   discharge::Discharger d(keep);
   Module out;

@@ -19,7 +19,9 @@
 // use) so partial edge blocks can be sliced whole, and cut back after the loop.
 // Outputs start as zeros unless aliased to an input (then they start as it and
 // the input's blocks are read from the output being built, since both share a
-// buffer). Scratch starts as zeros and persists across iterations.
+// buffer). Scratch starts as zeros and persists across iterations. An input
+// block the kernel writes is a carry too, refilled only when its start changes
+// (see WrittenInput).
 // A batched call's vmapped grid axes (vmapped_dims) are hidden from the kernel:
 // its program_id(a) / num_programs(a) count the other axes, as in Pallas.
 // BoundedSlice block dims are an Error.
@@ -35,7 +37,9 @@
 // the Refs, each a whole-array block in its own memory space, which is then
 // discharged as above.
 #include <algorithm>
+#include <optional>
 
+#include "ir/effects.h"
 #include "ir/grid_mapping.h"
 #include "transforms/discharge_internal.h"
 
@@ -216,6 +220,30 @@ Value write_block(Builder& b, Value arr, const Mapping& mp, const std::vector<Va
   return b.emit1("dynamic_update_slice", ops);
 }
 
+// An input block the kernel writes. The TPU pipeline (and the interpreter,
+// after jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py) copies an
+// input block into its buffer only at the first grid step and when the block's
+// start changes, and never copies it back: the kernel's writes are seen by the
+// later steps that stay on the same block, and by nobody else. So the loop
+// carries the block buffer and the previous starts, and refills the buffer
+// only when the starts change.
+struct WrittenInput {
+  int block_carry = -1;              // the block buffer (the whole array when whole)
+  std::vector<int> start_carry;      // per dim: the previous start; -1 where it is a literal
+};
+
+bool kernel_writes(const Effects& fx, int param) { return fx.writes(param) || fx.accums(param); }
+
+// The block the kernel sees at this step: the carried buffer while the starts
+// stay put, a fresh read of `src` at the first step and after a move.
+Value resident_block(Builder& lb, Value iv, const WrittenInput& w, const std::vector<Value>& kparams,
+                     const std::vector<Value>& starts, Value fresh) {
+  Value moved = lb.emit1("eq", {iv, Literal::of_int(DType::i32, 0)});
+  for (size_t d = 0; d < w.start_carry.size(); ++d)
+    if (w.start_carry[d] >= 0) moved = lb.emit1("or", {moved, lb.emit1("ne", {starts[d], kparams[w.start_carry[d]]})});
+  return lb.emit1("select_n", {moved, kparams[w.block_carry], fresh});
+}
+
 void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   GridMapping g = grid_mapping(op);
   int rank = g.grid_rank(), nin = g.num_inputs(), nout = g.num_outputs(), nsp = g.num_scalar_prefetch();
@@ -249,6 +277,13 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     alias_of_input[i] = static_cast<int>(o);
     alias_of_output[o] = static_cast<int>(i);
   }
+  // An aliased pair of whole-array any/hbm blocks is one buffer seen through
+  // two kernel parameters.
+  auto shares_output_buffer = [&](int i) {
+    int o = alias_of_input[i];
+    return o >= 0 && maps[i].whole && maps[nin + o].whole && whole_space(g.in_specs[i].mem) &&
+           whole_space(g.out_specs[o].mem);
+  };
   std::vector<Value> in_vals(nin);
   std::vector<int> ref_slot(nin, -1);
   for (int i = 0; i < nin; ++i) {
@@ -264,13 +299,21 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   }
 
   // Loop layout: i, consts [sp..., dyn sizes..., plain inputs...], carries
-  // [outputs..., Ref inputs..., scratch...].
+  // [outputs..., Ref inputs..., scratch..., written input blocks..., their
+  // previous starts...].
   std::vector<Value> consts, carries;
   for (int j = 0; j < nsp; ++j) consts.push_back(d.val(op.operands[g.scalar_prefetch_operand(j)], env, op));
   consts.insert(consts.end(), dyn_sizes.begin(), dyn_sizes.end());
   std::vector<int> const_of_input(nin, -1), carry_of_input(nin, -1), carry_of_scratch;
+  // Inputs whose block the kernel writes (Ref inputs are carried whole anyway).
+  Effects kernel_fx = compute_effects(*g.kernel);
+  std::vector<std::optional<WrittenInput>> written(nin);
+  for (int i = 0; i < nin; ++i)
+    if (ref_slot[i] < 0 && !shares_output_buffer(i) && kernel_writes(kernel_fx, g.input_param(i)))
+      written[i].emplace();
   for (int i = 0; i < nin; ++i) {
     if (ref_slot[i] >= 0 || alias_of_input[i] >= 0) continue;
+    if (written[i] && maps[i].whole) continue;  // its block carry starts as the input and is never refilled
     const_of_input[i] = static_cast<int>(consts.size());
     consts.push_back(pad_to(b, in_vals[i], maps[i].lo, maps[i].hi));
   }
@@ -292,6 +335,12 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     carry_of_scratch.push_back(static_cast<int>(carries.size()));
     carries.push_back(zeros(b, Type::array(t.array_type())));
   }
+  for (int i = 0; i < nin; ++i) {
+    if (!written[i]) continue;
+    written[i]->block_carry = static_cast<int>(carries.size());
+    const Type& t = g.in_types[i];
+    carries.push_back(maps[i].whole ? in_vals[i] : zeros(b, Type::array(t.dtype(), maps[i].kernel_shape)));
+  }
 
   // The loop body.
   BodyPtr w = make_body(g.name.empty() ? "grid_loop" : g.name + "_grid", BodyKind::fn);
@@ -312,6 +361,8 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     if (carry_of_input[i] >= 0) carry_names.push_back(kname(g.input_param(i)));
   for (size_t s = 0; s < g.scratch_types.size(); ++s)
     if (carry_of_scratch[s] >= 0) carry_names.push_back(kname(g.scratch_param(static_cast<int>(s))));
+  for (int i = 0; i < nin; ++i)
+    if (written[i]) carry_names.push_back(kname(g.input_param(i)) + "_block");
   std::vector<Value> cparams, kparams;
   for (size_t c = 0; c < consts.size(); ++c) cparams.push_back(lb.param(consts[c].type(), const_names.at(c)));
   for (size_t c = 0; c < carries.size(); ++c) kparams.push_back(lb.param(carries[c].type(), carry_names.at(c)));
@@ -346,6 +397,20 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
       if (!maps[e].whole && g.spec(e).index_map == g.spec(m).index_map && g.dims(e) == g.dims(m)) same = e;
     starts[m] = same >= 0 ? starts[same] : block_starts(lb, maps[m], im.eval(g.spec(m).index_map, g.array(m).rank()));
   }
+  // The previous starts of written input blocks: the last carries, one per
+  // start that is not a constant (known only now that the maps are inlined).
+  for (int i = 0; i < nin; ++i) {
+    if (!written[i] || maps[i].whole) continue;
+    for (size_t dim = 0; dim < starts[i].size(); ++dim) {
+      if (starts[i][dim].is_literal()) {
+        written[i]->start_carry.push_back(-1);
+        continue;
+      }
+      written[i]->start_carry.push_back(static_cast<int>(carries.size()));
+      carries.push_back(Literal::of_int(DType::i32, 0));
+      kparams.push_back(lb.param(Type::scalar(DType::i32), kname(g.input_param(i)) + "_start" + std::to_string(dim)));
+    }
+  }
 
   // The kernel sees the grid without its vmapped axes (a batched kernel's
   // program_id(a) still means the original axis a); index maps see them all.
@@ -373,12 +438,15 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   for (int i = 0; i < nin; ++i) {
     const Var* p = k.params()[g.input_param(i)];
     int o = alias_of_input[i];
-    if (o >= 0 && maps[i].whole && maps[nin + o].whole && whole_space(g.in_specs[i].mem) &&
-        whole_space(g.out_specs[o].mem)) {
-      in_slot[i] = out_slot[o];  // one HBM buffer seen through two parameters
+    if (shares_output_buffer(i)) {
+      in_slot[i] = out_slot[o];
+    } else if (written[i] && maps[i].whole) {
+      in_slot[i] = kenv.new_slot(kparams[written[i]->block_carry]);
     } else {
       Value src = o >= 0 ? kparams[o] : carry_of_input[i] >= 0 ? kparams[carry_of_input[i]] : cparams[const_of_input[i]];
-      in_slot[i] = kenv.new_slot(read_block(lb, src, maps[i], starts[i]));
+      Value block = read_block(lb, src, maps[i], starts[i]);
+      if (written[i]) block = resident_block(lb, iv, *written[i], kparams, starts[i], block);
+      in_slot[i] = kenv.new_slot(block);
     }
     kenv.slot_of[p] = in_slot[i];
   }
@@ -396,6 +464,12 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
       next[carry_of_input[i]] = write_block(lb, kparams[carry_of_input[i]], maps[i], starts[i], kenv.slots[in_slot[i]]);
   for (size_t s = 0; s < g.scratch_types.size(); ++s)
     if (carry_of_scratch[s] >= 0) next[carry_of_scratch[s]] = kenv.slots[kenv.slot_of.at(k.params()[g.scratch_param(static_cast<int>(s))])];
+  for (int i = 0; i < nin; ++i) {
+    if (!written[i]) continue;
+    next[written[i]->block_carry] = kenv.slots[in_slot[i]];
+    for (size_t dim = 0; dim < written[i]->start_carry.size(); ++dim)
+      if (written[i]->start_carry[dim] >= 0) next[written[i]->start_carry[dim]] = starts[i][dim];
+  }
   lb.ret(next);
 
   std::vector<Value> operands{Literal::of_int(DType::i32, 0), total};

@@ -185,7 +185,7 @@ std::vector<bool> wrt_mask(const Body& main, const PassOptions& o) {
 }  // namespace
 
 Module jvp_pass(const Module& m, const PassOptions& o) {
-  BodyPtr main = m.entry();
+  BodyPtr main = entry_function(m, o, "jvp");
   ad::SymbolSink syms(m);
   std::vector<bool> has = wrt_mask(*main, o);
   std::vector<bool> outs = jvp::differentiable_mask(main->output_types());

@@ -134,9 +134,11 @@ const RuleTable<PeRule>& pe_rules() {
   return t;
 }
 
-std::vector<char> parse_known(const PassOptions& o, size_t n) {
+// The errors point at the function whose inputs `known` counts.
+std::vector<char> parse_known(const PassOptions& o, const Body& f) {
+  size_t n = f.params().size();
   std::vector<char> known(n, 0);
-  if (!o.has("known")) throw Error("partial_eval needs the option known=I|J|... (input positions), or known=none");
+  if (!o.has("known")) throw Error(f.loc(), "partial_eval needs the option known=I|J|... (input positions), or known=none");
   std::string s = o.get("known");
   if (s == "none") return known;
   if (s == "all") return std::vector<char>(n, 1);
@@ -151,7 +153,8 @@ std::vector<char> parse_known(const PassOptions& o, size_t n) {
       used = 0;
     }
     if (used != part.size() || part.empty() || i < 0 || i >= static_cast<int64_t>(n))
-      throw Error("partial_eval: known=" + s + ": '" + part + "' is not an input position in 0.." + std::to_string(n - 1));
+      throw Error(f.loc(), "partial_eval: known=" + s + ": '" + part + "' is not an input position of @" + f.name() +
+                               (n ? " (0.." + std::to_string(n - 1) + ")" : " (it has no inputs)"));
     known[i] = 1;
   }
   return known;
@@ -344,19 +347,17 @@ Module with_split(const Module& m, const Split& s) {
 }  // namespace
 
 Module partial_eval_pass(const Module& m, const PassOptions& o) {
-  for (const auto& [k, v] : o.values)
-    if (k != "known" && k != "func") throw Error("partial_eval: unknown option '" + k + "' (known: known=, func=)");
-  std::string name = o.get("func", "main");
-  BodyPtr f = m.entry(name);
-  std::vector<char> known = parse_known(o, f->params().size());
+  BodyPtr f = entry_function(m, o, "partial_eval");
+  const std::string& name = f->name();
+  std::vector<char> known = parse_known(o, *f);
   Split s = partial_eval_body(*f, known, std::vector<char>(f->outputs().size(), 0), m.unique_name(name + "_known"),
                               m.unique_name(name + "_unknown"));
   return with_split(m, s);
 }
 
 Module linearize_pass(const Module& m, const PassOptions& o) {
-  std::string name = o.get("func", "main");
-  BodyPtr f = m.entry(name);
+  BodyPtr f = entry_function(m, o, "linearize");
+  const std::string& name = f->name();
   size_t num_primals = f->params().size(), num_primal_outs = f->outputs().size();
   Module jm = jvp_pass(m, o);
   BodyPtr j = jm.entry(name);

@@ -25,11 +25,37 @@ struct PassOptions {
 
 using PassFn = Module (*)(const Module&, const PassOptions&);
 
+// One option a pass accepts, declared with the pass (as an MLIR pass declares
+// its Option<>s). The pipeline parser rejects options a pass does not declare
+// and values of the wrong type, naming the column; the pass itself interprets
+// list values (it knows how many inputs there are).
+enum class OptionType {
+  Int,     // a decimal integer
+  Choice,  // one of the words in `choices` ("lower|keep")
+  List,    // positions or words separated by '|' ("0|2", "0|none|1")
+  Symbol,  // a function name
+};
+
+struct PassOptionInfo {
+  const char* name;
+  OptionType type;
+  const char* default_value;  // as the help shows it; "" when the option is required
+  const char* help;
+  const char* choices = "";   // Choice: the allowed words, '|'-separated
+};
+
 struct PassInfo {
   const char* name;
   const char* summary;
   PassFn run;
+  std::vector<PassOptionInfo> options;
+  const PassOptionInfo* option(std::string_view name) const;
 };
+
+// "int", "lower|keep", "I|J|...", "NAME": how the help writes an option's values.
+std::string option_type_str(const PassOptionInfo& o);
+// Every pass with its options, for `tessera opt --help` and --list-passes.
+std::string describe_passes();
 
 // Every pass, by name (transforms/pass_manager.cpp).
 const std::vector<PassInfo>& all_passes();
@@ -69,6 +95,9 @@ Module partial_eval_pass(const Module& m, const PassOptions& o);  // partial_eva
 Module linearize_pass(const Module& m, const PassOptions& o);     // partial_eval.cpp
 
 // Building blocks the passes share.
+// The function named by the option `func` (default main); an Error naming the
+// pass when there is none or the symbol is a kernel or index map.
+BodyPtr entry_function(const Module& m, const PassOptions& o, std::string_view pass);
 // `b` with dead ops removed (the same pointer when nothing is dead).
 BodyPtr dce_body(const BodyPtr& b);
 

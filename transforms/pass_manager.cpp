@@ -1,5 +1,6 @@
 // The pass manager: parses `vmap{axis_size=3,in_axes=0|none},jvp,dce` and runs
 // the named passes in order, optionally printing and verifying after each.
+#include <algorithm>
 #include <cctype>
 #include <ostream>
 
@@ -30,16 +31,73 @@ int64_t PassOptions::get_int(std::string_view key, int64_t fallback) const {
 }
 
 const std::vector<PassInfo>& all_passes() {
+  // `func` in every pass: the function it transforms (`--func` sets it for the
+  // steps that do not name one).
+  auto func = [](const char* default_value, const char* help) {
+    return PassOptionInfo{"func", OptionType::Symbol, default_value, help};
+  };
+  const PassOptionInfo wrt{"wrt", OptionType::List, "every float input", "the inputs to differentiate, e.g. 0|2"};
   static const std::vector<PassInfo> passes = {
-      {"dce", "remove ops whose results are unused and that have no effects", dce_pass},
+      {"dce", "remove ops whose results are unused and that have no effects", dce_pass,
+       {func("main", "must name a function; dce simplifies every symbol")}},
       {"discharge", "turn Ref effects into pure value threading; pallas_call becomes a loop over its grid",
-       discharge_pass},
-      {"jvp", "forward-mode differentiation", jvp_pass},
-      {"vmap", "batching over a new leading axis", vmap_pass},
-      {"partial_eval", "split into known and unknown parts", partial_eval_pass},
-      {"linearize", "jvp then partial eval into primal and linear tangent functions", linearize_pass},
+       discharge_pass,
+       {{"pallas_call", OptionType::Choice, "lower",
+         "lower: a pallas_call becomes a loop over its grid; keep: it stays, its Ref inputs become aliased outputs",
+         "lower|keep"},
+        func("main", "must name a function; discharge transforms every function")}},
+      {"jvp", "forward-mode differentiation", jvp_pass,
+       {wrt, func("main", "the function to differentiate (its jvp takes its name)")}},
+      {"vmap", "batching over a new leading axis", vmap_pass,
+       {{"axis_size", OptionType::Int, "", "the batch size (required, >= 1)"},
+        {"in_axes", OptionType::List, "0 for every input", "per input, the batched axis or none, e.g. 0|none|1"},
+        func("main", "the function to batch (its batched form takes its name)")}},
+      {"partial_eval", "split into known and unknown parts", partial_eval_pass,
+       {{"known", OptionType::List, "", "the inputs known now (required): positions such as 0|2, or all, or none"},
+        func("main", "the function to split into NAME_known and NAME_unknown")}},
+      {"linearize", "jvp then partial eval into primal and linear tangent functions", linearize_pass,
+       {wrt, func("main", "the function to linearize into NAME_primal and NAME_tangent")}},
   };
   return passes;
+}
+
+BodyPtr entry_function(const Module& m, const PassOptions& o, std::string_view pass) {
+  std::string name = o.get("func", "main");
+  BodyPtr f = m.find(name);
+  if (!f) throw Error(std::string(pass) + ": no function @" + name + " in module");
+  if (f->kind() != BodyKind::func)
+    throw Error(f->loc(), std::string(pass) + ": @" + name + " is " + std::string(body_kind_name(f->kind())) +
+                              ", not a func; func= names the function to transform");
+  return f;
+}
+
+const PassOptionInfo* PassInfo::option(std::string_view opt) const {
+  for (const PassOptionInfo& o : options)
+    if (opt == o.name) return &o;
+  return nullptr;
+}
+
+std::string option_type_str(const PassOptionInfo& o) {
+  switch (o.type) {
+    case OptionType::Int: return "N";
+    case OptionType::Choice: return o.choices;
+    case OptionType::List: return "I|J|...";
+    case OptionType::Symbol: return "NAME";
+  }
+  return "";
+}
+
+std::string describe_passes() {
+  std::string out;
+  for (const PassInfo& p : all_passes()) {
+    out += std::string(p.name) + ": " + p.summary + "\n";
+    for (const PassOptionInfo& o : p.options) {
+      std::string head = "    " + std::string(o.name) + "=" + option_type_str(o);
+      head.resize(std::max<size_t>(head.size() + 1, 28), ' ');
+      out += head + o.help + (*o.default_value ? std::string(" (default: ") + o.default_value + ")" : "") + "\n";
+    }
+  }
+  return out;
 }
 
 const PassInfo* find_pass(std::string_view name) {
@@ -60,6 +118,32 @@ std::string known_passes() {
 
 [[noreturn]] void syntax_error(std::string_view text, size_t pos, const std::string& what) {
   throw Error("bad pipeline '" + std::string(text) + "' at column " + std::to_string(pos + 1) + ": " + what);
+}
+
+std::string option_names(const PassInfo& p) {
+  std::string s;
+  for (const PassOptionInfo& o : p.options) s += (s.empty() ? "" : ", ") + std::string(o.name);
+  return s;
+}
+
+bool is_integer(const std::string& s) {
+  size_t k = s[0] == '-' || s[0] == '+' ? 1 : 0;
+  if (k == s.size() || s.size() - k > 18) return false;
+  for (; k < s.size(); ++k)
+    if (!std::isdigit(static_cast<unsigned char>(s[k]))) return false;
+  return true;
+}
+
+// The types the parser can check without the module: integers and choices.
+void check_value(std::string_view text, size_t pos, const PassOptionInfo& o, const std::string& value) {
+  if (o.type == OptionType::Int && !is_integer(value))
+    syntax_error(text, pos, "option '" + std::string(o.name) + "' takes an integer, got '" + value + "'");
+  if (o.type == OptionType::Choice) {
+    std::string choices = o.choices;
+    std::string padded = "|" + choices + "|";
+    if (padded.find("|" + value + "|") == std::string::npos)
+      syntax_error(text, pos, "option '" + std::string(o.name) + "' is one of " + choices + ", got '" + value + "'");
+  }
 }
 
 }  // namespace
@@ -90,6 +174,9 @@ std::vector<PipelineStep> parse_pipeline(std::string_view text) {
         while (i < n && is_name_char(text[i])) ++i;
         if (i == ks) syntax_error(text, i, "expected an option name");
         std::string key(text.substr(ks, i - ks));
+        const PassInfo* pass = find_pass(step.name);
+        const PassOptionInfo* decl = pass->option(key);
+        if (!decl) syntax_error(text, ks, "pass '" + step.name + "' has no option '" + key + "' (its options: " + option_names(*pass) + ")");
         skip_ws();
         if (i >= n || text[i] != '=') syntax_error(text, i, "expected '=' after option '" + key + "'");
         ++i;
@@ -103,6 +190,7 @@ std::vector<PipelineStep> parse_pipeline(std::string_view text) {
         while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front()))) value.erase(value.begin());
         if (value.empty()) syntax_error(text, vs, "option '" + key + "' has no value");
         if (step.options.has(key)) syntax_error(text, ks, "option '" + key + "' given twice");
+        check_value(text, vs, *decl, value);
         step.options.values[key] = value;
         if (i < n && text[i] == ',') ++i, skip_ws();
       }

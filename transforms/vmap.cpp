@@ -117,7 +117,7 @@ BodyPtr vmap_body(Ctx& ctx, const Body& src, const std::string& name, BodyKind k
 namespace tessera {
 
 Module vmap_pass(const Module& m, const PassOptions& o) {
-  BodyPtr main = m.entry();
+  BodyPtr main = entry_function(m, o, "vmap");
   int64_t size = o.get_int("axis_size", -1);
   if (size < 1) throw Error(main->loc(), "vmap needs axis_size=N with N >= 1");
   size_t n = main->params().size();

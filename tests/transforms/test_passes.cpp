@@ -95,7 +95,7 @@ TEST_CASE("pipeline parsing: clear errors") {
         std::string::npos);
   CHECK(error_of([] { parse_pipeline("vmap{axis_size=}"); }).find("has no value") != std::string::npos);
   CHECK(error_of([] { parse_pipeline("dce jvp"); }).find("expected ','") != std::string::npos);
-  CHECK(error_of([] { parse_pipeline("vmap{a=1,a=2}"); }).find("given twice") != std::string::npos);
+  CHECK(error_of([] { parse_pipeline("vmap{in_axes=1,in_axes=2}"); }).find("given twice") != std::string::npos);
   PassOptions o;
   o.values["n"] = "3x";
   CHECK(error_of([&] { o.get_int("n", 0); }).find("not an integer") != std::string::npos);
@@ -116,7 +116,34 @@ func @main(%x: f32[4]) -> f32[4] {
   Module out = run_pipeline(m, "dce,dce", po);
   CHECK(count_ops(*out.entry()) == 1);
   CHECK(log.str().find("after dce") != std::string::npos);
-  CHECK(error_of([&] { run_pipeline(m, "discharge{mode=fast}"); }).find("unknown option 'mode'") != std::string::npos);
+  CHECK(error_of([&] { run_pipeline(m, "discharge{mode=fast}"); }).find("pass 'discharge' has no option 'mode'") !=
+        std::string::npos);
+}
+
+// Issue 10, item 14: options are declared with each pass and checked by the
+// pipeline parser, which names the column.
+TEST_CASE("pipeline parsing: every pass rejects an option it does not declare, and values of the wrong type") {
+  for (const PassInfo& p : all_passes()) {
+    CAPTURE(p.name);
+    std::string pipeline = "dce," + std::string(p.name) + "{bogus=1}";
+    CHECK(error_of([&] { parse_pipeline(pipeline); }) ==
+          "error: bad pipeline '" + pipeline + "' at column " + std::to_string(6 + std::string(p.name).size()) +
+              ": pass '" + p.name + "' has no option 'bogus' (its options: " +
+              [&] {
+                std::string s;
+                for (const PassOptionInfo& o : p.options) s += (s.empty() ? "" : ", ") + std::string(o.name);
+                return s;
+              }() + ")");
+    REQUIRE(p.option("func"));  // every pass honours --func
+    for (const PassOptionInfo& o : p.options) CHECK(describe_passes().find(std::string("    ") + o.name + "=") != std::string::npos);
+  }
+  CHECK(error_of([] { parse_pipeline("jvp{wtr=5}"); }).find("at column 5: pass 'jvp' has no option 'wtr' (its options: wrt, func)") !=
+        std::string::npos);
+  CHECK(error_of([] { parse_pipeline("vmap{axis_size=3x}"); }).find("at column 16: option 'axis_size' takes an integer, got '3x'") !=
+        std::string::npos);
+  CHECK(error_of([] { parse_pipeline("discharge{pallas_call=fast}"); })
+            .find("at column 23: option 'pallas_call' is one of lower|keep, got 'fast'") != std::string::npos);
+  CHECK(parse_pipeline("discharge{pallas_call=keep}")[0].options.get("pallas_call") == "keep");
 }
 
 // ---- dce ------------------------------------------------------------------------
@@ -269,6 +296,34 @@ func @f(%x: f32[4], %y: f32[4]) -> f32[4] { %a = exp %x  %b = mul %a, %y  return
   CHECK(out.find("f_known"));
   CHECK(out.find("f_unknown"));
   CHECK_FALSE(out.find("main_known"));
+  // jvp, vmap and linearize transform @f, not @main (issue 10, item 14).
+  Module j = run_pipeline(m, "jvp", po);
+  CHECK(j.entry("f")->params().size() == 4);
+  CHECK(j.entry("main")->params().size() == 1);
+  Module v = run_pipeline(m, "vmap{axis_size=3}", po);
+  CHECK(v.entry("f")->params()[0]->type.str() == "f32[3,4]");
+  CHECK(v.entry("main")->params()[0]->type.str() == "f32[4]");
+  Module l = run_pipeline(m, "linearize", po);
+  REQUIRE(l.find("f_tangent"));
+  CHECK(l.entry("f_tangent")->ops().size() >= 3);  // d(exp(x) y) = exp(x) y_dot + x_dot exp(x) y
+  CHECK_FALSE(l.find("main_tangent"));
+  // A step's own func= wins over --func; a missing function or a kernel is an error.
+  CHECK(run_pipeline(m, "jvp{func=main}", po).entry("main")->params().size() == 2);
+  po.entry = "g";
+  for (const PassInfo& p : all_passes()) {
+    CAPTURE(p.name);
+    std::string step = std::string(p.name) + (p.name == std::string("vmap") ? "{axis_size=2}" : p.name == std::string("partial_eval") ? "{known=0}" : "");
+    CHECK(error_of([&] { run_pipeline(m, step, po); }).find("no function @g in module") != std::string::npos);
+  }
+  Module with_kernel = parse("kernel @k(%x: ref<f32[4], vmem>) { swap %x[:], 1.0 }\nfunc @main(%x: f32[4]) -> f32[4] { return %x }");
+  po.entry = "k";
+  CHECK(error_of([&] { run_pipeline(with_kernel, "jvp", po); }) == "test.tsr:1:1: error: jvp: @k is kernel, not a func; func= names the function to transform");
+}
+
+TEST_CASE("partial_eval: a known= position out of range is located at the function") {
+  Module m = parse("\nfunc @main(%x: f32[4]) -> f32[4] { return %x }");
+  CHECK(error_of([&] { run_pipeline(m, "partial_eval{known=99}"); }) ==
+        "test.tsr:2:1: error: partial_eval: known=99: '99' is not an input position of @main (0..0)");
 }
 
 // ---- discharge ------------------------------------------------------------------
@@ -457,6 +512,142 @@ func @main(%x: f32[20,6], %c: f32[3,6], %z: f32[20,6]) -> (f32[20,6], f32[20,6])
   auto stateful = interp::run_function(m, "main", in);
   require_close(got[0], stateful[0]);
   require_close(got[1], stateful[1]);
+}
+
+// Kernels that write their input blocks (issue 10, item 8). The interpreter
+// copies an input block in only when its start changes and never back, so a
+// write is seen by the following steps on the same block and by nobody else.
+TEST_CASE("discharge: writes to input blocks are seen exactly as the interpreter sees them") {
+  // JAX's test_correct_number_of_stores, on a (2, 8) grid: a vmem input block
+  // that stays put along j accumulates, and a whole SMEM counter input counts
+  // every step; neither write leaves the call (%s is returned unchanged).
+  Module counter = parse(R"(
+index_map @row(%i: i32, %j: i32) -> (i32, i32) { return %i, 0 }
+index_map @step(%i: i32, %j: i32) -> (i32) {
+  %k = mul %i, 8
+  %n = add %k, %j
+  return %n
+}
+kernel @k(%x: ref<f32[1,4], vmem>, %s: ref<i32[1], smem>, %o: ref<f32[1,4], vmem>, %c: ref<i32[1], smem>) {
+  %v = get %s[0]
+  %xv = get %x[:, :]
+  %f = convert_element_type[new_dtype=f32] %v
+  %y = add %xv, %f
+  swap %x[:, :], %y
+  %v1 = add %v, 1
+  swap %s[0], %v1
+  %z = get %x[:, :]
+  swap %o[:, :], %z
+  swap %c[0], %v
+}
+func @main(%x: f32[2,4], %s: i32[1]) -> (f32[2,4], i32[16], i32[1]) {
+  %o, %c = pallas_call[kernel=@k, grid=(2, 8), in_specs=[spec((1, 4), @row), spec(mem=smem)],
+                       out_specs=[spec((1, 4), @row), spec((1), @step, mem=smem)],
+                       out_shapes=[f32[2,4], i32[16]]] %x, %s
+  return %o, %c, %s
+})");
+  // The block index goes 0, 0, 1, 1, 0: coming back to block 0 copies it in
+  // again from the array, which the kernel's writes never reached.
+  Module revisit = parse(R"(
+index_map @half(%i: i32) -> (i32, i32) {
+  %h = div %i, 2
+  %r = rem %h, 2
+  return %r, 0
+}
+index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f32[1,4], vmem>, %o: ref<f32[4], vmem>) {
+  addupdate %x[:, :], 1.0
+  %v = get %x[0, :]
+  swap %o[:], %v
+}
+func @main(%x: f32[2,4]) -> f32[5,4] {
+  %o = pallas_call[kernel=@k, grid=(5), in_specs=[spec((1, 4), @half)],
+                   out_specs=[spec((squeezed, 4), @row)], out_shapes=[f32[5,4]]] %x
+  return %o
+})");
+  // An input aliased to its output: the written input block stays along j.
+  Module aliased = parse(R"(
+index_map @row(%i: i32, %j: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f32[1,4], vmem>, %o: ref<f32[1,4], vmem>) {
+  %v = get %x[:, :]
+  %w = mul %v, 2.0
+  swap %x[:, :], %w
+  %u = get %x[:, :]
+  %z = add %u, 1.0
+  swap %o[:, :], %z
+}
+func @main(%x: f32[4,4]) -> f32[4,4] {
+  %o = pallas_call[kernel=@k, grid=(4, 3), in_specs=[spec((1, 4), @row)], out_specs=[spec((1, 4), @row)],
+                   out_shapes=[f32[4,4]], input_output_aliases=[(0, 0)]] %x
+  return %o
+})");
+  // An `any` input written by DMA: step i reads row i, which step i-1 wrote.
+  Module dma = parse(R"(
+kernel @k(%x: ref<f32[4,4], any>, %o: ref<f32[4], vmem>, %buf: ref<f32[4], vmem>, %sem: ref<dma_sem[1], semaphore>) {
+  %i = program_id[axis=0]
+  dma_start %x[%i, :], %buf[:], %sem[0]
+  dma_wait %sem[0], %buf[:]
+  %v = get %buf[:]
+  swap %o[:], %v
+  %w = add %v, 10.0
+  swap %buf[:], %w
+  %n = add %i, 1
+  %m = rem %n, 4
+  dma_start %buf[:], %x[%m, :], %sem[0]
+  dma_wait %sem[0], %x[%m, :]
+}
+index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
+func @main(%x: f32[4,4]) -> (f32[4,4], f32[4,4]) {
+  %o = pallas_call[kernel=@k, grid=(4), in_specs=[spec(mem=any)], out_specs=[spec((squeezed, 4), @row)],
+                   out_shapes=[f32[4,4]], scratch=[ref<f32[4], vmem>, ref<dma_sem[1], semaphore>]] %x
+  return %o, %x
+})");
+
+  auto discharged = [](const Module& m) {
+    require_verifies(m);
+    Module out = run_pipeline(m, "discharge,dce");
+    require_verifies(out);
+    CHECK_FALSE(has_ref_anywhere(out));
+    return out;
+  };
+  auto same_as_stateful = [&](const Module& m, const std::vector<Array>& in) {
+    auto want = interp::run_function(m, "main", in);
+    auto got = interp::run_function(discharged(m), "main", in);
+    REQUIRE(got.size() == want.size());
+    for (size_t o = 0; o < got.size(); ++o) {
+      CAPTURE(o);
+      require_close(got[o], want[o], 0);
+    }
+    return got;
+  };
+
+  SUBCASE("an input block and an SMEM counter input (JAX's test_correct_number_of_stores)") {
+    std::vector<Array> in{Array(DType::f32, {2, 4}), Array(DType::i32, {1})};
+    auto got = same_as_stateful(counter, in);
+    // Row i holds the sum of the counter over its 8 steps: 0+..+7, 8+..+15.
+    for (int64_t e = 0; e < 8; ++e) CHECK(got[0].get(e) == (e < 4 ? 28 : 92));
+    for (int64_t e = 0; e < 16; ++e) CHECK(got[1].get(e) == e);
+    CHECK(got[2].get(0) == 0);
+  }
+  SUBCASE("a written block is copied in again when the index comes back") {
+    auto in = random_inputs(*revisit.entry(), 5);
+    auto got = same_as_stateful(revisit, in);
+    const int64_t block[5] = {0, 0, 1, 1, 0}, adds[5] = {1, 2, 1, 2, 1};
+    for (int64_t r = 0; r < 5; ++r)
+      for (int64_t c = 0; c < 4; ++c) CHECK(got[0].get(r * 4 + c) == doctest::Approx(in[0].get(block[r] * 4 + c) + adds[r]));
+  }
+  SUBCASE("an input aliased to an output") {
+    auto in = random_inputs(*aliased.entry(), 6);
+    auto got = same_as_stateful(aliased, in);
+    for (int64_t e = 0; e < 16; ++e) CHECK(got[0].get(e) == doctest::Approx(8 * in[0].get(e) + 1));
+  }
+  SUBCASE("an any input written by DMA") {
+    auto in = random_inputs(*dma.entry(), 7);
+    auto got = same_as_stateful(dma, in);
+    for (int64_t r = 0; r < 4; ++r)
+      for (int64_t c = 0; c < 4; ++c) CHECK(got[0].get(r * 4 + c) == doctest::Approx(in[0].get(c) + 10 * r));
+    require_close(got[1], in[0], 0);
+  }
 }
 
 TEST_CASE("discharge: control flow threads Refs (for, while, scan, run_scoped, dynamic grid)") {
