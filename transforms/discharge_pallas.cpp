@@ -20,8 +20,8 @@
 // Outputs start as zeros unless aliased to an input (then they start as it and
 // the input's blocks are read from the output being built, since both share a
 // buffer). Scratch starts as zeros and persists across iterations. An input
-// block the kernel writes is a carry too, refilled only when its start changes
-// (see WrittenInput).
+// block the kernel writes, or one aliased to an output, is a carry too,
+// refilled only when its start changes (see ResidentInput).
 // A batched call's vmapped grid axes (vmapped_dims) are hidden from the kernel:
 // its program_id(a) / num_programs(a) count the other axes, as in Pallas.
 // BoundedSlice block dims are an Error.
@@ -220,14 +220,15 @@ Value write_block(Builder& b, Value arr, const Mapping& mp, const std::vector<Va
   return b.emit1("dynamic_update_slice", ops);
 }
 
-// An input block the kernel writes. The TPU pipeline (and the interpreter,
-// after jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py) copies an
-// input block into its buffer only at the first grid step and when the block's
-// start changes, and never copies it back: the kernel's writes are seen by the
-// later steps that stay on the same block, and by nobody else. So the loop
-// carries the block buffer and the previous starts, and refills the buffer
-// only when the starts change.
-struct WrittenInput {
+// An input block whose buffer persists between steps. The TPU pipeline (and
+// the interpreter, after jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py)
+// copies an input block into its buffer only at the first grid step and when
+// the block's start changes, and never copies it back: the kernel's writes are
+// seen by the later steps that stay on the same block, and by nobody else; and
+// an aliased input keeps the contents it was copied in with while the output
+// writes the shared buffer. So the loop carries the block buffer and the
+// previous starts, and refills the buffer only when the starts change.
+struct ResidentInput {
   int block_carry = -1;              // the block buffer (the whole array when whole)
   std::vector<int> start_carry;      // per dim: the previous start; -1 where it is a literal
 };
@@ -236,7 +237,7 @@ bool kernel_writes(const Effects& fx, int param) { return fx.writes(param) || fx
 
 // The block the kernel sees at this step: the carried buffer while the starts
 // stay put, a fresh read of `src` at the first step and after a move.
-Value resident_block(Builder& lb, Value iv, const WrittenInput& w, const std::vector<Value>& kparams,
+Value resident_block(Builder& lb, Value iv, const ResidentInput& w, const std::vector<Value>& kparams,
                      const std::vector<Value>& starts, Value fresh) {
   Value moved = lb.emit1("eq", {iv, Literal::of_int(DType::i32, 0)});
   for (size_t d = 0; d < w.start_carry.size(); ++d)
@@ -299,21 +300,24 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   }
 
   // Loop layout: i, consts [sp..., dyn sizes..., plain inputs...], carries
-  // [outputs..., Ref inputs..., scratch..., written input blocks..., their
+  // [outputs..., Ref inputs..., scratch..., resident input blocks..., their
   // previous starts...].
   std::vector<Value> consts, carries;
   for (int j = 0; j < nsp; ++j) consts.push_back(d.val(op.operands[g.scalar_prefetch_operand(j)], env, op));
   consts.insert(consts.end(), dyn_sizes.begin(), dyn_sizes.end());
   std::vector<int> const_of_input(nin, -1), carry_of_input(nin, -1), carry_of_scratch;
-  // Inputs whose block the kernel writes (Ref inputs are carried whole anyway).
+  // Inputs whose block buffer must persist between steps: the kernel writes
+  // it, or it is aliased to an output whose writes change its source under it
+  // (Ref inputs are carried whole anyway).
   Effects kernel_fx = compute_effects(*g.kernel);
-  std::vector<std::optional<WrittenInput>> written(nin);
+  std::vector<std::optional<ResidentInput>> resident(nin);
   for (int i = 0; i < nin; ++i)
-    if (ref_slot[i] < 0 && !shares_output_buffer(i) && kernel_writes(kernel_fx, g.input_param(i)))
-      written[i].emplace();
+    if (ref_slot[i] < 0 && !shares_output_buffer(i) &&
+        (kernel_writes(kernel_fx, g.input_param(i)) || alias_of_input[i] >= 0))
+      resident[i].emplace();
   for (int i = 0; i < nin; ++i) {
     if (ref_slot[i] >= 0 || alias_of_input[i] >= 0) continue;
-    if (written[i] && maps[i].whole) continue;  // its block carry starts as the input and is never refilled
+    if (resident[i] && maps[i].whole) continue;  // its block carry starts as the input and is never refilled
     const_of_input[i] = static_cast<int>(consts.size());
     consts.push_back(pad_to(b, in_vals[i], maps[i].lo, maps[i].hi));
   }
@@ -336,8 +340,8 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     carries.push_back(zeros(b, Type::array(t.array_type())));
   }
   for (int i = 0; i < nin; ++i) {
-    if (!written[i]) continue;
-    written[i]->block_carry = static_cast<int>(carries.size());
+    if (!resident[i]) continue;
+    resident[i]->block_carry = static_cast<int>(carries.size());
     const Type& t = g.in_types[i];
     carries.push_back(maps[i].whole ? in_vals[i] : zeros(b, Type::array(t.dtype(), maps[i].kernel_shape)));
   }
@@ -362,7 +366,7 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   for (size_t s = 0; s < g.scratch_types.size(); ++s)
     if (carry_of_scratch[s] >= 0) carry_names.push_back(kname(g.scratch_param(static_cast<int>(s))));
   for (int i = 0; i < nin; ++i)
-    if (written[i]) carry_names.push_back(kname(g.input_param(i)) + "_block");
+    if (resident[i]) carry_names.push_back(kname(g.input_param(i)) + "_block");
   std::vector<Value> cparams, kparams;
   for (size_t c = 0; c < consts.size(); ++c) cparams.push_back(lb.param(consts[c].type(), const_names.at(c)));
   for (size_t c = 0; c < carries.size(); ++c) kparams.push_back(lb.param(carries[c].type(), carry_names.at(c)));
@@ -397,16 +401,16 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
       if (!maps[e].whole && g.spec(e).index_map == g.spec(m).index_map && g.dims(e) == g.dims(m)) same = e;
     starts[m] = same >= 0 ? starts[same] : block_starts(lb, maps[m], im.eval(g.spec(m).index_map, g.array(m).rank()));
   }
-  // The previous starts of written input blocks: the last carries, one per
+  // The previous starts of resident input blocks: the last carries, one per
   // start that is not a constant (known only now that the maps are inlined).
   for (int i = 0; i < nin; ++i) {
-    if (!written[i] || maps[i].whole) continue;
+    if (!resident[i] || maps[i].whole) continue;
     for (size_t dim = 0; dim < starts[i].size(); ++dim) {
       if (starts[i][dim].is_literal()) {
-        written[i]->start_carry.push_back(-1);
+        resident[i]->start_carry.push_back(-1);
         continue;
       }
-      written[i]->start_carry.push_back(static_cast<int>(carries.size()));
+      resident[i]->start_carry.push_back(static_cast<int>(carries.size()));
       carries.push_back(Literal::of_int(DType::i32, 0));
       kparams.push_back(lb.param(Type::scalar(DType::i32), kname(g.input_param(i)) + "_start" + std::to_string(dim)));
     }
@@ -440,12 +444,12 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     int o = alias_of_input[i];
     if (shares_output_buffer(i)) {
       in_slot[i] = out_slot[o];
-    } else if (written[i] && maps[i].whole) {
-      in_slot[i] = kenv.new_slot(kparams[written[i]->block_carry]);
+    } else if (resident[i] && maps[i].whole) {
+      in_slot[i] = kenv.new_slot(kparams[resident[i]->block_carry]);
     } else {
       Value src = o >= 0 ? kparams[o] : carry_of_input[i] >= 0 ? kparams[carry_of_input[i]] : cparams[const_of_input[i]];
       Value block = read_block(lb, src, maps[i], starts[i]);
-      if (written[i]) block = resident_block(lb, iv, *written[i], kparams, starts[i], block);
+      if (resident[i]) block = resident_block(lb, iv, *resident[i], kparams, starts[i], block);
       in_slot[i] = kenv.new_slot(block);
     }
     kenv.slot_of[p] = in_slot[i];
@@ -465,10 +469,10 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   for (size_t s = 0; s < g.scratch_types.size(); ++s)
     if (carry_of_scratch[s] >= 0) next[carry_of_scratch[s]] = kenv.slots[kenv.slot_of.at(k.params()[g.scratch_param(static_cast<int>(s))])];
   for (int i = 0; i < nin; ++i) {
-    if (!written[i]) continue;
-    next[written[i]->block_carry] = kenv.slots[in_slot[i]];
-    for (size_t dim = 0; dim < written[i]->start_carry.size(); ++dim)
-      if (written[i]->start_carry[dim] >= 0) next[written[i]->start_carry[dim]] = starts[i][dim];
+    if (!resident[i]) continue;
+    next[resident[i]->block_carry] = kenv.slots[in_slot[i]];
+    for (size_t dim = 0; dim < resident[i]->start_carry.size(); ++dim)
+      if (resident[i]->start_carry[dim] >= 0) next[resident[i]->start_carry[dim]] = starts[i][dim];
   }
   lb.ret(next);
 
