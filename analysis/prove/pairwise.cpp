@@ -14,6 +14,8 @@
 // and P[d1] == R[d1]) -- the only way one permutation per axis can fail to
 // order them. A revisit is such P, Q, R with block(P) == block(R) !=
 // block(Q). docs/prove.md has the argument.
+#include <functional>
+
 #include "analysis/prove/block_region.h"
 #include "analysis/prove/call_context.h"
 
@@ -82,10 +84,23 @@ z3::expr blocks_overlap(CallContext& c, int ma, const MapAt& A, int mb, const Ma
 
 }  // namespace
 
-Obligation prove_alias_parallel_safety(CallContext& c, int in, int out) {
+namespace {
+
+// A counterexample to a parallel-overlap query: the two points, the axis they
+// differ on, and the block indices of the two mappings there.
+struct Overlap {
+  std::vector<int64_t> a, b, block_a, block_b;
+  int axis;
+};
+
+// Two grid points on different parallel positions whose blocks of mappings
+// `ma` (at the first) and `mb` (at the second) share an element of one
+// buffer. Blocks race when they overlap, not only when their indices are
+// equal: Element and BoundedSlice blocks at different indices can overlap.
+Obligation parallel_overlap(CallContext& c, int ma, int mb, const std::string& subject, const std::string& query,
+                            const std::function<std::string(const Overlap&)>& message) {
   Timer timer;
-  int mo = c.g.num_inputs() + out;
-  Obligation ob = obligation(c.name, c.subject(in), "parallel safety");
+  Obligation ob = obligation(c.name, subject, "parallel safety");
   std::vector<int> par = parallel_axes(c);
   if (par.empty()) {
     ob.verdict = Verdict::proved;
@@ -94,81 +109,56 @@ Obligation prove_alias_parallel_safety(CallContext& c, int in, int out) {
     ob.millis = timer.millis();
     return ob;
   }
-  // Input `in` is read from the buffer output `out` writes: a point reading a
-  // block that a point on another parallel position writes races with it.
   std::vector<z3::expr> q = c.base_facts;
   std::vector<Sym> pa = c.make_point("a", q), pb = c.make_point("b", q);
-  MapAt A = c.encode_map(in, pa), B = c.encode_map(mo, pb);
+  MapAt A = c.encode_map(ma, pa), B = c.encode_map(mb, pb);
   CallContext::add_facts(*A.enc, q, true);
   CallContext::add_facts(*B.enc, q, true);
   z3::expr differ = c.ctx.bool_val(false);
   for (int a : par) differ = differ || pa[a].e != pb[a].e;
   q.push_back(differ);
-  q.push_back(blocks_overlap(c, in, A, mo, B));
-  QueryResult r = c.solver.check(q, ob.subject + ".alias_parallel_safety");
+  q.push_back(blocks_overlap(c, ma, A, mb, B));
+  QueryResult r = c.solver.check(q, subject + "." + query);
   ob.method = "z3";
   ob.queries = 1;
   if (r.result == z3::unsat) ob.verdict = Verdict::proved;
   else if (r.result == z3::unknown) ob.detail = "(" + r.reason + ")";
   else {
-    std::vector<int64_t> a = c.eval(*r.model, pa), b = c.eval(*r.model, pb);
-    int axis = par[0];
+    Overlap o{c.eval(*r.model, pa), c.eval(*r.model, pb), c.eval(*r.model, A.outputs), c.eval(*r.model, B.outputs), par[0]};
     for (int x : par)
-      if (a[x] != b[x]) { axis = x; break; }
-    ob.grid_points = {a, b};
-    finish_unknown_or_failed(ob, opaque_of({&A, &B}),
-                             "at grid points " + tuple_str(a) + " and " + tuple_str(b) + ": they differ on parallel axis " +
-                                 std::to_string(axis) + ", but " + tuple_str(a) + " reads block " +
-                                 tuple_str(c.eval(*r.model, A.outputs)) + " of in[" + std::to_string(in) + "] while " +
-                                 tuple_str(b) + " writes block " + tuple_str(c.eval(*r.model, B.outputs)) + " of out[" +
-                                 std::to_string(out) + "], which aliases it (input_output_aliases), and the blocks overlap");
+      if (o.a[x] != o.b[x]) {
+        o.axis = x;
+        break;
+      }
+    ob.grid_points = {o.a, o.b};
+    finish_unknown_or_failed(ob, opaque_of({&A, &B}), message(o));
   }
   ob.millis = timer.millis();
   return ob;
 }
 
+std::string points_differ(const Overlap& o) {
+  return "at grid points " + tuple_str(o.a) + " and " + tuple_str(o.b) + ": they differ on parallel axis " +
+         std::to_string(o.axis);
+}
+
+}  // namespace
+
+// Input `in` is read from the buffer output `out` writes: a point reading a
+// block that a point on another parallel position writes races with it.
+Obligation prove_alias_parallel_safety(CallContext& c, int in, int out) {
+  return parallel_overlap(c, in, c.g.num_inputs() + out, c.subject(in), "alias_parallel_safety", [&](const Overlap& o) {
+    return points_differ(o) + ", but " + tuple_str(o.a) + " reads block " + tuple_str(o.block_a) + " of in[" +
+           std::to_string(in) + "] while " + tuple_str(o.b) + " writes block " + tuple_str(o.block_b) + " of out[" +
+           std::to_string(out) + "], which aliases it (input_output_aliases), and the blocks overlap";
+  });
+}
+
 Obligation prove_parallel_safety(CallContext& c, int out) {
-  Timer timer;
   int m = c.g.num_inputs() + out;
-  Obligation ob = obligation(c.name, c.subject(m), "parallel safety");
-  // Safety concerns every parallel axis, prefix or not.
-  std::vector<int> par = parallel_axes(c);
-  if (par.empty()) {
-    ob.verdict = Verdict::proved;
-    ob.method = "trivial";
-    ob.detail = "no parallel axis has more than one point";
-    ob.millis = timer.millis();
-    return ob;
-  }
-  std::vector<z3::expr> q = c.base_facts;
-  std::vector<Sym> pa = c.make_point("a", q), pb = c.make_point("b", q);
-  MapAt A = c.encode_map(m, pa), B = c.encode_map(m, pb);
-  CallContext::add_facts(*A.enc, q, true);
-  CallContext::add_facts(*B.enc, q, true);
-  z3::expr differ = c.ctx.bool_val(false);
-  for (int a : par) differ = differ || pa[a].e != pb[a].e;
-  q.push_back(differ);
-  // Blocks race when they share an element, not only when their indices are
-  // equal: Element and BoundedSlice blocks at different indices can overlap.
-  BlockGeometry geo = c.g.geometry(m);
-  q.push_back(regions_overlap(c.ctx, block_region(c.ctx, geo, A.outputs), block_region(c.ctx, geo, B.outputs)));
-  QueryResult r = c.solver.check(q, ob.subject + ".parallel_safety");
-  ob.method = "z3";
-  ob.queries = 1;
-  if (r.result == z3::unsat) ob.verdict = Verdict::proved;
-  else if (r.result == z3::unknown) ob.detail = "(" + r.reason + ")";
-  else {
-    std::vector<int64_t> a = c.eval(*r.model, pa), b = c.eval(*r.model, pb);
-    int axis = par[0];
-    for (int x : par)
-      if (a[x] != b[x]) { axis = x; break; }
-    ob.grid_points = {a, b};
-    finish_unknown_or_failed(ob, opaque_of({&A, &B}),
-                             "at grid points " + tuple_str(a) + " and " + tuple_str(b) + ": they differ on parallel axis " +
-                                 std::to_string(axis) + " but both write " + written_blocks(c.eval(*r.model, A.outputs), c.eval(*r.model, B.outputs)));
-  }
-  ob.millis = timer.millis();
-  return ob;
+  return parallel_overlap(c, m, m, c.subject(m), "parallel_safety", [](const Overlap& o) {
+    return points_differ(o) + " but both write " + written_blocks(o.block_a, o.block_b);
+  });
 }
 
 Obligation prove_non_revisiting(CallContext& c, int out) {

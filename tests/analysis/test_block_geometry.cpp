@@ -90,6 +90,20 @@ Array iota_f32(int64_t n) {
   return Array::from_values(DType::f32, {n}, v);
 }
 
+// Proves in[0] bounds of `text`, then runs it on x, stateful and discharged,
+// with padding read as zero: the outputs of both, which must be equal.
+std::vector<Array> prove_run_and_discharge(const std::string& text, const Array& x) {
+  CHECK(find(prove_text(text), "in[0]", "bounds").verdict == prove::Verdict::proved);
+  Module m = parse_module(text, "<test>");
+  verify_or_throw(m);
+  interp::RunOptions opts;
+  opts.uninit = interp::RunOptions::Uninit::zero;
+  std::vector<Array> out = interp::run_function(m, "main", {x}, opts);
+  std::vector<Array> dout = interp::run_function(run_pipeline(m, "discharge,dce"), "main", {x}, opts);
+  for (int64_t e = 0; e < out[0].size(); ++e) CHECK(dout[0].get(e) == out[0].get(e));
+  return out;
+}
+
 TEST_CASE("block geometry: an element index below the padded buffer fails in prove and in run") {
   std::string text = element_program(-8);
   auto obs = prove_text(text);
@@ -109,23 +123,13 @@ TEST_CASE("block geometry: an element index below the padded buffer fails in pro
 }
 
 TEST_CASE("block geometry: an element index into the padding proves and runs, with the padding's offset") {
-  std::string text = element_program(100);
-  auto obs = prove_text(text);
-  CHECK(find(obs, "in[0]", "bounds").verdict == prove::Verdict::proved);
-  Module m = parse_module(text, "<test>");
-  verify_or_throw(m);
-  interp::RunOptions opts;
-  opts.uninit = interp::RunOptions::Uninit::zero;
-  std::vector<Array> out = interp::run_function(m, "main", {iota_f32(256)}, opts);
+  // Discharge reads the same geometry: same numbers (padding is zero there too).
+  std::vector<Array> out = prove_run_and_discharge(element_program(100), iota_f32(256));
   // Block i reads padded [128 i + 100, +128) = array [128 i + 92, +128); past 255 it is padding (zero).
   for (int64_t e = 0; e < 256; ++e) {
     int64_t src = e + 92;
     CHECK(out[0].get(e) == (src < 256 ? static_cast<double>(src) : 0.0));
   }
-  // Discharge reads the same geometry: same numbers (padding is zero there too).
-  Module d = run_pipeline(m, "discharge,dce");
-  std::vector<Array> dout = interp::run_function(d, "main", {iota_f32(256)}, opts);
-  for (int64_t e = 0; e < 256; ++e) CHECK(dout[0].get(e) == out[0].get(e));
 }
 
 // element(6, 1, 0) over f32[16]: the padded buffer is 1 + 16 rounded up to
@@ -150,18 +154,9 @@ func @main(%x: f32[16]) -> f32[16] {
   return %out
 }
 )";
-  auto obs = prove_text(text);
-  CHECK(find(obs, "in[0]", "bounds").verdict == prove::Verdict::proved);
-  Module m = parse_module(text, "<test>");
-  verify_or_throw(m);
-  interp::RunOptions opts;
-  opts.uninit = interp::RunOptions::Uninit::zero;
-  std::vector<Array> out = interp::run_function(m, "main", {iota_f32(16)}, opts);
+  std::vector<Array> out = prove_run_and_discharge(text, iota_f32(16));
   // Output element e is padded element e + 1, i.e. array element e: a copy.
   for (int64_t e = 0; e < 16; ++e) CHECK(out[0].get(e) == static_cast<double>(e));
-  Module d = run_pipeline(m, "discharge,dce");
-  std::vector<Array> dout = interp::run_function(d, "main", {iota_f32(16)}, opts);
-  for (int64_t e = 0; e < 16; ++e) CHECK(dout[0].get(e) == static_cast<double>(e));
 }
 
 // Element blocks at different indices overlap: two parallel points writing
