@@ -233,6 +233,21 @@ struct ResidentInput {
   std::vector<int> start_carry;      // per dim: the previous start; -1 where it is a literal
 };
 
+// An output aliased to an input keeps its block in its own buffer too, and
+// the pipeline copies it back into the shared array only when its start is
+// about to change (and after the last step): until then an aliased input
+// block read from the array sees the array without it. So the loop carries
+// the block buffer and the previous starts, writes the buffer back at the
+// previous starts when the starts change, and once more after the loop.
+using ResidentOutput = ResidentInput;
+
+// The starts the block had at the previous step: carried, or literal.
+std::vector<Value> previous_starts(const ResidentInput& r, const std::vector<Value>& kparams, const std::vector<Value>& starts) {
+  std::vector<Value> prev;
+  for (size_t d = 0; d < r.start_carry.size(); ++d) prev.push_back(r.start_carry[d] >= 0 ? kparams[r.start_carry[d]] : starts[d]);
+  return prev;
+}
+
 bool kernel_writes(const Effects& fx, int param) { return fx.writes(param) || fx.accums(param); }
 
 // The block the kernel sees at this step: the carried buffer while the starts
@@ -346,6 +361,14 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     carries.push_back(maps[i].whole ? in_vals[i] : zeros(b, Type::array(t.dtype(), maps[i].kernel_shape)));
   }
 
+  std::vector<std::optional<ResidentOutput>> lazy(nout);
+  for (int o = 0; o < nout; ++o) {
+    if (alias_of_output[o] < 0 || maps[nin + o].whole) continue;
+    lazy[o].emplace();
+    lazy[o]->block_carry = static_cast<int>(carries.size());
+    carries.push_back(zeros(b, Type::array(g.out_types[o].dtype(), maps[nin + o].kernel_shape)));
+  }
+
   // The loop body.
   BodyPtr w = make_body(g.name.empty() ? "grid_loop" : g.name + "_grid", BodyKind::fn);
   w->set_loc(op.loc);
@@ -367,6 +390,8 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     if (carry_of_scratch[s] >= 0) carry_names.push_back(kname(g.scratch_param(static_cast<int>(s))));
   for (int i = 0; i < nin; ++i)
     if (resident[i]) carry_names.push_back(kname(g.input_param(i)) + "_block");
+  for (int o = 0; o < nout; ++o)
+    if (lazy[o]) carry_names.push_back(kname(g.output_param(o)) + "_block");
   std::vector<Value> cparams, kparams;
   for (size_t c = 0; c < consts.size(); ++c) cparams.push_back(lb.param(consts[c].type(), const_names.at(c)));
   for (size_t c = 0; c < carries.size(); ++c) kparams.push_back(lb.param(carries[c].type(), carry_names.at(c)));
@@ -416,6 +441,19 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     }
   }
 
+  for (int o = 0; o < nout; ++o) {
+    if (!lazy[o]) continue;
+    for (size_t dim = 0; dim < starts[nin + o].size(); ++dim) {
+      if (starts[nin + o][dim].is_literal()) {
+        lazy[o]->start_carry.push_back(-1);
+        continue;
+      }
+      lazy[o]->start_carry.push_back(static_cast<int>(carries.size()));
+      carries.push_back(Literal::of_int(DType::i32, 0));
+      kparams.push_back(lb.param(Type::scalar(DType::i32), kname(g.output_param(o)) + "_start" + std::to_string(dim)));
+    }
+  }
+
   // The kernel sees the grid without its vmapped axes (a batched kernel's
   // program_id(a) still means the original axis a); index maps see them all.
   GridCtx kctx;
@@ -434,9 +472,26 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   kenv.grid = &kctx;
   for (int j = 0; j < nsp; ++j) kenv.slot_of[k.params()[j]] = kenv.new_slot(cparams[j]);
   std::vector<int> in_slot(nin), out_slot(nout);
+  // The output arrays at this step: a lazily copied-back block is written to
+  // its previous starts now if its starts moved (else it writes back what the
+  // array holds there, a no-op).
+  std::vector<Value> out_array(nout);
   for (int o = 0; o < nout; ++o) {
     const Mapping& mp = maps[nin + o];
-    out_slot[o] = kenv.new_slot(read_block(lb, kparams[o], mp, starts[nin + o]));
+    out_array[o] = kparams[o];
+    if (!lazy[o]) {
+      out_slot[o] = kenv.new_slot(read_block(lb, kparams[o], mp, starts[nin + o]));
+    } else {
+      std::vector<Value> prev = previous_starts(*lazy[o], kparams, starts[nin + o]);
+      Value moved = Literal::of_int(DType::i1, 0);
+      for (size_t dim = 0; dim < prev.size(); ++dim)
+        if (lazy[o]->start_carry[dim] >= 0) moved = lb.emit1("or", {moved, lb.emit1("ne", {starts[nin + o][dim], prev[dim]})});
+      Value flush = lb.emit1("and", {moved, lb.emit1("ne", {iv, Literal::of_int(DType::i32, 0)})});
+      Value kept = read_block(lb, kparams[o], mp, prev);
+      Value back = lb.emit1("select_n", {flush, kept, kparams[lazy[o]->block_carry]});
+      out_array[o] = write_block(lb, kparams[o], mp, prev, back);
+      out_slot[o] = kenv.new_slot(kparams[lazy[o]->block_carry]);  // outputs are never copied in
+    }
     kenv.slot_of[k.params()[g.output_param(o)]] = out_slot[o];
   }
   for (int i = 0; i < nin; ++i) {
@@ -447,7 +502,7 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     } else if (resident[i] && maps[i].whole) {
       in_slot[i] = kenv.new_slot(kparams[resident[i]->block_carry]);
     } else {
-      Value src = o >= 0 ? kparams[o] : carry_of_input[i] >= 0 ? kparams[carry_of_input[i]] : cparams[const_of_input[i]];
+      Value src = o >= 0 ? out_array[o] : carry_of_input[i] >= 0 ? kparams[carry_of_input[i]] : cparams[const_of_input[i]];
       Value block = read_block(lb, src, maps[i], starts[i]);
       if (resident[i]) block = resident_block(lb, iv, *resident[i], kparams, starts[i], block);
       in_slot[i] = kenv.new_slot(block);
@@ -462,7 +517,16 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   d.run_ops(k, lb, kenv);
 
   std::vector<Value> next(kparams.size());
-  for (int o = 0; o < nout; ++o) next[o] = write_block(lb, kparams[o], maps[nin + o], starts[nin + o], kenv.slots[out_slot[o]]);
+  for (int o = 0; o < nout; ++o) {
+    if (!lazy[o]) {
+      next[o] = write_block(lb, kparams[o], maps[nin + o], starts[nin + o], kenv.slots[out_slot[o]]);
+      continue;
+    }
+    next[o] = out_array[o];
+    next[lazy[o]->block_carry] = kenv.slots[out_slot[o]];
+    for (size_t dim = 0; dim < lazy[o]->start_carry.size(); ++dim)
+      if (lazy[o]->start_carry[dim] >= 0) next[lazy[o]->start_carry[dim]] = starts[nin + o][dim];
+  }
   for (int i = 0; i < nin; ++i)
     if (carry_of_input[i] >= 0)
       next[carry_of_input[i]] = write_block(lb, kparams[carry_of_input[i]], maps[i], starts[i], kenv.slots[in_slot[i]]);
@@ -481,8 +545,16 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   operands.insert(operands.end(), carries.begin(), carries.end());
   Op& loop = b.create(prim("for"), operands, {{"body", w}, {"num_consts", int64_t(consts.size())}});
   std::vector<Var*> res = loop.results;  // copy: later emits may move the op
-  for (int o = 0; o < nout; ++o)
-    env.values[op.results[o]] = unpad(b, res[o], g.out_types[o].shape(), maps[nin + o].lo, maps[nin + o].hi);
+  for (int o = 0; o < nout; ++o) {
+    Value out = res[o];
+    if (lazy[o]) {  // the last block goes back after the last step
+      std::vector<Value> last;  // carried starts, or the literal ones
+      for (size_t dim = 0; dim < lazy[o]->start_carry.size(); ++dim)
+        last.push_back(lazy[o]->start_carry[dim] >= 0 ? Value(res[lazy[o]->start_carry[dim]]) : starts[nin + o][dim]);
+      out = write_block(b, out, maps[nin + o], last, res[lazy[o]->block_carry]);
+    }
+    env.values[op.results[o]] = unpad(b, out, g.out_types[o].shape(), maps[nin + o].lo, maps[nin + o].hi);
+  }
   for (int i = 0; i < nin; ++i)
     if (carry_of_input[i] >= 0)
       env.slots[ref_slot[i]] = unpad(b, res[carry_of_input[i]], g.in_types[i].shape(), maps[i].lo, maps[i].hi);
