@@ -1,5 +1,6 @@
 // tessera: the command-line driver, in the spirit of mlir-opt.
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "tools/commands.h"
@@ -79,6 +80,9 @@ int main(int argc, char** argv) {
       return c.run(rest);
     } catch (const tessera::Error& e) {
       std::cerr << e.formatted() << "\n";
+      return 1;
+    } catch (const std::bad_alloc&) {
+      std::cerr << "error: out of memory\n";
       return 1;
     } catch (const std::exception& e) {
       std::cerr << "error: internal error: " << e.what() << "\n";
