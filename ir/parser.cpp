@@ -221,6 +221,9 @@ class Parser {
 
   // ---- bodies ----
   BodyPtr parse_body(const std::string& name, BodyKind kind, const Loc& loc, size_t expected_ops = 0) {
+    // The parser recurses once per body it enters (nested or resolved on
+    // demand): bound that first, then the true depth once the body is built.
+    if (++parse_depth_ > kMaxBodyNesting) throw Error(loc, too_deep());
     BodyPtr body = make_body(name, kind);
     body->set_loc(loc);
     // Room for the ops up front: growing the vector would move every op built so far.
@@ -270,7 +273,20 @@ class Parser {
     if (!returned && has_declared && !declared.empty())
       fail(open, "body declares results " + types_str(declared) + " but has no 'return'");
     scopes_.pop_back();
+    --parse_depth_;
+    // Every body this one refers to is parsed by now: its depth is known.
+    int depth = 1;
+    for (const Op& op : body->ops())
+      for (const BodyPtr& n : op.nested_bodies())
+        if (auto it = depth_of_.find(n.get()); it != depth_of_.end()) depth = std::max(depth, 1 + it->second);
+    if (depth > kMaxBodyNesting) throw Error(loc, too_deep());
+    depth_of_[body.get()] = depth;
     return body;
+  }
+
+  static std::string too_deep() {
+    return "bodies nested deeper than " + std::to_string(kMaxBodyNesting) +
+           " (counting inline bodies and the symbols they refer to); tessera's limit, see docs/ir.md";
   }
 
   static std::string types_str(const std::vector<Type>& ts) {
@@ -623,6 +639,8 @@ class Parser {
   std::vector<Scope> scopes_;
   std::vector<BodyKind> body_kind_stack_;
   std::vector<IndexEntry> entries_;  // scratch for parse_operand
+  int parse_depth_ = 0;                                // bodies being parsed, one inside the other
+  std::unordered_map<const Body*, int> depth_of_;      // of every body parsed: its nesting depth
 };
 
 }  // namespace

@@ -46,10 +46,11 @@ class Printer {
  public:
   explicit Printer(const Module* m) : module_(m) {}
 
-  std::string body(const Body& b, int indent, bool top_level) {
+  // Every render appends to one string: returning nested bodies' text to be
+  // copied into their parents' would make printing quadratic in the depth.
+  void body(const Body& b, int indent, bool top_level, std::string& out) {
     Scope scope;
     scopes_.push_back(&scope);
-    std::string out;
     if (top_level) {
       Effects fx = compute_effects(b);
       for (Var* p : b.params()) name_of(p);  // reserve parameter names first
@@ -65,20 +66,19 @@ class Printer {
     else if (!outs.empty()) out += " -> " + join(outs, [](const Type& t) { return t.str(); });
     out += " {\n";
     std::unordered_set<const Var*> used = used_vars(b);
-    for (const Op& op : b.ops()) {  // appended in place: no temporary copy of each line
+    for (const Op& op : b.ops()) {
       out.append(2 * static_cast<size_t>(indent + 1), ' ');
-      out += op_line(op, indent + 1, used);
+      op_line(op, indent + 1, used, out);
       out += '\n';
     }
     if (!b.outputs().empty())
       out += pad(indent + 1) + "return " + join(b.outputs(), [&](const Value& v) { return value(v); }, "", "") + "\n";
     out += pad(indent) + "}";
     scopes_.pop_back();
-    return out;
   }
 
-  std::string op_line(const Op& op, int indent, const std::unordered_set<const Var*>& used) {
-    std::string out;
+  void op_line(const Op& op, int indent, const std::unordered_set<const Var*>& used, std::string& out) {
+    size_t line_start = out.size();
     bool any_used = false;
     for (Var* r : op.results) any_used |= used.count(r) > 0;
     // Results nobody reads of an effectful op (a discarded swap) are left out.
@@ -90,14 +90,22 @@ class Printer {
       for (Var* r : op.results) name_of(r);
     }
     out += op.name();
-    std::string params = params_str(op, indent, false);
-    // Long parameter lists (a pallas_call's grid mapping) get one line each.
-    if (params.size() + out.size() + 2 * indent > 100 || params.find('\n') != std::string::npos)
-      params = "\n" + pad(indent + 2) + params_str(op, indent + 2, true) + "\n" + pad(indent);
-    if (!params.empty()) out += "[" + params + "]";
+    // Parameters holding an inline body, and long parameter lists (a
+    // pallas_call's grid mapping), get one line each. Which case it is must be
+    // known before rendering: rendering nested bodies twice per level would
+    // make printing exponential in the nesting depth.
+    bool multiline = has_inline_body(op);
+    std::string flat;
+    if (!multiline) params_str(op, indent, false, flat);
+    if (multiline || flat.size() + (out.size() - line_start) + 2 * indent > 100) {
+      out += "[\n" + pad(indent + 2);
+      params_str(op, indent + 2, true, out);
+      out += "\n" + pad(indent) + "]";
+    } else if (!flat.empty()) {
+      out += "[" + flat + "]";
+    }
     std::string operands = operands_str(op);
     if (!operands.empty()) out += " " + operands;
-    return out;
   }
 
   std::string operands_str(const Op& op) {
@@ -126,19 +134,41 @@ class Printer {
     }, "[", "]");
   }
 
-  std::string params_str(const Op& op, int indent, bool one_per_line) {
-    std::string out;
+  void params_str(const Op& op, int indent, bool one_per_line, std::string& out) {
+    bool first = true;
     for (const ParamSpec& spec : op.prim->params) {
       const Param& v = op.param(spec.name);
       if (std::holds_alternative<std::monostate>(v)) continue;
       if (!spec.required && v == spec.default_value) continue;
-      if (!out.empty()) out += one_per_line ? ",\n" + pad(indent) : ", ";
-      out += spec.name + "=" + param(spec.kind, v, indent);
+      if (!first) out += one_per_line ? ",\n" + pad(indent) : ", ";
+      first = false;
+      out += spec.name + "=";
+      param(spec.kind, v, indent, out);
     }
-    return out;
   }
 
-  std::string param(ParamKind kind, const Param& v, int indent) {
+  // The parameters that may hold bodies append themselves; the others return
+  // short strings.
+  void param(ParamKind kind, const Param& v, int indent, std::string& out) {
+    auto list = [&](const auto& xs, auto each) {
+      out += "[";
+      for (size_t i = 0; i < xs.size(); ++i) {
+        if (i) out += ", ";
+        each(xs[i]);
+      }
+      out += "]";
+    };
+    switch (kind) {
+      case ParamKind::Body: return body_ref(std::get<BodyPtr>(v), indent, out);
+      case ParamKind::Bodies:
+        return list(std::get<std::vector<BodyPtr>>(v), [&](const BodyPtr& b) { body_ref(b, indent, out); });
+      case ParamKind::Specs:
+        return list(std::get<std::vector<BlockSpec>>(v), [&](const BlockSpec& s) { spec(s, indent, out); });
+      default: out += plain_param(kind, v);
+    }
+  }
+
+  std::string plain_param(ParamKind kind, const Param& v) {
     auto ints = [&](const char* neg) {
       return join(std::get<std::vector<int64_t>>(v),
                   [&](int64_t i) { return i < 0 && neg ? std::string(neg) : std::to_string(i); });
@@ -156,11 +186,9 @@ class Printer {
       case ParamKind::OptInts: return ints("none");
       case ParamKind::Idents: return join(std::get<std::vector<std::string>>(v), [](const std::string& s) { return s; });
       case ParamKind::Types: return join(std::get<std::vector<Type>>(v), [](const Type& t) { return t.str(); }, "[", "]");
-      case ParamKind::Body: return body_ref(std::get<BodyPtr>(v), indent);
+      case ParamKind::Body:
       case ParamKind::Bodies:
-        return join(std::get<std::vector<BodyPtr>>(v), [&](const BodyPtr& b) { return body_ref(b, indent); }, "[", "]");
-      case ParamKind::Specs:
-        return join(std::get<std::vector<BlockSpec>>(v), [&](const BlockSpec& s) { return spec(s, indent); }, "[", "]");
+      case ParamKind::Specs: break;  // param() appends these
       case ParamKind::IntPairs:
         return join(std::get<IntPairs>(v), [](const std::pair<int64_t, int64_t>& p) {
           return "(" + std::to_string(p.first) + ", " + std::to_string(p.second) + ")";
@@ -169,13 +197,30 @@ class Printer {
     return "";
   }
 
-  std::string body_ref(const BodyPtr& b, int indent) {
-    if (!b) return "none";
-    if (module_ && module_->is_symbol(b.get())) return "@" + b->name();
-    return body(*b, indent, false);
+  // A body that prints in place (not a module symbol): it spans lines.
+  bool is_inline(const BodyPtr& b) const { return b && !(module_ && module_->is_symbol(b.get())); }
+
+  bool has_inline_body(const Op& op) const {
+    for (const NamedParam& p : op.params) {
+      const Param& v = p.value;
+      if (const auto* b = std::get_if<BodyPtr>(&v); b && is_inline(*b)) return true;
+      if (const auto* bs = std::get_if<std::vector<BodyPtr>>(&v))
+        for (const BodyPtr& b : *bs)
+          if (is_inline(b)) return true;
+      if (const auto* specs = std::get_if<std::vector<BlockSpec>>(&v))
+        for (const BlockSpec& s : *specs)
+          if (is_inline(s.index_map)) return true;
+    }
+    return false;
   }
 
-  std::string spec(const BlockSpec& s, int indent) {
+  void body_ref(const BodyPtr& b, int indent, std::string& out) {
+    if (!b) out += "none";
+    else if (!is_inline(b)) out += "@" + b->name();
+    else body(*b, indent, false, out);
+  }
+
+  void spec(const BlockSpec& s, int indent, std::string& out) {
     std::vector<std::string> parts;
     if (s.block) {
       parts.push_back(join(*s.block, [](const BlockDim& d) -> std::string {
@@ -189,10 +234,17 @@ class Printer {
         return "";
       }));
     }
-    if (s.index_map) parts.push_back(body_ref(s.index_map, indent));
+    if (s.index_map) parts.emplace_back();  // placeholder: the map appends itself, in order
+    size_t map_part = parts.size() - 1;
     if (s.mem != MemSpace::vmem) parts.push_back("mem=" + std::string(mem_space_name(s.mem)));
     if (s.buffer_count) parts.push_back("buffered=" + std::to_string(s.buffer_count));
-    return join(parts, [](const std::string& p) { return p; }, "spec(", ")");
+    out += "spec(";
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (i) out += ", ";
+      if (s.index_map && i == map_part) body_ref(s.index_map, indent, out);
+      else out += parts[i];
+    }
+    out += ")";
   }
 
   // One op outside any body, for messages.
@@ -200,7 +252,8 @@ class Printer {
     Scope scope;
     scopes_.push_back(&scope);
     std::unordered_set<const Var*> used(op.results.begin(), op.results.end());
-    std::string line = op_line(op, 0, used);
+    std::string line;
+    op_line(op, 0, used, line);
     scopes_.pop_back();
     return line;
   }
@@ -260,13 +313,17 @@ std::string print_module(const Module& m) {
   std::string out;
   for (size_t i = 0; i < m.symbols().size(); ++i) {
     if (i) out += '\n';
-    out += p.body(*m.symbols()[i], 0, true);
+    p.body(*m.symbols()[i], 0, true, out);
     out += '\n';
   }
   return out;
 }
 
-std::string print_body(const Body& b, const Module* m) { return Printer(m).body(b, 0, true) + "\n"; }
+std::string print_body(const Body& b, const Module* m) {
+  std::string out;
+  Printer(m).body(b, 0, true, out);
+  return out + "\n";
+}
 
 std::string print_op(const Op& op) { return Printer(nullptr).standalone(op); }
 

@@ -22,7 +22,7 @@ namespace {
 std::atomic<bool> out_of_memory{false};
 
 void on_mimalloc_error(int err, void*) {
-  if (err == ENOMEM) out_of_memory = true;
+  if (err == ENOMEM || err == EOVERFLOW) out_of_memory = true;  // the others are reports mimalloc recovers from
 }
 
 void on_abort(int) {
@@ -39,5 +39,4 @@ const bool configured = [] {
   std::signal(SIGABRT, on_abort);
   return true;
 }();
-
 }  // namespace

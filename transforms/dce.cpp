@@ -15,6 +15,7 @@
 //             unused constants are dropped;
 //   scan      as for, plus unused stacked outputs (ys) and unread xs.
 // Other ops keep their signature; only their nested bodies are swept.
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -57,10 +58,20 @@ class Dce {
   // with the parameters the live ops and kept outputs read. Returns a new body
   // with only keep_out outputs and keep_params parameters (the caller drops only
   // unused ones), or null when it would equal `b`.
+  // Memoized: the rules ask about a nested body more than once (a cond's
+  // branches once for the parameters they read, once to rebuild; a loop body
+  // once per fixpoint round), and each walk would ask its own nested bodies
+  // again, making the pass exponential in the nesting depth.
   BodyPtr shrink(const Body& b, const Mask& keep_out, const Mask& keep_params, Mask* params_used);
 
  private:
+  struct Shrunk {
+    BodyPtr body;
+    Mask params_used;
+  };
+  BodyPtr shrink_once(const Body& b, const Mask& keep_out, const Mask& keep_params, Mask* params_used);
   std::unordered_map<const Body*, BodyPtr> memo_;
+  std::unordered_map<std::string, Shrunk> shrunk_;  // key: body address, keep_out, keep_params
 };
 
 const RuleTable<DceRule>& dce_rules();
@@ -98,6 +109,21 @@ std::optional<Op> sweep_nested(const Op& op, Dce& dce) {
 }
 
 BodyPtr Dce::shrink(const Body& b, const Mask& keep_out, const Mask& keep_params, Mask* params_used) {
+  std::string key(reinterpret_cast<const char*>(&b), sizeof(&b));
+  key.append(keep_out.begin(), keep_out.end());
+  key += '|';
+  key.append(keep_params.begin(), keep_params.end());
+  auto it = shrunk_.find(key);
+  if (it == shrunk_.end()) {
+    Shrunk s;
+    s.body = shrink_once(b, keep_out, keep_params, &s.params_used);
+    it = shrunk_.emplace(std::move(key), std::move(s)).first;
+  }
+  if (params_used) *params_used = it->second.params_used;
+  return it->second.body;
+}
+
+BodyPtr Dce::shrink_once(const Body& b, const Mask& keep_out, const Mask& keep_params, Mask* params_used) {
   const auto& ops = b.ops();
   // One table serves both phases: during the sweep a key present is a live
   // Var; the rebuild then maps old Vars to new ones in the same table (a null

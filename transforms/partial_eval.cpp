@@ -162,7 +162,34 @@ std::vector<char> parse_known(const PassOptions& o, const Body& f) {
 
 struct Split {
   BodyPtr known, unknown;
+  // For the first output that is unknown although the caller wanted it known
+  // (not forced): the op where it stopped being computable from the known
+  // inputs, i.e. an op placed whole in the unknown part with known operands
+  // too. Null when there is none.
+  const Op* lost_at = nullptr;
+  int lost_output = -1;
 };
+
+// The op, walking back from `v` through unknown values, where knowledge was
+// lost: the first one met that is staged whole though some operands are known.
+const Op* where_unknown(const Body& f, const Var* v, const VarSet& unknown, const std::vector<char>& mixed) {
+  std::unordered_map<const Var*, size_t> def;
+  for (size_t k = 0; k < f.ops().size(); ++k)
+    for (const Var* r : f.ops()[k].results) def[r] = k;
+  std::vector<const Var*> todo{v};
+  std::unordered_set<const Var*> seen{v};
+  while (!todo.empty()) {
+    const Var* u = todo.back();
+    todo.pop_back();
+    auto it = def.find(u);
+    if (it == def.end()) continue;  // an unknown parameter
+    const Op& op = f.ops()[it->second];
+    if (mixed[it->second]) return &op;
+    for (const Value& o : op.operands)
+      if (o.is_var() && unknown.count(o.var()) && seen.insert(o.var()).second) todo.push_back(o.var());
+  }
+  return nullptr;
+}
 
 // `force_unknown_outputs[j]`: output j goes to the unknown part even if known.
 Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const std::vector<char>& force_unknown_out,
@@ -173,6 +200,7 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   auto is_unknown = [&](const Value& v) { return v.is_var() && unknown.count(v.var()); };
 
   std::vector<Placement> place(f.ops().size());
+  std::vector<char> mixed(f.ops().size(), 0);  // staged whole with some known operands
   std::unordered_map<size_t, Decision> splits;
   std::vector<char> unk;
   for (size_t k = 0; k < f.ops().size(); ++k) {
@@ -193,8 +221,10 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
       }
     }
     place[k] = pl;
-    if (pl == Placement::unknown)
+    if (pl == Placement::unknown) {
       for (Var* r : op.results) unknown.insert(r);
+      for (char u : unk) mixed[k] |= !u;
+    }
   }
 
   // Liveness per part, so dead ops are never built: first the unknown part
@@ -324,7 +354,13 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   for (size_t j = 0; j < f.outputs().size(); ++j)
     if (out_unknown[j]) uouts.push_back(remap(f.outputs()[j], umap));
   ub->set_outputs(std::move(uouts));
-  return {dce_body(kb), dce_body(ub)};
+  Split split{dce_body(kb), dce_body(ub)};
+  for (size_t j = 0; j < f.outputs().size() && split.lost_output < 0; ++j)
+    if (is_unknown(f.outputs()[j]) && !force_unknown_out[j]) {
+      split.lost_output = static_cast<int>(j);
+      split.lost_at = where_unknown(f, f.outputs()[j].var(), unknown, mixed);
+    }
+  return split;
 }
 
 Module with_split(const Module& m, const Split& s) {
@@ -367,14 +403,25 @@ Module linearize_pass(const Module& m, const PassOptions& o) {
   for (size_t p = 0; p < num_primals; ++p) known[p] = 1;
   for (size_t q = num_primal_outs; q < force.size(); ++q) force[q] = 1;
   Split s = partial_eval_body(*j, known, force, jm.unique_name(name + "_primal"), jm.unique_name(name + "_tangent"));
-  // A primal output can only look unknown when the analysis could not tell it
-  // from the tangents (a kernel run_scoped computing both through one
-  // scratch Ref, say); then
-  // F_primal would lack it, so say so instead of returning a wrong split.
-  if (s.unknown->outputs().size() != j->outputs().size() - num_primal_outs)
-    throw Error(f->loc(), "linearize: partial eval could not separate a primal output of @" + name +
-                              " from the tangents (a pallas_call kernel computes both in one run_scoped, or control flow depends on a "
-                              "tangent); linearize of such kernels is not supported yet");
+  // A primal output looks unknown when an op that computes it is staged whole
+  // with tangent operands: control flow (cond, loops, discharge's grid loop)
+  // has no partial_eval rule, and a pallas_call kernel may compute primal and
+  // tangent through one Ref. Then F_primal would lack it: say which op.
+  if (s.lost_output >= 0) {
+    std::string where = "@" + name;
+    if (s.lost_at) {
+      const Op& op = *s.lost_at;
+      std::string why = op.name() == "pallas_call"
+                            ? "its kernel computes primal and tangent values through one Ref (run_scoped scratch, say), so it "
+                              "cannot be split"
+                            : "partial_eval stages a `" + op.name() + "` whole (it has no rule to split control flow)";
+      if (op.name() == "for") why += "; discharge lowers each pallas_call to such a loop: run linearize before discharge";
+      throw Error(op.loc, "linearize: primal output " + std::to_string(s.lost_output) + " of @" + name +
+                              " comes out of this `" + op.name() + "`, which also takes tangents, and " + why);
+    }
+    throw Error(f->loc(), "linearize: partial eval could not separate primal output " + std::to_string(s.lost_output) + " of " +
+                              where + " from the tangents");
+  }
   return with_split(jm, s);
 }
 

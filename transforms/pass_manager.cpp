@@ -2,8 +2,11 @@
 // the named passes in order, optionally printing and verifying after each.
 #include <algorithm>
 #include <cctype>
+#include <functional>
+#include <unordered_map>
 #include <ostream>
 
+#include "ir/parser.h"
 #include "ir/printer.h"
 #include "transforms/pass.h"
 #include "verify/verify.h"
@@ -146,6 +149,23 @@ void check_value(std::string_view text, size_t pos, const PassOptionInfo& o, con
   }
 }
 
+// The deepest nesting of bodies in `m` (1 for a module of flat bodies); shared
+// bodies are measured once.
+int nesting_depth(const Module& m) {
+  std::unordered_map<const Body*, int> depth;
+  std::function<int(const Body&)> of = [&](const Body& b) {
+    auto [it, fresh] = depth.emplace(&b, 1);
+    if (!fresh) return it->second;
+    int d = 1;
+    for (const Op& op : b.ops())
+      for (const BodyPtr& n : op.nested_bodies()) d = std::max(d, 1 + of(*n));
+    return depth[&b] = d;
+  };
+  int deepest = 0;
+  for (const BodyPtr& s : m.symbols()) deepest = std::max(deepest, of(*s));
+  return deepest;
+}
+
 }  // namespace
 
 std::vector<PipelineStep> parse_pipeline(std::string_view text) {
@@ -217,6 +237,11 @@ Module run_pipeline(const Module& m, std::string_view pipeline, const PipelineOp
     PassOptions o = step.options;
     if (!opts.entry.empty() && !o.has("func")) o.values["func"] = opts.entry;
     Module next = p->run(*in, o);
+    // A pass may add a level (vmap's loop around a pallas_call); the parser's
+    // limit holds for what the next pass or the printer walks.
+    if (int d = nesting_depth(next); d > kMaxBodyNesting)
+      throw Error("pass '" + step.name + "' produced bodies nested " + std::to_string(d) + " deep, deeper than " +
+                  std::to_string(kMaxBodyNesting) + " (tessera's limit, see docs/ir.md)");
     if (opts.verify_each) {
       std::vector<Diagnostic> diags = verify_module(next);
       if (!diags.empty()) {

@@ -397,7 +397,29 @@ TEST_CASE("linearize that cannot separate a primal output is a clear error") {
   Module m = parse_module(text, "scoped.tsr");
   check_jvp_against_fd(m, 64);  // jvp itself is fine
   CHECK_THROWS_WITH(run_pipeline(m, "linearize"),
-                    doctest::Contains("linearize: partial eval could not separate a primal output of @main"));
+                    doctest::Contains("linearize: primal output 0 of @main comes out of this `pallas_call`, which also takes "
+                                      "tangents, and its kernel computes primal and tangent values through one Ref"));
+}
+
+// Issue 10, item 16: after discharge every pallas_call is a `for` loop in the
+// function, which partial_eval stages whole; the error names that loop and
+// what to do, instead of blaming run_scoped or tangent control flow.
+TEST_CASE("linearize after discharge names the grid loop that blocks it") {
+  for (const char* name : {"add.tsr", "matmul.tsr", "softmax.tsr", "row_sum.tsr"}) {
+    CAPTURE(name);
+    Module m = example(name);
+    std::string err = error_of([&] { run_pipeline(m, "discharge,linearize"); });
+    CHECK_MESSAGE(err.find("error: linearize: primal output 0 of @main comes out of this `for`, which also takes tangents, "
+                           "and partial_eval stages a `for` whole (it has no rule to split control flow); discharge lowers "
+                           "each pallas_call to such a loop: run linearize before discharge") != std::string::npos,
+                  err);
+    // Located at the pallas_call the loop came from.
+    const Op* call = nullptr;
+    for (const Op& op : m.entry()->ops())
+      if (op.name() == "pallas_call") call = &op;
+    REQUIRE(call);
+    CHECK(err.rfind(call->loc.str() + ": error:", 0) == 0);
+  }
 }
 
 // pmap (seed 004): jvp maps tangents like their primals; vmap puts the batch
