@@ -21,6 +21,7 @@
 
 #include "ir/builder.h"
 #include "ir/clone.h"
+#include "ir/control_views.h"
 #include "ir/primitive.h"
 #include "transforms/pass.h"
 #include "transforms/var_table.h"
@@ -268,7 +269,8 @@ Mask live_carries(const std::vector<const Body*>& bodies, const std::vector<int>
 
 std::optional<Rewrite> for_rule(const Op& op, const Mask& used, Dce& dce) {
   const Body& body = *op.body_param("body");
-  int k = static_cast<int>(op.int_param("num_consts"));
+  ForView view(op);
+  int k = view.num_consts;
   int nc = static_cast<int>(op.operands.size()) - 2 - k;
   Mask keep_carry = live_carries({&body}, {1 + k}, 0, nc, used, {}, dce);
   // Which constants does the live body read?
@@ -297,7 +299,8 @@ std::optional<Rewrite> for_rule(const Op& op, const Mask& used, Dce& dce) {
 std::optional<Rewrite> while_rule(const Op& op, const Mask& used, Dce& dce) {
   const Body& body = *op.body_param("body");
   const Body& cond = *op.body_param("cond");
-  int k = static_cast<int>(op.int_param("num_consts"));
+  WhileView view(op);
+  int k = view.num_consts;
   int nc = static_cast<int>(op.operands.size()) - k;
   Mask keep_carry = live_carries({&body, &cond}, {k, k}, 0, nc, used, {}, dce);
   Mask pu_body, pu_cond, all_b(body.params().size(), 1), all_c(cond.params().size(), 1), cond_out(1, 1);
@@ -326,8 +329,9 @@ std::optional<Rewrite> while_rule(const Op& op, const Mask& used, Dce& dce) {
 
 std::optional<Rewrite> scan_rule(const Op& op, const Mask& used, Dce& dce) {
   const Body& body = *op.body_param("body");
-  int k = static_cast<int>(op.int_param("num_consts"));
-  int nc = static_cast<int>(op.int_param("num_carry"));
+  ScanView view(op);
+  int k = view.num_consts;
+  int nc = view.num_carries;
   int nx = static_cast<int>(op.operands.size()) - k - nc;
   int ny = static_cast<int>(body.outputs().size()) - nc;
   Mask used_carry(used.begin(), used.begin() + nc);

@@ -19,6 +19,7 @@
 // pallas_call and core_map: discharge_pallas.cpp.
 #include <cmath>
 
+#include "ir/control_views.h"
 #include "transforms/discharge_internal.h"
 #include "transforms/pass.h"
 
@@ -412,7 +413,8 @@ void check_cond_pure(const Op& op, const Body& cond) {
 // Discharged loop bodies take [consts' , carries, ctx] in source order; loops
 // need [plain consts, ctx, Ref values, carries]: reorder, outputs Ref finals first.
 void for_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
-  int k = static_cast<int>(op.int_param("num_consts"));
+  ForView view(op);
+  int k = view.num_consts;
   int nc = static_cast<int>(op.operands.size()) - 2 - k;
   Discharged db = d.discharge_nested(*op.body_param("body"), env.grid);
   ConstSplit s = split_consts(d, op, 2, k, 1, env);
@@ -438,7 +440,8 @@ void for_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
 }
 
 void while_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
-  int k = static_cast<int>(op.int_param("num_consts"));
+  WhileView view(op);
+  int k = view.num_consts;
   int nc = static_cast<int>(op.operands.size()) - k;
   check_cond_pure(op, *op.body_param("cond"));
   Discharged db = d.discharge_nested(*op.body_param("body"), env.grid);
@@ -465,8 +468,9 @@ void while_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
 }
 
 void scan_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
-  int k = static_cast<int>(op.int_param("num_consts"));
-  int nc = static_cast<int>(op.int_param("num_carry"));
+  ScanView view(op);
+  int k = view.num_consts;
+  int nc = view.num_carries;
   int nx = static_cast<int>(op.operands.size()) - k - nc;
   const Body& body = *op.body_param("body");
   int ny = static_cast<int>(body.outputs().size()) - nc;

@@ -6,6 +6,7 @@
 // scanned inputs stay symbolic when zero.
 #include <sstream>
 
+#include "ir/control_views.h"
 #include "transforms/jvp.h"
 
 namespace tessera::jvp {
@@ -92,7 +93,8 @@ RuleResult cond_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
 }
 
 RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
-  int k = static_cast<int>(op.int_param("num_consts"));
+  WhileView view(op);
+  int k = view.num_consts;
   int nc = static_cast<int>(x.size()) - k;
   std::vector<bool> kh = nonzero(dx, 0, k);
   std::vector<Type> ctypes;
@@ -116,7 +118,8 @@ RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
 }
 
 RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
-  int k = static_cast<int>(op.int_param("num_consts"));
+  ForView view(op);
+  int k = view.num_consts;
   int nc = static_cast<int>(x.size()) - 2 - k;
   std::vector<bool> kh = nonzero(dx, 2, k);
   std::vector<Type> ctypes;
@@ -139,8 +142,9 @@ RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
 }
 
 RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
-  int k = static_cast<int>(op.int_param("num_consts"));
-  int nc = static_cast<int>(op.int_param("num_carry"));
+  ScanView view(op);
+  int k = view.num_consts;
+  int nc = view.num_carries;
   int nx = static_cast<int>(x.size()) - k - nc;
   const Body& body = *op.body_param("body");
   int ny = static_cast<int>(body.outputs().size()) - nc;

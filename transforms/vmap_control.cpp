@@ -2,6 +2,7 @@
 // batched at axis 0 (every branch / iteration must agree on one layout).
 #include <sstream>
 
+#include "ir/control_views.h"
 #include "transforms/vmap.h"
 
 namespace tessera::vmap {
@@ -78,7 +79,8 @@ RuleResult cond_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
 // A body computing `src` batched with given input dims, returning its outputs
 // at 0 after `extra` outputs computed by `tail` (used for while's predicate).
 RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
-  int k = static_cast<int>(op.int_param("num_consts"));
+  WhileView view(op);
+  int k = view.num_consts;
   int nc = static_cast<int>(x.size()) - k;
   Dims in(d.begin(), d.begin() + k);
   for (int j = 0; j < nc; ++j) in.push_back(0);
@@ -124,7 +126,8 @@ RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
 RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
   if (d[0] != kNotMapped || d[1] != kNotMapped)
     throw Error(op.loc, "vmap: a for loop with batched bounds is not supported (use while)");
-  int k = static_cast<int>(op.int_param("num_consts"));
+  ForView view(op);
+  int k = view.num_consts;
   int nc = static_cast<int>(x.size()) - 2 - k;
   Dims in{kNotMapped};
   for (int i = 0; i < k; ++i) in.push_back(d[2 + i]);
@@ -139,8 +142,9 @@ RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
 // scan: scanned inputs carry the batch at axis 1 (axis 0 is the scan axis),
 // so their slices are batched at 0; stacked outputs come out batched at 1.
 RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
-  int k = static_cast<int>(op.int_param("num_consts"));
-  int nc = static_cast<int>(op.int_param("num_carry"));
+  ScanView view(op);
+  int k = view.num_consts;
+  int nc = view.num_carries;
   int nx = static_cast<int>(x.size()) - k - nc;
   const Body& body = *op.body_param("body");
   int ny = static_cast<int>(body.outputs().size()) - nc;
