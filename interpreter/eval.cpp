@@ -324,14 +324,18 @@ struct Exec {
     if (!masked_write_region(b.writable(), r, value, main(2).arr)) fail(oob("swapping", "masked swap", b, r));
   }
 
-  void program_id() {
+  // The grid axis program_id / num_programs[axis=a] names: vmapped axes skipped.
+  int kernel_grid_axis() const {
     if (!ctx.kernel) fail("used outside a pallas_call kernel");
     int64_t axis = op().int_param("axis");
     const std::vector<int>& axes = ctx.kernel->kernel_axes;
     if (axis < 0 || axis >= static_cast<int64_t>(axes.size()))
       fail("axis " + std::to_string(axis) + " is out of range for a kernel grid of rank " + std::to_string(axes.size()));
-    int g = axes[axis];
-    if (op().name() == "program_id") return set(0, Val{Array::scalar(DType::i32, static_cast<double>(grid_point(g))), nullptr});
+    return axes[axis];
+  }
+  void program_id() { set(0, Val{Array::scalar(DType::i32, static_cast<double>(grid_point(kernel_grid_axis()))), nullptr}); }
+  void num_programs() {
+    int g = kernel_grid_axis();  // first: it checks there is a kernel
     set(0, Val{Array::scalar(DType::i32, static_cast<double>(ctx.kernel->grid[g])), nullptr});
   }
 
@@ -668,7 +672,7 @@ const RuleTable<ExecRule>& exec_rules() {
     t.set("store", &Exec::store);
     t.set("addupdate", &Exec::addupdate);
     t.set("program_id", &Exec::program_id);
-    t.set("num_programs", &Exec::program_id);
+    t.set("num_programs", &Exec::num_programs);
     t.set("axis_index", &Exec::axis_index);
     t.set("device_id", &Exec::device_id);
     t.set("dma_start", &Exec::dma_start);

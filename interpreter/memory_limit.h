@@ -20,10 +20,6 @@ int64_t memory_in_use();
 bool allocation_fits(int64_t bytes);
 // The Error for an allocation that does not fit; `what` names it ("f32[8,128]").
 [[noreturn]] void fail_allocation(int64_t bytes, const std::string& what);
-// Both: throws when `bytes` more for `what` do not fit.
-inline void check_allocation(int64_t bytes, const std::string& what) {
-  if (!allocation_fits(bytes)) fail_allocation(bytes, what);
-}
 // "4 TiB", "1.5 MiB", "100 bytes".
 std::string bytes_str(int64_t bytes);
 
