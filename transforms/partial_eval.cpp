@@ -176,17 +176,17 @@ const Op* where_unknown(const Body& f, const Var* v, const VarSet& unknown, cons
   std::unordered_map<const Var*, size_t> def;
   for (size_t k = 0; k < f.ops().size(); ++k)
     for (const Var* r : f.ops()[k].results) def[r] = k;
-  std::vector<const Var*> todo{v};
+  std::vector<const Var*> pending{v};
   std::unordered_set<const Var*> seen{v};
-  while (!todo.empty()) {
-    const Var* u = todo.back();
-    todo.pop_back();
+  while (!pending.empty()) {
+    const Var* u = pending.back();
+    pending.pop_back();
     auto it = def.find(u);
     if (it == def.end()) continue;  // an unknown parameter
     const Op& op = f.ops()[it->second];
     if (mixed[it->second]) return &op;
     for (const Value& o : op.operands)
-      if (o.is_var() && unknown.count(o.var()) && seen.insert(o.var()).second) todo.push_back(o.var());
+      if (o.is_var() && unknown.count(o.var()) && seen.insert(o.var()).second) pending.push_back(o.var());
   }
   return nullptr;
 }
