@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/primitive.h"
 #include "verify/verify.h"
 
 namespace tessera::verify_detail {
@@ -80,6 +81,17 @@ void check_memory_spaces(const Op& op, Diags& out);
 void check_memory_access(const Op& op, Diags& out);
 // The message for a scratch / scoped allocation type, or "" when it is fine.
 std::string allocation_problem(const Type& t);
+
+// maps.cpp: what a state, control or Pallas primitive needs from the ops
+// around it. Every primitive of those families has an entry: its checks, or
+// `not_checked` saying why it needs none (a coverage test lists them).
+struct ContextRule {
+  void (*params)(const Op&, Diags&) = nullptr;                       // static checks of its params
+  void (*in_context)(const Op&, const Context&, Diags&) = nullptr;   // needs the enclosing ops
+  void (*enter)(const Op&, const Body& nested, Context&) = nullptr;  // what it binds for its bodies
+  const char* not_checked = nullptr;                                 // context-free: why
+};
+const RuleTable<ContextRule>& context_rules();
 
 // maps.cpp: static checks of pmap / core_map params.
 void check_map_params(const Op& op, Diags& out);

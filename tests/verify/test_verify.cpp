@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "ir/parser.h"
+#include "verify/check.h"
 #include "verify/verify.h"
 
 namespace fs = std::filesystem;
@@ -98,4 +99,28 @@ TEST_CASE("verify_or_throw reports the first diagnostic as an Error") {
   REQUIRE(!examples.empty());
   Module good = parse_file((fs::path(EXAMPLES_DIR) / "add.tsr").string());
   CHECK_NOTHROW(verify_or_throw(good));
+}
+
+TEST_CASE("context rules: every state, control and Pallas primitive says what it needs from the ops around it") {
+  const auto& rules = verify_detail::context_rules();
+  std::string missing, not_checked;
+  int checked = 0;
+  for (Family f : {Family::state, Family::control, Family::pallas})
+    for (const Primitive* p : registry().of(f)) {
+      const verify_detail::ContextRule* r = rules.find(*p);
+      if (!r) {
+        missing += " " + p->name;
+        continue;
+      }
+      bool has_check = r->params || r->in_context || r->enter;
+      CHECK_MESSAGE(has_check != (r->not_checked != nullptr), p->name, ": either checks or a reason, not both");
+      if (r->not_checked) not_checked += "\n  " + p->name + ": " + r->not_checked;
+      else ++checked;
+    }
+  CHECK_MESSAGE(missing.empty(), "no verifier context entry for:", missing);
+  CHECK(checked == 8);  // axis_index, program_id, num_programs, dma_start, semaphore_signal, pmap, core_map, pallas_call
+  MESSAGE("not checked against their context:" << not_checked);
+  // Elementwise, reduction and structural ops are context-free by family.
+  for (Family f : {Family::elementwise, Family::reduction, Family::structural})
+    for (const Primitive* p : registry().of(f)) CHECK_MESSAGE(!rules.find(*p), p->name);
 }
