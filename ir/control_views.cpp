@@ -1,5 +1,8 @@
 #include "ir/control_views.h"
 
+#include <range/v3/view/concat.hpp>
+#include <range/v3/view/zip.hpp>
+
 namespace tessera {
 namespace {
 
@@ -71,5 +74,44 @@ CondView::CondView(const Op& op) : op(op), branches_(&op.bodies_param("branches"
 }
 
 RunScopedView::RunScopedView(const Op& op) : op(op), body_(&body_of(op, "body", op.operands.size())) {}
+
+namespace {
+
+template <class Params, class Operands>
+void pair_up(std::vector<ForwardedOperand>& out, const Params& params, const Operands& operands) {
+  for (auto&& [p, v] : ranges::views::zip(params, operands)) out.push_back({p, v});
+}
+
+template <class Params>
+void pair_loop(std::vector<ForwardedOperand>& out, const Params& ps, const LoopParts<Value>& vs) {
+  pair_up(out, ranges::views::concat(ps.consts, ps.carries), ranges::views::concat(vs.consts, vs.carries));
+}
+
+}  // namespace
+
+std::vector<ForwardedOperand> forwarded_operands(const Op& op, const Body& nested) {
+  std::vector<ForwardedOperand> out;
+  const std::string& n = op.name();
+  if (n == "for") {
+    ForView v(op);
+    pair_loop(out, v.params(), v.operands());
+  } else if (n == "while") {
+    WhileView v(op);
+    pair_loop(out, &nested == &v.cond() ? v.cond_params() : v.body_params(), v.operands());
+  } else if (n == "scan") {
+    ScanView v(op);
+    pair_loop(out, v.params(), v.operands());
+  } else if (n == "cond") {
+    pair_up(out, nested.params(), CondView(op).args());
+  } else if (n == "run_scoped") {
+    RunScopedView v(op);
+    pair_up(out, v.arg_params(), v.args());
+  } else if (n == "call" || n == "core_map") {
+    if (nested.params().size() != op.operands.size())
+      throw Error(op.loc, n + ": its body takes other parameters than the operands it is given");
+    pair_up(out, nested.params(), op.operands);
+  }
+  return out;
+}
 
 }  // namespace tessera

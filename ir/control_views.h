@@ -10,6 +10,7 @@
 //       body(consts..., carries..., x slices...) -> (carries..., y slices...)
 //   cond[branches]                       %index, args...;  branch(args...) -> results
 //   run_scoped[body]                     args...;  body(args..., scratch Refs...) -> results
+//   call[callee], core_map[body]         args...;  body(args...) -> results
 //
 // A view checks the layout when it is made (an Error at the op, never an
 // out-of-range read), so it may be used on unverified ops too.
@@ -109,5 +110,20 @@ class RunScopedView {
  private:
   const Body* body_;
 };
+
+// A parameter of a nested body and the operand of its op that it receives
+// unchanged (on entry, for a loop's carries).
+struct ForwardedOperand {
+  const Var* param;
+  const Value& operand;
+};
+
+// The parameters of `nested` (a body of `op`) that receive one of `op`'s
+// operands as it is: loop constants and carries, cond and run_scoped
+// arguments, call and core_map arguments. Induction variables, scan slices,
+// scratch Refs and pmap's per-device slices are not forwarded; nor is
+// anything of a pallas_call (ir/grid_mapping.h says what its bodies get).
+// Throws at `op` when its layout is malformed, as the views do.
+std::vector<ForwardedOperand> forwarded_operands(const Op& op, const Body& nested);
 
 }  // namespace tessera

@@ -8,6 +8,7 @@
 
 #include <map>
 
+#include "ir/control_views.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
 #include "verify/check.h"
@@ -216,19 +217,13 @@ void check_scratch(const Op& op, const GridMapping& g, Diags& out) {
 void check_prefetch_writes(const Body& b, const std::map<const Var*, std::string>& prefetch, Diags& out) {
   for (const Op& op : b.ops()) {
     size_t before = out.size();
-    // Body parameter p is operand p + offset (ir/prims/control_flow.cpp).
-    int offset = op.name() == "cond" || op.name() == "for" ? 1 : 0;
-    if (op.name() != "pallas_call")
-      for (const BodyPtr& nb : op.nested_bodies()) {
-        std::map<const Var*, std::string> inner;
-        for (size_t p = 0; p < nb->params().size(); ++p) {
-          size_t k = p + static_cast<size_t>(offset);
-          if (k >= op.operands.size() || !op.operands[k].is_var()) continue;
-          auto it = prefetch.find(op.operands[k].var());
-          if (it != prefetch.end()) inner[nb->params()[p]] = it->second;
-        }
-        if (!inner.empty()) check_prefetch_writes(*nb, inner, out);
-      }
+    for (const BodyPtr& nb : op.nested_bodies()) {
+      std::map<const Var*, std::string> inner;
+      for (const auto& [param, v] : forwarded_operands(op, *nb))
+        if (auto it = v.is_var() ? prefetch.find(v.var()) : prefetch.end(); it != prefetch.end())
+          inner[param] = it->second;
+      if (!inner.empty()) check_prefetch_writes(*nb, inner, out);
+    }
     if (out.size() != before) continue;  // reported inside, where the write is
     for (auto [k, bits] : op_effects(op).on_operand) {
       const Value& v = op.operands.at(k);

@@ -86,7 +86,7 @@ void KernelWalker::step(const Op& op) {
       if (idx.is_bool()) taken = i == 0 ? !idx.e : idx.e;
       else if (nb > 1) taken = i == 0 ? idx.e <= 0 : i == nb - 1 ? idx.e >= nb - 1 : idx.e == i;
       const Body& b = *branches[i];
-      for (size_t p = 0; p < b.params().size() && p + 1 < op.operands.size(); ++p) bind(b.params()[p], op.operands[p + 1]);
+      for (const auto& [param, v] : forwarded_operands(op, b)) bind(param, v);
       with_path(derived(taken, {0, 1}, {&idx}), [&] { walk(b); });
     }
     return results_opaque(op, "the result of cond" + where(op));
@@ -118,10 +118,10 @@ void KernelWalker::step(const Op& op) {
   }
   if (n == "run_scoped" || n == "call" || n == "core_map" || n == "pmap") {
     const Body& b = *op.body_param(n == "call" ? "callee" : "body");
-    for (size_t p = 0; p < b.params().size(); ++p) {
-      if (p < op.operands.size() && n != "pmap") bind(b.params()[p], op.operands[p]);
-      else bind_opaque(b.params()[p], "a parameter of " + n + where(op));
-    }
+    std::vector<ForwardedOperand> given = forwarded_operands(op, b);
+    for (const auto& [param, v] : given) bind(param, v);
+    // The rest (scratch Refs, pmap's per-device slices) are unknown to the model.
+    for (const Var* p : std::span(b.params()).subspan(given.size())) bind_opaque(p, "a parameter of " + n + where(op));
     // A core_map's body runs once per core: axis_index on a mesh axis is the core's index.
     auto saved = c_.scope.axis_sizes;
     if (n == "core_map") {
