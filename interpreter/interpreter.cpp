@@ -3,6 +3,7 @@
 #include "interpreter/interpreter.h"
 
 #include <fstream>
+#include <range/v3/view/zip.hpp>
 #include <set>
 
 #include "interpreter/eval.h"
@@ -57,14 +58,13 @@ std::vector<Array> run_function(const Module& m, std::string_view func, const st
   int cores = static_cast<int>(std::max<int64_t>(opts.cores, max_mesh_cores(m)));
   Interp in(m, opts, cores);
   std::vector<Val> args;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const Type& t = params[i]->type;
-    const Array& a = inputs[i];
+  for (const auto& [param, a] : ranges::views::zip(params, inputs)) {
+    const Type& t = param->type;
     if (a.dtype() != t.dtype() || a.shape() != t.shape())
-      throw Error(params[i]->loc, "input %" + params[i]->name + " of @" + f->name() + " must be " +
-                                      Type::array(t.array_type()).str() + ", got " + Type::array(a.type()).str());
+      throw Error(param->loc, "input %" + param->name + " of @" + f->name() + " must be " +
+                                  Type::array(t.array_type()).str() + ", got " + Type::array(a.type()).str());
     if (t.is_ref()) {
-      auto b = in.machine().allocate(0, -1, t.mem_space(), a, "argument \"" + params[i]->name + "\"");
+      auto b = in.machine().allocate(0, -1, t.mem_space(), a, "argument \"" + param->name + "\"");
       args.push_back(Val{Array(), b});
     } else {
       args.push_back(Val{a, nullptr});

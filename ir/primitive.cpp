@@ -1,5 +1,10 @@
 #include "ir/primitive.h"
 
+#include <range/v3/range/conversion.hpp>
+#include <range/v3/view/filter.hpp>
+#include <range/v3/view/map.hpp>
+#include <range/v3/view/transform.hpp>
+
 namespace tessera {
 
 const ParamSpec* Primitive::find_param(std::string_view key) const {
@@ -25,10 +30,8 @@ void Registry::add(Primitive p) {
 }
 
 std::vector<const Primitive*> Registry::of(Family f) const {
-  std::vector<const Primitive*> out;
-  for (const auto& [_, p] : prims_)
-    if (p->family == f) out.push_back(p.get());
-  return out;
+  return prims_ | ranges::views::values | ranges::views::filter([f](const auto& p) { return p->family == f; }) |
+         ranges::views::transform([](const auto& p) -> const Primitive* { return p.get(); }) | ranges::to<std::vector>();
 }
 
 void Registry::add_family(Family f, void (*fill)(Registry&)) {
