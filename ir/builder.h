@@ -44,7 +44,7 @@ class Builder {
   Value unary(std::string_view prim_name, Value a) { return emit1(prim_name, {a}); }
   Value i32(int64_t v) { return Literal::of_int(DType::i32, v); }
   Value f32(double v) { return Literal::of_float(DType::f32, v); }
-  Value literal(DType d, double v) { return is_float(d) ? Literal::of_float(d, v) : Literal::of_int(d, static_cast<int64_t>(v)); }
+  static Value literal(DType d, double v) { return is_float(d) ? Literal::of_float(d, v) : Literal::of_int(d, static_cast<int64_t>(v)); }
   // `get %ref[entries]`; dynamic entries refer to operands appended after ref.
   Value get(Value ref, std::vector<IndexEntry> entries = {}, std::vector<Value> dyn = {});
   void swap_discard(Value ref, Value v, std::vector<IndexEntry> entries = {}, std::vector<Value> dyn = {});

@@ -35,6 +35,12 @@ struct OpEffects {
   bool io = false;
   bool comms = false;
   void add(int operand, uint8_t bits) { on_operand.emplace_back(operand, bits); }
+  uint8_t on(int operand) const {  // the bits on one operand
+    uint8_t bits = 0;
+    for (auto [k, b] : on_operand)
+      if (k == operand) bits |= b;
+    return bits;
+  }
 };
 
 Effects compute_effects(const Body& body);

@@ -23,10 +23,10 @@ const Primitive& Registry::get(std::string_view name) const {
   throw Error("unknown primitive '" + std::string(name) + "'");
 }
 
-void Registry::add(Primitive p) {
+Primitive& Registry::add(Primitive p) {
   if (prims_.count(p.name)) throw Error("primitive '" + p.name + "' registered twice");
   std::string name = p.name;
-  prims_.emplace(std::move(name), std::make_unique<Primitive>(std::move(p)));
+  return *prims_.emplace(std::move(name), std::make_unique<Primitive>(std::move(p))).first->second;
 }
 
 std::vector<const Primitive*> Registry::of(Family f) const {

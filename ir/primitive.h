@@ -19,6 +19,8 @@
 
 namespace tessera {
 
+class Builder;
+
 struct ParamSpec {
   std::string name;
   ParamKind kind;
@@ -72,6 +74,13 @@ struct Primitive {
   int arity = 0;
   DTypeClass accepts = DTypeClass::any;
   bool to_bool = false;
+  // Unary math: its derivative applied to a tangent `dx` at operand `x` with
+  // result `y`, written with other primitives (JAX's lax gives each primitive
+  // its `defjvp` beside its definition). A fact about the function, like the
+  // shape rule; the jvp pass makes it the rule of the whole family.
+  using TangentFn = Value (*)(Builder& b, Value x, Value y, Value dx);
+  TangentFn tangent = nullptr;
+  bool piecewise_constant = false;  // floor, round, sign...: zero derivative wherever it has one
 
   const ParamSpec* find_param(std::string_view key) const;
   // An elementwise op of `n` operands computed by a formula on elements
@@ -83,7 +92,7 @@ class Registry {
  public:
   const Primitive* find(std::string_view name) const;
   const Primitive& get(std::string_view name) const;  // throws "unknown primitive"
-  void add(Primitive p);                               // throws on a duplicate
+  Primitive& add(Primitive p);                         // throws on a duplicate
   std::vector<const Primitive*> all() const;           // sorted by name
   std::vector<const Primitive*> of(Family f) const;    // one family, sorted by name
   // Runs `fill` and gives every primitive it adds family `f` (and, when

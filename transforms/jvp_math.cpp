@@ -1,8 +1,5 @@
 // jvp rules of elementwise math, comparisons, conversions, structural ops,
 // reductions and dot_general.
-#include <cmath>
-#include <numbers>
-
 #include "transforms/jvp.h"
 
 namespace tessera::jvp {
@@ -36,9 +33,7 @@ RuleResult zero_rule(Ctx& c, const Op& op, const Vals& x, const Tans&) {
   return {y, Tans(y.size())};
 }
 
-using UnaryFn = Value (*)(Builder& b, Value x, Value y, Value dx);
-
-JvpRule unary(UnaryFn f) {
+JvpRule unary(Primitive::TangentFn f) {
   return [f](Ctx& c, const Op& op, const Vals& x, const Tans& dx) -> RuleResult {
     Vals y = emit_primal(c, op, x);
     if (!dx[0] || !differentiable(y[0].type())) return {y, {std::nullopt}};
@@ -207,9 +202,14 @@ void add_math_rules(RuleTable<JvpRule>& t) {
   // Elementwise ops whose results are integers or bools (bitwise ops,
   // shifts, comparisons) have no tangent; nor have the piecewise-constant
   // float ops and the integer-valued ops below.
-  for (const Primitive* p : registry().of(Family::elementwise))
-    if (p->to_bool || p->accepts == DTypeClass::int_or_bool || p->accepts == DTypeClass::integer) t.set(p->name, zero_rule);
-  for (const char* n : {"floor", "ceil", "round", "sign", "argmax", "argmin", "iota",
+  // Unary math gives its derivative as a trait (ir/prims/elementwise.cpp).
+  for (const Primitive* p : registry().of(Family::elementwise)) {
+    if (p->to_bool || p->accepts == DTypeClass::int_or_bool || p->accepts == DTypeClass::integer || p->piecewise_constant)
+      t.set(p->name, zero_rule);
+    else if (p->tangent)
+      t.set(p->name, unary(p->tangent));
+  }
+  for (const char* n : {"argmax", "argmin", "iota",
                         "reduce_and", "reduce_or", "program_id", "num_programs", "axis_index", "device_id",
                         "multiple_of", "debug_print", "delay", "semaphore_signal", "semaphore_wait", "semaphore_read",
                         "get_barrier_semaphore", "dma_wait"})
@@ -226,30 +226,6 @@ void add_math_rules(RuleTable<JvpRule>& t) {
   t.set("select_n", select_rule);
   t.set("convert_element_type", convert_rule);
   t.set("dot_general", dot_rule);
-  t.set("exp", unary([](Builder& b, Value, Value y, Value d) { return b.binary("mul", d, y); }));
-  t.set("exp2", unary([](Builder& b, Value, Value y, Value d) {
-          return b.binary("mul", d, b.binary("mul", y, lit(y, std::numbers::ln2)));
-        }));
-  t.set("expm1", unary([](Builder& b, Value, Value y, Value d) { return b.binary("mul", d, b.binary("add", y, lit(y, 1))); }));
-  t.set("log", unary([](Builder& b, Value x, Value, Value d) { return b.binary("div", d, x); }));
-  t.set("log1p", unary([](Builder& b, Value x, Value, Value d) { return b.binary("div", d, b.binary("add", x, lit(x, 1))); }));
-  t.set("sqrt", unary([](Builder& b, Value, Value y, Value d) { return b.binary("div", d, b.binary("mul", y, lit(y, 2))); }));
-  t.set("rsqrt", unary([](Builder& b, Value x, Value y, Value d) {
-          return b.binary("mul", d, b.binary("div", b.binary("mul", y, lit(y, -0.5)), x));
-        }));
-  t.set("tanh", unary([](Builder& b, Value, Value y, Value d) {
-          return b.binary("mul", d, b.binary("sub", lit(y, 1), b.binary("mul", y, y)));
-        }));
-  t.set("logistic", unary([](Builder& b, Value, Value y, Value d) {
-          return b.binary("mul", d, b.binary("mul", y, b.binary("sub", lit(y, 1), y)));
-        }));
-  t.set("sin", unary([](Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("cos", x)); }));
-  t.set("cos", unary([](Builder& b, Value x, Value, Value d) { return b.unary("neg", b.binary("mul", d, b.unary("sin", x))); }));
-  t.set("abs", unary([](Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("sign", x)); }));
-  t.set("erf", unary([](Builder& b, Value x, Value, Value d) {
-          Value g = b.unary("exp", b.unary("neg", b.binary("mul", x, x)));
-          return b.binary("mul", d, b.binary("mul", g, lit(x, 2.0 / std::sqrt(std::numbers::pi))));
-        }));
 }
 
 void add_structural_rules(RuleTable<JvpRule>& t) {

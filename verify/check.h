@@ -82,8 +82,8 @@ void check_memory_access(const Op& op, Diags& out);
 // The message for a scratch / scoped allocation type, or "" when it is fine.
 std::string allocation_problem(const Type& t);
 
-// maps.cpp: what a state, control or Pallas primitive needs from the ops
-// around it. Every primitive of those families has an entry: its checks, or
+// maps.cpp: what a control or Pallas primitive needs from the ops around
+// it. Every primitive of those families has an entry: its checks, or
 // `not_checked` saying why it needs none (a coverage test lists them).
 struct ContextRule {
   void (*params)(const Op&, Diags&) = nullptr;                       // static checks of its params

@@ -6,10 +6,12 @@
 // which gets the program ids as its parameters (jax/_src/pallas/core.py,
 // `GridMapping`: `*program_ids, *scalar_prefetch`).
 //
-// One table entry per primitive of the state, control and Pallas families:
-// the checks it needs, or why it needs none. A new primitive of those
-// families without an entry fails the coverage test (tests/verify), so the
-// question "does this depend on where it is used?" is asked once, here.
+// One table entry per primitive of the control and Pallas families: the
+// checks it needs, or why it needs none. A new primitive of those families
+// without an entry fails the coverage test (tests/verify), so the question
+// "does this depend on where it is used?" is asked once, here. The other
+// families are context-free: they compute on values or on the Refs they are
+// given, whose memory spaces memory_spaces.cpp checks.
 #include <algorithm>
 #include <set>
 
@@ -130,8 +132,7 @@ const RuleTable<ContextRule>& context_rules() {
     const char* inherits = "its bodies run where it runs: they inherit the enclosing context";
     for (const char* n : {"for", "while", "scan", "cond", "run_scoped", "call"}) t.set(n, context_free(inherits));
     const char* local = "acts on Refs it is given; their memory spaces are checked in memory_spaces.cpp";
-    for (const char* n : {"get", "swap", "load", "store", "addupdate", "dma_wait", "semaphore_wait", "semaphore_read"})
-      t.set(n, context_free(local));
+    for (const char* n : {"dma_wait", "semaphore_wait", "semaphore_read"}) t.set(n, context_free(local));
     t.set("device_id", context_free("this device's id: 0 outside a pmap or core_map, as on one device"));
     t.set("get_barrier_semaphore",
           context_free("the call's collective barrier; not checked against the call's collective_id (not modelled)"));

@@ -7,14 +7,12 @@
 namespace tessera::verify_detail {
 namespace {
 
-// The verb a state op's message uses for its Ref ("cannot get from ...").
-const char* access_phrase(const std::string& prim) {
-  if (prim == "get") return "get from";
-  if (prim == "load") return "load from";
-  if (prim == "swap") return "swap into";
-  if (prim == "addupdate") return "addupdate into";
-  if (prim == "store") return "store to";
-  return nullptr;
+// What a state op's message says it does to its Ref ("cannot get from ...").
+std::string access_phrase(const std::string& prim) {
+  for (auto [name, verb] : {std::pair{"get", "get from"}, {"load", "load from"}, {"swap", "swap into"},
+                            {"addupdate", "addupdate into"}, {"store", "store to"}})
+    if (prim == name) return verb;
+  return "use " + prim + " on";
 }
 
 // Main operands of semaphore-taking ops that must be semaphore Refs.
@@ -58,19 +56,19 @@ void check_memory_spaces(const Op& op, Diags& out) {
 }
 
 void check_memory_access(const Op& op, Diags& out) {
-  const char* phrase = access_phrase(op.name());
-  if (!phrase) return;
+  if (op.prim->family != Family::state) return;  // every state op reads or writes its first operand
+  std::string phrase = access_phrase(op.name());
   const Value& ref = op.main_operand(0);
   if (!ref.is_var() || !ref.var()->type.is_ref()) return;  // a literal is never a Ref
   const Type& t = ref.var()->type;
   MemSpace m = t.mem_space();
   std::string space(mem_space_name(m));
   if (m == MemSpace::any || m == MemSpace::hbm)
-    report(out, op.loc, "cannot " + std::string(phrase) + " a Ref in memory space " + space + " (" +
+    report(out, op.loc, "cannot " + phrase + " a Ref in memory space " + space + " (" +
                             (ref.is_var() ? var_label(ref.var()) : t.str()) +
                             "): copy it to vmem/smem with dma_start first");
   else if (m == MemSpace::semaphore)
-    report(out, op.loc, "cannot " + std::string(phrase) + " a Ref in memory space semaphore (" +
+    report(out, op.loc, "cannot " + phrase + " a Ref in memory space semaphore (" +
                             (ref.is_var() ? var_label(ref.var()) : t.str()) +
                             "): use semaphore_read / semaphore_signal / semaphore_wait");
 }

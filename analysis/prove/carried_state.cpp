@@ -156,10 +156,21 @@ Obligation prove_carried_state(CallContext& c) {
     auto it = state.find(a.root);
     if (it == state.end()) return;
     const std::string& n = a.op.name();
-    bool src = n == "dma_start" && a.ix.base == a.op.main_operand_index(0);
-    bool read = n == "get" || n == "load" || n == "addupdate" || (n == "swap" && w.result_used(a.op)) ||
-                (n == "dma_start" && src);
-    bool write = n == "swap" || n == "store" || n == "dma_wait";
+    // A DMA's destination is written when dma_wait says the copy landed, and
+    // a swap whose old value is unused only writes; the rest is what the op's
+    // effects declare (addupdate reads the value it adds to).
+    bool read, write;
+    if (n == "dma_start" || n == "dma_wait") {
+      read = n == "dma_start" && a.ix.base == a.op.main_operand_index(0);
+      write = n == "dma_wait";
+    } else if (n == "swap") {
+      read = w.result_used(a.op);
+      write = true;
+    } else {
+      uint8_t bits = op_effects(a.op).on(a.ix.base);
+      read = bits & (kRead | kAccum);
+      write = bits & kWrite;
+    }
     // Regions and paths rely on the same exactness guards kernel bounds proves.
     enc.need(enc.path_deps());
     for (const Sym& s : a.starts) enc.need(s.deps);

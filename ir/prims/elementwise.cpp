@@ -2,6 +2,10 @@
 //
 // Operands of an elementwise op have one shape and one dtype, except that a
 // rank-0 operand broadcasts (so `mul %x, 2.0` needs no broadcast_in_dim).
+#include <cmath>
+#include <numbers>
+
+#include "ir/builder.h"
 #include "ir/prims/shape_util.h"
 
 namespace tessera {
@@ -48,23 +52,57 @@ ShapeRule elementwise_rule(size_t arity, DTypeClass acc, bool to_bool) {
   };
 }
 
-void add(Registry& r, std::string name, std::string summary, int arity, DTypeClass acc, bool to_bool = false) {
+Primitive& add(Registry& r, std::string name, std::string summary, int arity, DTypeClass acc, bool to_bool = false) {
   Primitive p{std::move(name), std::move(summary), {}, elementwise_rule(arity, acc, to_bool), {}, false};
   p.arity = arity;
   p.accepts = acc;
   p.to_bool = to_bool;
-  r.add(std::move(p));
+  return r.add(std::move(p));
+}
+
+// ---- derivatives of the unary math ops, applied to a tangent dx -----------------
+
+Value lit(const Value& like, double v) { return Builder::literal(like.type().dtype(), v); }
+
+Value d_exp(Builder& b, Value, Value y, Value d) { return b.binary("mul", d, y); }
+Value d_exp2(Builder& b, Value, Value y, Value d) { return b.binary("mul", d, b.binary("mul", y, lit(y, std::numbers::ln2))); }
+Value d_expm1(Builder& b, Value, Value y, Value d) { return b.binary("mul", d, b.binary("add", y, lit(y, 1))); }
+Value d_log(Builder& b, Value x, Value, Value d) { return b.binary("div", d, x); }
+Value d_log1p(Builder& b, Value x, Value, Value d) { return b.binary("div", d, b.binary("add", x, lit(x, 1))); }
+Value d_sqrt(Builder& b, Value, Value y, Value d) { return b.binary("div", d, b.binary("mul", y, lit(y, 2))); }
+Value d_rsqrt(Builder& b, Value x, Value y, Value d) {
+  return b.binary("mul", d, b.binary("div", b.binary("mul", y, lit(y, -0.5)), x));
+}
+Value d_tanh(Builder& b, Value, Value y, Value d) { return b.binary("mul", d, b.binary("sub", lit(y, 1), b.binary("mul", y, y))); }
+Value d_logistic(Builder& b, Value, Value y, Value d) {
+  return b.binary("mul", d, b.binary("mul", y, b.binary("sub", lit(y, 1), y)));
+}
+Value d_sin(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("cos", x)); }
+Value d_cos(Builder& b, Value x, Value, Value d) { return b.unary("neg", b.binary("mul", d, b.unary("sin", x))); }
+Value d_abs(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("sign", x)); }
+Value d_erf(Builder& b, Value x, Value, Value d) {
+  Value g = b.unary("exp", b.unary("neg", b.binary("mul", x, x)));
+  return b.binary("mul", d, b.binary("mul", g, lit(x, 2.0 / std::sqrt(std::numbers::pi))));
 }
 
 }  // namespace
 
 void register_elementwise(Registry& r) {
-  for (const char* n : {"exp", "log", "sqrt", "rsqrt", "tanh", "logistic", "sin", "cos", "floor", "ceil", "round",
-                        "exp2", "log1p", "expm1", "erf"})
-    add(r, n, std::string("elementwise ") + n, 1, DTypeClass::floating);
+  struct UnaryMath {
+    const char* name;
+    Primitive::TangentFn tangent;  // null: piecewise constant
+  };
+  for (auto [n, tangent] : {UnaryMath{"exp", d_exp}, {"log", d_log}, {"sqrt", d_sqrt}, {"rsqrt", d_rsqrt},
+                            {"tanh", d_tanh}, {"logistic", d_logistic}, {"sin", d_sin}, {"cos", d_cos}, {"floor", nullptr},
+                            {"ceil", nullptr}, {"round", nullptr}, {"exp2", d_exp2}, {"log1p", d_log1p},
+                            {"expm1", d_expm1}, {"erf", d_erf}}) {
+    Primitive& p = add(r, n, std::string("elementwise ") + n, 1, DTypeClass::floating);
+    p.tangent = tangent;
+    p.piecewise_constant = !tangent;
+  }
   add(r, "neg", "elementwise negation", 1, DTypeClass::numeric);
-  add(r, "abs", "elementwise absolute value", 1, DTypeClass::numeric);
-  add(r, "sign", "elementwise sign (-1, 0, 1)", 1, DTypeClass::numeric);
+  add(r, "abs", "elementwise absolute value", 1, DTypeClass::numeric).tangent = d_abs;
+  add(r, "sign", "elementwise sign (-1, 0, 1)", 1, DTypeClass::numeric).piecewise_constant = true;
   add(r, "not", "bitwise / logical not", 1, DTypeClass::int_or_bool);
   for (const char* n : {"add", "sub", "mul", "div", "rem", "max", "min"})
     add(r, n, std::string("elementwise ") + n + " (integer div and rem round toward zero)", 2, DTypeClass::numeric);

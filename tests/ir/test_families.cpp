@@ -82,3 +82,17 @@ TEST_CASE("dtype classes") {
   CHECK(in_class(DTypeClass::any, DType::f64));
   CHECK(!in_class(DTypeClass::any, DType::sem));
 }
+
+TEST_CASE("families: every unary float op gives its derivative or says it is piecewise constant") {
+  for (const Primitive* p : registry().of(Family::elementwise)) {
+    if (!p->is_nary(1) || p->name == "neg" || p->name == "not") continue;  // neg is linear; not is bitwise
+    INFO(p->name);
+    bool has_tangent = p->tangent != nullptr;
+    CHECK(has_tangent != p->piecewise_constant);
+  }
+  CHECK(prim("floor").piecewise_constant);
+  bool exp_has_tangent = prim("exp").tangent != nullptr;
+  CHECK(exp_has_tangent);
+  for (const Primitive* p : registry().all())  // the traits belong to unary math only
+    if (p->tangent || p->piecewise_constant) CHECK_MESSAGE(p->is_nary(1), p->name);
+}
