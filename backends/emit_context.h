@@ -3,13 +3,17 @@
 // printer's naming, so emitted code calls a value what `tessera print` does).
 //
 //   EmitContext ctx("toy");
-//   for (Var* p : body.params()) ctx.def(p);           // %x, %y
-//   ctx.line(ctx.def(op.results[0]) + " = add " + ctx.use(op.operands[0]) + ", " + ctx.use(op.operands[1]));
+//   for (Var* p : body.params()) ctx.def(p);                  // %x, %y
+//   std::string a = ctx.use(op.operands[0]), b = ctx.use(op.operands[1]);
+//   ctx.line(ctx.def(op.results[0]) + " = add " + a + ", " + b);
 //   {
-//     auto region = ctx.nested(EmitContext::Names::see_enclosing);  // one level deeper
-//     ...                                                             // (an scf.for's body)
+//     auto region = ctx.nested(EmitContext::Names::see_enclosing);  // an scf.for's body:
+//     ...                                                             // one level deeper
 //   }
 //   std::string text = ctx.take_text();
+//
+// Operands are named before results: `use` of a literal may emit a line (see
+// `literal`), which must come before the op that uses it.
 #pragma once
 
 #include <functional>

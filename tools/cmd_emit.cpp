@@ -24,7 +24,7 @@ std::string targets_help() {
 int cmd_emit(const Argv& argv) {
   Args a("emit",
          "Verifies a module and lowers one function (and what it calls) for a backend TARGET. An op the target\n"
-         "cannot lower is an error at its location: `TARGET: no lowering for `NAME``, with the reason.\n"
+         "cannot lower is an error at its location, \"TARGET: no lowering for `NAME`: REASON\".\n"
          "Nothing is written unless the whole function lowers.\n\n" +
              targets_help(),
          "TARGET FILE");

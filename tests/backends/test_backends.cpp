@@ -52,25 +52,20 @@ void lower_for(EmitContext& ctx, const Op& op, const LoweringTable& table) {
   for (const Value& v : loop.operands().carries) inits.push_back(ctx.use(v));
   std::string results;
   for (Var* r : op.results) results += (results.empty() ? "" : ", ") + ctx.def(r);
-  std::string header = results + " = for ";
-  std::string body_text;
   {
-    auto region = ctx.nested(EmitContext::Names::see_enclosing);
-    header += ctx.def(loop.index_param()) + " = " + lo + " to " + hi + " carry(";
+    // The header names the body's parameters, so it is written in the body's
+    // scope, at the enclosing indentation; the ops go one level deeper.
+    auto region = ctx.nested(EmitContext::Names::see_enclosing, 0);
+    std::string header = results + " = for " + ctx.def(loop.index_param()) + " = " + lo + " to " + hi + " carry(";
     auto params = loop.params();
     for (size_t i = 0; i < params.consts.size(); ++i) ctx.alias(params.consts[i], consts[i]);
     for (size_t i = 0; i < params.carries.size(); ++i)
       header += (i ? ", " : "") + ctx.def(params.carries[i]) + " = " + inits[i];
-    // The header names the body's values, so it is written after them: the
-    // body goes to its own context text first.
-    std::string outer = ctx.take_text();
+    ctx.line(header + ") {");
+    auto inside = ctx.indented();
     lower_body(ctx, loop.body(), table);
     ctx.line("yield " + operand_list(ctx, loop.body().outputs()));
-    body_text = ctx.take_text();
-    ctx.text() = std::move(outer);
   }
-  ctx.line(header + ") {");
-  ctx.text() += body_text;
   ctx.line("}");
 }
 
