@@ -3,11 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <set>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "ir/primitive.h"
+#include "ir/ssa_names.h"
 
 namespace tessera {
 namespace {
@@ -49,7 +48,7 @@ class Printer {
   // Every render appends to one string: returning nested bodies' text to be
   // copied into their parents' would make printing quadratic in the depth.
   void body(const Body& b, int indent, bool top_level, std::string& out) {
-    Scope scope;
+    SsaNames scope;  // bodies are closed: each names its values afresh
     scopes_.push_back(&scope);
     if (top_level) {
       Effects fx = compute_effects(b);
@@ -249,7 +248,7 @@ class Printer {
 
   // One op outside any body, for messages.
   std::string standalone(const Op& op) {
-    Scope scope;
+    SsaNames scope;
     scopes_.push_back(&scope);
     std::unordered_set<const Var*> used(op.results.begin(), op.results.end());
     std::string line;
@@ -261,34 +260,7 @@ class Printer {
   std::string value(const Value& v) { return v.is_literal() ? v.literal().str() : name_of(v.var()); }
 
  private:
-  struct Scope {
-    std::unordered_map<const Var*, std::string> names;
-    std::unordered_set<std::string> taken;  // membership only
-    int next = 0;
-  };
-
-  static bool valid_name(const std::string& n) {
-    if (n.empty()) return false;
-    for (char c : n)
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-    return true;
-  }
-
-  std::string name_of(const Var* v) {
-    Scope& s = *scopes_.back();
-    auto it = s.names.find(v);
-    if (it != s.names.end()) return "%" + it->second;
-    std::string n = valid_name(v->name) ? v->name : "";
-    if (n.empty()) {
-      do n = std::to_string(s.next++); while (s.taken.count(n));
-    } else if (s.taken.count(n)) {
-      std::string stem = n;
-      for (int i = 1; s.taken.count(n); ++i) n = stem + "_" + std::to_string(i);
-    }
-    s.taken.insert(n);
-    s.names.emplace(v, n);
-    return "%" + n;
-  }
+  std::string name_of(const Var* v) { return "%" + scopes_.back()->name(v); }
 
   static std::unordered_set<const Var*> used_vars(const Body& b) {
     std::unordered_set<const Var*> used;
@@ -303,7 +275,7 @@ class Printer {
   static std::string pad(int indent) { return std::string(2 * indent, ' '); }
 
   const Module* module_;
-  std::vector<Scope*> scopes_;
+  std::vector<SsaNames*> scopes_;
 };
 
 }  // namespace

@@ -35,12 +35,9 @@ bool Args::parse(const std::vector<std::string>& argv) {
       positionals_.insert(positionals_.end(), argv.begin() + static_cast<long>(i) + 1, argv.end());
       break;
     }
-    if (a.size() > 1 && a[0] == '-' && a[1] != '-') {  // "-" alone is stdin; "-x" is no option we know
-      std::cerr << "error: unknown option " << a << " for 'tessera " << command_ << "' (see --help)\n";
-      exit_code_ = 1;
-      return false;
-    }
-    if (a.size() > 2 && a.rfind("--", 0) == 0) {
+    // "-" alone is stdin; "--name" and "-x" are options (a short one such as
+    // `-o` only when the command declares it).
+    if (a.size() > 1 && a[0] == '-') {
       std::string name = a, value;
       bool inline_value = false;
       if (size_t eq = a.find('='); eq != std::string::npos) {

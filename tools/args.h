@@ -8,7 +8,8 @@
 //   a.get("--func"); a.has("--detect-races"); a.all("--input"); a.positionals();
 //
 // Values come as `--flag VALUE` or `--flag=VALUE`; `-` is a positional (stdin);
-// after `--` everything is positional; any other `-x` is an unknown option.
+// after `--` everything is positional. A flag may have a short name (`-o`);
+// any other `-x` is an unknown option.
 #pragma once
 
 #include <map>

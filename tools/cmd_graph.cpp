@@ -31,14 +31,8 @@ int cmd_graph(const Argv& argv) {
   }
   auto m = load_module(a.positionals()[0], !a.has("--no-verify"));
   if (!m) return 1;
-  BodyPtr body = m->find(a.get("--func"));
-  if (!body) {
-    std::cerr << "error: no function @" << a.get("--func") << " in module";
-    std::string names;
-    for (const BodyPtr& s : m->symbols()) names += (names.empty() ? "" : ", ") + ("@" + s->name());
-    std::cerr << (names.empty() ? " (the module is empty)" : " (it has " + names + "); pick one with --func") << "\n";
-    return 1;
-  }
+  BodyPtr body = find_function(*m, a.get("--func"));
+  if (!body) return 1;
   graph::GraphOptions opts;
   opts.effect_edges = !a.has("--no-effects");
   opts.return_node = !a.has("--no-return");

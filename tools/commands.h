@@ -18,6 +18,7 @@ int cmd_graph(const Argv& args);   // cmd_graph.cpp
 int cmd_run(const Argv& args);     // cmd_run.cpp
 int cmd_prove(const Argv& args);   // cmd_prove.cpp
 int cmd_opt(const Argv& args);     // cmd_opt.cpp
+int cmd_emit(const Argv& args);    // cmd_emit.cpp
 
 struct Command {
   const char* name;
@@ -30,5 +31,9 @@ const std::vector<Command>& commands();
 // returns nullopt. With `verify`, also runs the verifier and prints every
 // diagnostic.
 std::optional<Module> load_module(const std::string& path, bool verify = true);
+
+// The module's symbol @name; when there is none, prints an error listing the
+// symbols (to pick one with --func) and returns null.
+BodyPtr find_function(const Module& m, const std::string& name);
 
 }  // namespace tessera::cli

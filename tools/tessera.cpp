@@ -3,6 +3,7 @@
 #include <new>
 #include <string>
 
+#include "backends/backend.h"
 #include "tools/commands.h"
 #include "verify/verify.h"
 #include "ir/parser.h"
@@ -10,6 +11,7 @@
 namespace tessera::cli {
 
 const std::vector<Command>& commands() {
+  static const std::string emit_summary = "lower a function for a backend: " + backends::target_names();
   static const std::vector<Command> cmds = {
       {"print", "parse a module and print it in canonical form", cmd_print},
       {"verify", "check modules are well formed", cmd_verify},
@@ -17,6 +19,7 @@ const std::vector<Command>& commands() {
       {"run", "run a function in the reference interpreter", cmd_run},
       {"prove", "prove bounds, non-revisiting and parallel safety with Z3", cmd_prove},
       {"opt", "run a pipeline of transformations", cmd_opt},
+      {"emit", emit_summary.c_str(), cmd_emit},
   };
   return cmds;
 }
@@ -34,6 +37,15 @@ std::optional<Module> load_module(const std::string& path, bool verify) {
     std::cerr << e.formatted() << "\n";
     return std::nullopt;
   }
+}
+
+BodyPtr find_function(const Module& m, const std::string& name) {
+  if (BodyPtr b = m.find(name)) return b;
+  std::string names;
+  for (const BodyPtr& s : m.symbols()) names += (names.empty() ? "" : ", ") + ("@" + s->name());
+  std::cerr << "error: no function @" << name << " in module"
+            << (names.empty() ? " (the module is empty)" : " (it has " + names + "); pick one with --func") << "\n";
+  return nullptr;
 }
 
 }  // namespace tessera::cli

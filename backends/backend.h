@@ -1,0 +1,33 @@
+// The table of backends `tessera emit TARGET` chooses from, as
+// tools/commands.h is the table of commands.
+//
+// A backend is a target name, a one-line summary, its lowering rules
+// (backends/lowering.h) and the driver that emits a module's function with
+// them. A backend folder (backends/mosaic/, backends/llvm/) defines the rules
+// and the driver and adds its entry to `backends()`.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/lowering.h"
+#include "ir/ir.h"
+
+namespace tessera::backends {
+
+struct Backend {
+  std::string_view target;   // "mosaic", "ptx", "llvm"
+  std::string_view summary;  // one line, for --help
+  const LoweringTable& (*rules)();
+  // The text for function `entry` of `m` (and what it calls); throws a
+  // located Error at what it cannot lower.
+  std::string (*emit)(const Module& m, const Body& entry);
+};
+
+const std::vector<Backend>& backends();
+const Backend* find_backend(std::string_view target);
+// "mosaic, ptx, llvm": for messages that list the targets.
+std::string target_names();
+
+}  // namespace tessera::backends

@@ -1,0 +1,62 @@
+// `tessera emit TARGET FILE [--func NAME] [-o FILE]`: a function lowered for a
+// backend of backends/backend.h.
+#include <fstream>
+#include <iostream>
+
+#include "backends/backend.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+
+namespace tessera::cli {
+namespace {
+
+std::string targets_help() {
+  std::string out = "targets:\n";
+  for (const backends::Backend& b : backends::backends()) {
+    std::string name(b.target);
+    out += "  " + name + std::string(name.size() < 10 ? 10 - name.size() : 1, ' ') + std::string(b.summary) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_emit(const Argv& argv) {
+  Args a("emit",
+         "Verifies a module and lowers one function (and what it calls) for a backend TARGET. An op the target\n"
+         "cannot lower is an error at its location, \"TARGET: no lowering for `NAME`: REASON\".\n"
+         "Nothing is written unless the whole function lowers.\n\n" +
+             targets_help(),
+         "TARGET FILE");
+  a.flag("--func", "NAME", "the function to lower", "main");
+  a.flag("-o", "FILE", "write the output to FILE instead of stdout");
+  if (!a.parse(argv)) return a.exit_code();
+  if (a.positionals().size() != 2) {
+    std::cerr << "error: tessera emit takes a TARGET (" << backends::target_names() << ") and one FILE ('-' for stdin)\n";
+    return 1;
+  }
+  const std::string& target = a.positionals()[0];
+  const backends::Backend* backend = backends::find_backend(target);
+  if (!backend) {
+    std::cerr << "error: unknown target '" << target << "' (targets: " << backends::target_names() << ")\n";
+    return 1;
+  }
+  auto m = load_module(a.positionals()[1]);
+  if (!m) return 1;
+  BodyPtr entry = find_function(*m, a.get("--func"));
+  if (!entry) return 1;
+  std::string text = backend->emit(*m, *entry);  // throws a located Error, which main prints
+  if (!a.has("-o")) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream out(a.get("-o"), std::ios::binary);
+  out << text;
+  if (!out.flush()) {
+    std::cerr << "error: cannot write " << a.get("-o") << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace tessera::cli
