@@ -264,7 +264,9 @@ void add_array_rules(RuleTable<BatchRule>& t) {
   t.set("dynamic_update_slice", dynamic_update_slice_rule);
   t.set("pad", pad_rule);
   t.set("gather", gather_rule);
-  for (const char* n : {"get", "swap", "addupdate", "load", "store"}) t.set(n, state_rule);
+  // Every state op reads or writes the indexed region of its Ref, and its
+  // other main operands fill that region: one batching rule for the family.
+  for (const Primitive* p : registry().of(Family::state)) t.set(p->name, state_rule);
   for (const char* n : {"debug_print", "delay", "dma_start", "dma_wait", "semaphore_signal", "semaphore_wait",
                         "semaphore_read"})
     t.set(n, unsupported);
