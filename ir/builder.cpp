@@ -66,8 +66,8 @@ std::vector<Type> infer_result_types(const Op& op) {
   return op.prim->shape(op);
 }
 
-std::vector<Var*> Builder::create(const Primitive& p, std::vector<Value> operands, Params params,
-                                  std::vector<Indexer> indexers, std::vector<std::string> result_names) {
+const Op& Builder::append(const Primitive& p, std::vector<Value> operands, Params params, std::vector<Indexer> indexers,
+                          std::vector<std::string> result_names) {
   Op op;
   op.prim = &p;
   op.operands = std::move(operands);
@@ -89,15 +89,19 @@ std::vector<Var*> Builder::create(const Primitive& p, std::vector<Value> operand
     std::string name = i < result_names.size() ? std::move(result_names[i]) : "";
     op.results.push_back(body_->new_var(std::move(types[i]), std::move(name), loc_));
   }
-  std::vector<Var*> results = op.results;
   body_->ops().push_back(std::move(op));
-  return results;
+  return body_->ops().back();
+}
+
+std::vector<Var*> Builder::create(const Primitive& p, std::vector<Value> operands, Params params,
+                                  std::vector<Indexer> indexers, std::vector<std::string> result_names) {
+  return append(p, std::move(operands), std::move(params), std::move(indexers), std::move(result_names)).results;
 }
 
 std::vector<Value> Builder::emit(const Primitive& p, std::vector<Value> operands, Params params,
                                  std::vector<Indexer> indexers) {
-  std::vector<Var*> r = create(p, std::move(operands), std::move(params), std::move(indexers));
-  return {r.begin(), r.end()};
+  const Op& op = append(p, std::move(operands), std::move(params), std::move(indexers), {});
+  return {op.results.begin(), op.results.end()};
 }
 
 std::vector<Value> Builder::emit(std::string_view prim_name, std::vector<Value> operands, Params params,
@@ -107,9 +111,9 @@ std::vector<Value> Builder::emit(std::string_view prim_name, std::vector<Value> 
 
 Value Builder::emit1(std::string_view prim_name, std::vector<Value> operands, Params params,
                      std::vector<Indexer> indexers) {
-  std::vector<Var*> r = create(prim(prim_name), std::move(operands), std::move(params), std::move(indexers));
-  if (r.size() != 1) throw Error(loc_, std::string(prim_name) + " does not have exactly one result");
-  return r[0];
+  const Op& op = append(prim(prim_name), std::move(operands), std::move(params), std::move(indexers), {});
+  if (op.results.size() != 1) throw Error(loc_, std::string(prim_name) + " does not have exactly one result");
+  return op.results[0];
 }
 
 Value Builder::broadcast_scalar(Value x, const Shape& shape) {

@@ -61,6 +61,11 @@ class Builder {
   void swap_discard(Value ref, Value v, std::vector<IndexEntry> entries = {}, std::vector<Value> dyn = {});
 
  private:
+  // The op just appended, for the methods above to read before anything else
+  // is appended (never handed out).
+  const Op& append(const Primitive& p, std::vector<Value> operands, Params params, std::vector<Indexer> indexers,
+                   std::vector<std::string> result_names);
+
   Body* body_;
   Loc loc_;
 };

@@ -51,20 +51,9 @@ std::vector<Value> emit_like(Builder& b, const Op& op, std::vector<Value> operan
 }
 
 std::vector<Value> copy_op(Body& dst, const Op& op, std::vector<Value> operands) {
-  Op copy;
-  copy.prim = op.prim;
-  copy.params = op.params;
-  copy.indexers = op.indexers;
-  copy.loc = op.loc;
-  copy.operands = std::move(operands);
   std::vector<Value> out;
   out.reserve(op.results.size());
-  for (Var* r : op.results) {
-    Var* nr = dst.new_var(r->type, r->name, r->loc);
-    copy.results.push_back(nr);
-    out.push_back(nr);
-  }
-  dst.ops().push_back(std::move(copy));
+  append_copy(op, dst, std::move(operands), op.params, [&](const Var*, Var* nr) { out.push_back(nr); });
   return out;
 }
 

@@ -306,19 +306,10 @@ void axis_index_rule(Discharger&, const Op& op, Builder& b, Env& env) {
 
 // ---- generic copy ----
 void copy_op(const Op& op, Builder& b, Env& env, Params params) {
-  Op copy;
-  copy.prim = op.prim;
-  copy.params = std::move(params);
-  copy.loc = op.loc;
-  copy.operands.reserve(op.operands.size());
-  for (const Value& v : op.operands) copy.operands.push_back(Discharger::val(v, env, op));
-  copy.results.reserve(op.results.size());
-  for (Var* r : op.results) {
-    Var* nr = b.body().new_var(r->type, r->name, r->loc);
-    copy.results.push_back(nr);
-    env.values[r] = nr;
-  }
-  b.body().ops().push_back(std::move(copy));
+  std::vector<Value> operands;
+  operands.reserve(op.operands.size());
+  for (const Value& v : op.operands) operands.push_back(Discharger::val(v, env, op));
+  append_copy(op, b.body(), std::move(operands), std::move(params), [&](const Var* r, Var* nr) { env.values[r] = nr; });
 }
 
 // Operands [from, to): values for array operands, current values for Refs (whose
