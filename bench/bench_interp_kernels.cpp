@@ -40,7 +40,8 @@ Prepared prepare(const std::string& name, const std::vector<ArrayType>& types, P
   Builder b(*p.body);
   std::vector<Value> vals;
   for (const ArrayType& t : types) vals.push_back(b.param(Type::array(t), "x"));
-  Op& op = b.create(prim(name), vals, std::move(params));
+  b.create(prim(name), vals, std::move(params));
+  const Op& op = b.body().ops().back();
   p.op = &op;
   p.kernel = &array_kernels().at(*op.prim);
   return p;

@@ -66,8 +66,8 @@ std::vector<Type> infer_result_types(const Op& op) {
   return op.prim->shape(op);
 }
 
-Op& Builder::create(const Primitive& p, std::vector<Value> operands, Params params, std::vector<Indexer> indexers,
-                    std::vector<std::string> result_names) {
+const Op& Builder::append(const Primitive& p, std::vector<Value> operands, Params params, std::vector<Indexer> indexers,
+                          std::vector<std::string> result_names) {
   Op op;
   op.prim = &p;
   op.operands = std::move(operands);
@@ -93,17 +93,40 @@ Op& Builder::create(const Primitive& p, std::vector<Value> operands, Params para
   return body_->ops().back();
 }
 
+std::vector<Var*> Builder::create(const Primitive& p, std::vector<Value> operands, Params params,
+                                  std::vector<Indexer> indexers, std::vector<std::string> result_names) {
+  return append(p, std::move(operands), std::move(params), std::move(indexers), std::move(result_names)).results;
+}
+
+std::vector<Value> Builder::emit(const Primitive& p, std::vector<Value> operands, Params params,
+                                 std::vector<Indexer> indexers) {
+  const Op& op = append(p, std::move(operands), std::move(params), std::move(indexers), {});
+  return {op.results.begin(), op.results.end()};
+}
+
 std::vector<Value> Builder::emit(std::string_view prim_name, std::vector<Value> operands, Params params,
                                  std::vector<Indexer> indexers) {
-  Op& op = create(prim(prim_name), std::move(operands), std::move(params), std::move(indexers));
-  return {op.results.begin(), op.results.end()};
+  return emit(prim(prim_name), std::move(operands), std::move(params), std::move(indexers));
 }
 
 Value Builder::emit1(std::string_view prim_name, std::vector<Value> operands, Params params,
                      std::vector<Indexer> indexers) {
-  Op& op = create(prim(prim_name), std::move(operands), std::move(params), std::move(indexers));
+  const Op& op = append(prim(prim_name), std::move(operands), std::move(params), std::move(indexers), {});
   if (op.results.size() != 1) throw Error(loc_, std::string(prim_name) + " does not have exactly one result");
   return op.results[0];
+}
+
+Value Builder::broadcast_scalar(Value x, const Shape& shape) {
+  if (shape.empty()) return x;
+  return emit1("broadcast_in_dim", {x}, {{"shape", std::vector<int64_t>(shape)}, {"broadcast_dimensions", std::vector<int64_t>{}}});
+}
+
+Params params_with(const Op& op, std::initializer_list<NamedParam> changes) {
+  Params p = op.params;
+  for (const NamedParam& c : changes)
+    for (NamedParam& q : p)
+      if (q.name == c.name) q.value = c.value;
+  return p;
 }
 
 namespace {

@@ -346,15 +346,15 @@ class Parser {
     std::vector<std::string> names;
     names.reserve(results.size());
     for (const PendingResult& r : results) names.emplace_back(r.name.text);
-    Op& op = b.create(*p, std::move(operands), std::move(params), std::move(indexers), names);
-    if (!results.empty() && results.size() != op.results.size())
-      fail(first, std::string(name_tok.text) + " has " + std::to_string(op.results.size()) + " result(s), but " +
+    std::vector<Var*> made = b.create(*p, std::move(operands), std::move(params), std::move(indexers), names);
+    if (!results.empty() && results.size() != made.size())
+      fail(first, std::string(name_tok.text) + " has " + std::to_string(made.size()) + " result(s), but " +
                       std::to_string(results.size()) + " name(s) were given");
     for (size_t i = 0; i < results.size(); ++i) {
-      if (results[i].type && !(*results[i].type == op.results[i]->type))
+      if (results[i].type && !(*results[i].type == made[i]->type))
         fail(results[i].name, "result %" + std::string(results[i].name.text) + " is declared " +
-                                  results[i].type->str() + " but " + std::string(name_tok.text) + " gives " + op.results[i]->type.str());
-      define(results[i].name, op.results[i]);
+                                  results[i].type->str() + " but " + std::string(name_tok.text) + " gives " + made[i]->type.str());
+      define(results[i].name, made[i]);
     }
   }
 

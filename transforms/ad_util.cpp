@@ -20,21 +20,6 @@ Module SymbolSink::assemble(const BodyPtr& new_main, std::string_view entry) con
   return out;
 }
 
-Value scalar(DType d, double v) {
-  if (is_float(d)) return Literal::of_float(d, v);
-  return Literal::of_int(d, static_cast<int64_t>(v));
-}
-
-Value broadcast_scalar(Builder& b, Value x, const Shape& shape) {
-  if (shape.empty()) return x;
-  return b.emit1("broadcast_in_dim", {x},
-                 {{"shape", std::vector<int64_t>(shape)}, {"broadcast_dimensions", std::vector<int64_t>{}}});
-}
-
-Value filled(Builder& b, const Type& t, double v) {
-  return broadcast_scalar(b, scalar(t.dtype(), v), t.shape());
-}
-
 Value moveaxis(Builder& b, Value x, int from, int to) {
   if (from == to) return x;
   int r = x.type().rank();
@@ -62,25 +47,13 @@ Value squeeze_axis(Builder& b, Value x, int at) {
 }
 
 std::vector<Value> emit_like(Builder& b, const Op& op, std::vector<Value> operands) {
-  Op& n = b.create(*op.prim, std::move(operands), op.params, op.indexers);
-  return {n.results.begin(), n.results.end()};
+  return b.emit(*op.prim, std::move(operands), op.params, op.indexers);
 }
 
 std::vector<Value> copy_op(Body& dst, const Op& op, std::vector<Value> operands) {
-  Op copy;
-  copy.prim = op.prim;
-  copy.params = op.params;
-  copy.indexers = op.indexers;
-  copy.loc = op.loc;
-  copy.operands = std::move(operands);
   std::vector<Value> out;
   out.reserve(op.results.size());
-  for (Var* r : op.results) {
-    Var* nr = dst.new_var(r->type, r->name, r->loc);
-    copy.results.push_back(nr);
-    out.push_back(nr);
-  }
-  dst.ops().push_back(std::move(copy));
+  append_copy(op, dst, std::move(operands), op.params, [&](const Var*, Var* nr) { out.push_back(nr); });
   return out;
 }
 

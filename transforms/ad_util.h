@@ -1,5 +1,6 @@
-// Helpers shared by the jvp and vmap passes: fresh module symbols, zero
-// arrays, moving and inserting axes, copying ops.
+// Helpers shared by the jvp and vmap passes: fresh module symbols, moving and
+// inserting axes, copying ops. (Literals, zeros and broadcasts of a scalar are
+// Builder conveniences, ir/builder.h.)
 #pragma once
 
 #include <map>
@@ -36,14 +37,6 @@ class SymbolSink {
   std::set<std::string, std::less<>> taken_;
   std::vector<BodyPtr> added_;
 };
-
-// A literal scalar of dtype `d` holding `v`.
-Value scalar(DType d, double v);
-// An array of type `t` (an array type) filled with `v`; a literal when rank 0.
-Value filled(Builder& b, const Type& t, double v);
-inline Value zeros(Builder& b, const Type& t) { return filled(b, t, 0.0); }
-// `x` (rank 0) broadcast to `shape`.
-Value broadcast_scalar(Builder& b, Value x, const Shape& shape);
 
 // Moves axis `from` of `x` to position `to` (a transpose; no-op if equal).
 Value moveaxis(Builder& b, Value x, int from, int to);

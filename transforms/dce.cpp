@@ -187,12 +187,12 @@ BodyPtr Dce::shrink_once(const Body& b, const Mask& keep_out, const Mask& keep_p
       std::vector<Value> operands;
       for (const Value& v : rw.op.operands) operands.push_back(remap(v, map));
       builder.set_loc(op.loc);
-      Op& made = builder.create(*rw.op.prim, std::move(operands), rw.op.params, rw.op.indexers);
+      std::vector<Var*> made = builder.create(*rw.op.prim, std::move(operands), rw.op.params, rw.op.indexers);
       for (size_t r = 0; r < op.results.size(); ++r) {
         int nr = rw.result_map[r];
         if (nr < 0) continue;
-        made.results[nr]->name = op.results[r]->name;
-        map[op.results[r]] = made.results[nr];
+        made[nr]->name = op.results[r]->name;
+        map[op.results[r]] = made[nr];
       }
       continue;
     }
@@ -271,7 +271,7 @@ std::optional<Rewrite> for_rule(const Op& op, const Mask& used, Dce& dce) {
   const Body& body = *op.body_param("body");
   ForView view(op);
   int k = view.num_consts;
-  int nc = static_cast<int>(op.operands.size()) - 2 - k;
+  int nc = view.num_carries;
   Mask keep_carry = live_carries({&body}, {1 + k}, 0, nc, used, {}, dce);
   // Which constants does the live body read?
   Mask keep_out(keep_carry), pu, keep_params(body.params().size(), 1);
@@ -301,7 +301,7 @@ std::optional<Rewrite> while_rule(const Op& op, const Mask& used, Dce& dce) {
   const Body& cond = *op.body_param("cond");
   WhileView view(op);
   int k = view.num_consts;
-  int nc = static_cast<int>(op.operands.size()) - k;
+  int nc = view.num_carries;
   Mask keep_carry = live_carries({&body, &cond}, {k, k}, 0, nc, used, {}, dce);
   Mask pu_body, pu_cond, all_b(body.params().size(), 1), all_c(cond.params().size(), 1), cond_out(1, 1);
   dce.shrink(body, keep_carry, all_b, &pu_body);
@@ -332,7 +332,7 @@ std::optional<Rewrite> scan_rule(const Op& op, const Mask& used, Dce& dce) {
   ScanView view(op);
   int k = view.num_consts;
   int nc = view.num_carries;
-  int nx = static_cast<int>(op.operands.size()) - k - nc;
+  int nx = view.num_xs;
   int ny = static_cast<int>(body.outputs().size()) - nc;
   Mask used_carry(used.begin(), used.begin() + nc);
   Mask extra(body.outputs().size(), 0);

@@ -27,13 +27,6 @@ namespace tessera::discharge {
 
 // ---- small builders ------------------------------------------------------------
 
-Value zeros(Builder& b, const Type& t) {
-  Value zero = b.literal(t.dtype(), 0);
-  if (t.rank() == 0) return zero;
-  return b.emit1("broadcast_in_dim", {zero},
-                 {{"shape", std::vector<int64_t>(t.shape())}, {"broadcast_dimensions", std::vector<int64_t>{}}});
-}
-
 Value to_i32(Builder& b, Value v) {
   if (v.type().dtype() == DType::i32) return v;
   if (v.is_literal()) return Literal::of_int(DType::i32, v.literal().as_int());
@@ -313,19 +306,10 @@ void axis_index_rule(Discharger&, const Op& op, Builder& b, Env& env) {
 
 // ---- generic copy ----
 void copy_op(const Op& op, Builder& b, Env& env, Params params) {
-  Op copy;
-  copy.prim = op.prim;
-  copy.params = std::move(params);
-  copy.loc = op.loc;
-  copy.operands.reserve(op.operands.size());
-  for (const Value& v : op.operands) copy.operands.push_back(Discharger::val(v, env, op));
-  copy.results.reserve(op.results.size());
-  for (Var* r : op.results) {
-    Var* nr = b.body().new_var(r->type, r->name, r->loc);
-    copy.results.push_back(nr);
-    env.values[r] = nr;
-  }
-  b.body().ops().push_back(std::move(copy));
+  std::vector<Value> operands;
+  operands.reserve(op.operands.size());
+  for (const Value& v : op.operands) operands.push_back(Discharger::val(v, env, op));
+  append_copy(op, b.body(), std::move(operands), std::move(params), [&](const Var* r, Var* nr) { env.values[r] = nr; });
 }
 
 // Operands [from, to): values for array operands, current values for Refs (whose
@@ -359,10 +343,10 @@ void cond_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   operands.insert(operands.end(), args.begin(), args.end());
   auto ctx = ctx_values(env);
   operands.insert(operands.end(), ctx.begin(), ctx.end());
-  Op& made = b.create(op.prim->name == "cond" ? *op.prim : prim("cond"), operands, {{"branches", branches}});
+  std::vector<Var*> made = b.create(op.prim->name == "cond" ? *op.prim : prim("cond"), operands, {{"branches", branches}});
   size_t n = op.results.size();
-  for (size_t r = 0; r < n; ++r) bind(env, op, static_cast<int>(r), made.results[r]);
-  for (size_t k = 0; k < ref_slots.size(); ++k) env.slots[ref_slots[k]] = made.results[n + k];
+  for (size_t r = 0; r < n; ++r) bind(env, op, static_cast<int>(r), made[r]);
+  for (size_t k = 0; k < ref_slots.size(); ++k) env.slots[ref_slots[k]] = made[n + k];
 }
 
 // Splits operands [from, from + k) into plain values and Refs; returns the
@@ -415,7 +399,7 @@ void check_cond_pure(const Op& op, const Body& cond) {
 void for_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   ForView view(op);
   int k = view.num_consts;
-  int nc = static_cast<int>(op.operands.size()) - 2 - k;
+  int nc = view.num_carries;
   Discharged db = d.discharge_nested(*op.body_param("body"), env.grid);
   ConstSplit s = split_consts(d, op, 2, k, 1, env);
   int nk = static_cast<int>(s.plain_params.size() + s.ref_params.size());
@@ -433,16 +417,16 @@ void for_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   append(operands, ctx_values(env));
   append(operands, s.ref_vals);
   for (int c = 0; c < nc; ++c) operands.push_back(d.val(op.operands[2 + k + c], env, op));
-  Op& made = b.create(*op.prim, operands,
+  std::vector<Var*> made = b.create(*op.prim, operands,
                       {{"body", w}, {"num_consts", int64_t(s.plain_vals.size()) + int64_t(db.num_ctx)}});
-  for (int r = 0; r < nr; ++r) env.slots[s.ref_slots[r]] = made.results[r];
-  for (int c = 0; c < nc; ++c) bind(env, op, c, made.results[nr + c]);
+  for (int r = 0; r < nr; ++r) env.slots[s.ref_slots[r]] = made[r];
+  for (int c = 0; c < nc; ++c) bind(env, op, c, made[nr + c]);
 }
 
 void while_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   WhileView view(op);
   int k = view.num_consts;
-  int nc = static_cast<int>(op.operands.size()) - k;
+  int nc = view.num_carries;
   check_cond_pure(op, *op.body_param("cond"));
   Discharged db = d.discharge_nested(*op.body_param("body"), env.grid);
   Discharged dc = d.discharge_nested(*op.body_param("cond"), env.grid);
@@ -461,17 +445,17 @@ void while_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   append(operands, ctx_values(env));
   append(operands, s.ref_vals);
   for (int c = 0; c < nc; ++c) operands.push_back(d.val(op.operands[k + c], env, op));
-  Op& made = b.create(*op.prim, operands,
+  std::vector<Var*> made = b.create(*op.prim, operands,
                       {{"cond", wc}, {"body", wb}, {"num_consts", int64_t(s.plain_vals.size()) + int64_t(db.num_ctx)}});
-  for (int r = 0; r < nr; ++r) env.slots[s.ref_slots[r]] = made.results[r];
-  for (int c = 0; c < nc; ++c) bind(env, op, c, made.results[nr + c]);
+  for (int r = 0; r < nr; ++r) env.slots[s.ref_slots[r]] = made[r];
+  for (int c = 0; c < nc; ++c) bind(env, op, c, made[nr + c]);
 }
 
 void scan_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   ScanView view(op);
   int k = view.num_consts;
   int nc = view.num_carries;
-  int nx = static_cast<int>(op.operands.size()) - k - nc;
+  int nx = view.num_xs;
   const Body& body = *op.body_param("body");
   int ny = static_cast<int>(body.outputs().size()) - nc;
   Discharged db = d.discharge_nested(body, env.grid);
@@ -489,14 +473,14 @@ void scan_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   append(operands, ctx_values(env));
   append(operands, s.ref_vals);
   for (int i = k; i < k + nc + nx; ++i) operands.push_back(d.val(op.operands[i], env, op));
-  Op& made = b.create(*op.prim, operands,
+  std::vector<Var*> made = b.create(*op.prim, operands,
                       {{"body", w},
                        {"length", op.int_param("length")},
                        {"num_consts", int64_t(s.plain_vals.size()) + int64_t(db.num_ctx)},
                        {"num_carry", int64_t(nr + nc)},
                        {"reverse", op.bool_param("reverse")}});
-  for (int r = 0; r < nr; ++r) env.slots[s.ref_slots[r]] = made.results[r];
-  for (int i = 0; i < nc + ny; ++i) bind(env, op, i, made.results[nr + i]);
+  for (int r = 0; r < nr; ++r) env.slots[s.ref_slots[r]] = made[r];
+  for (int i = 0; i < nc + ny; ++i) bind(env, op, i, made[nr + i]);
 }
 
 // Binds body parameters [0, n) to the op's operands: Refs share the operand's
@@ -530,7 +514,7 @@ void run_scoped_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   for (size_t i = op.operands.size(); i < body.params().size(); ++i) {
     const Var* p = body.params()[i];
     if (is_semaphore(p->type.dtype())) env.sems.insert(p);
-    else env.slot_of[p] = env.new_slot(zeros(b, Type::array(p->type.array_type())));
+    else env.slot_of[p] = env.new_slot(b.zeros(Type::array(p->type.array_type())));
   }
   d.run_ops(body, b, env);
   bind_results(op, body, env);
@@ -547,10 +531,7 @@ void call_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
     bind_results(op, *callee, env);
     return;
   }
-  Params params = op.params;
-  for (NamedParam& p : params)
-    if (p.name == "callee") p.value = d.pure(callee);
-  copy_op(op, b, env, std::move(params));
+  copy_op(op, b, env, params_with(op, {{"callee", d.pure(callee)}}));
 }
 
 // Ops without a rule: must not touch Refs; nested bodies are discharged on

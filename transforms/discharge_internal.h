@@ -75,7 +75,6 @@ class Discharger {
 };
 
 // ---- helpers (discharge.cpp) ----
-Value zeros(Builder& b, const Type& t);
 Value to_i32(Builder& b, Value v);
 std::vector<Value> ctx_values(const Env& env);
 // Reads / writes the region `ix` selects (dyn: the values of the op's

@@ -134,7 +134,6 @@ void alias_ref_inputs(Discharger& d, const Op& op, Builder& b, Env& env) {
     kb.swap_discard(extra[j], kb.get(in));
   }
   nk->set_outputs({});
-  Params params = op.params;
   std::vector<BlockSpec> out_specs = g.out_specs;
   std::vector<Type> out_shapes = g.out_types;
   IntPairs aliases = g.aliases;
@@ -144,16 +143,14 @@ void alias_ref_inputs(Discharger& d, const Op& op, Builder& b, Env& env) {
     out_specs.push_back(g.in_specs[i]);
     out_shapes.push_back(g.in_types[i]);
   }
-  for (NamedParam& p : params) {
-    if (p.name == "kernel") p.value = nk;
-    if (p.name == "out_specs") p.value = out_specs;
-    if (p.name == "out_shapes") p.value = out_shapes;
-    if (p.name == "input_output_aliases") p.value = g.alias_param(aliases);
-  }
-  Op& made = b.create(*op.prim, operands, params);
+  Params params = params_with(op, {{"kernel", nk},
+                                   {"out_specs", out_specs},
+                                   {"out_shapes", out_shapes},
+                                   {"input_output_aliases", g.alias_param(aliases)}});
+  std::vector<Var*> made = b.create(*op.prim, operands, params);
   int n = g.num_outputs();
-  for (int o = 0; o < n; ++o) env.values[op.results[o]] = made.results[o];
-  for (size_t j = 0; j < ref_inputs.size(); ++j) env.slots[slots[j]] = made.results[n + j];
+  for (int o = 0; o < n; ++o) env.values[op.results[o]] = made[o];
+  for (size_t j = 0; j < ref_inputs.size(); ++j) env.slots[slots[j]] = made[n + j];
 }
 
 // Evaluates index maps inside the loop body, once per map body.
@@ -338,7 +335,7 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   }
   for (int o = 0; o < nout; ++o) {
     const Mapping& mp = maps[nin + o];
-    Value init = alias_of_output[o] >= 0 ? in_vals[alias_of_output[o]] : zeros(b, g.out_types[o]);
+    Value init = alias_of_output[o] >= 0 ? in_vals[alias_of_output[o]] : b.zeros(g.out_types[o]);
     carries.push_back(pad_to(b, init, mp.lo, mp.hi));
   }
   for (int i = 0; i < nin; ++i) {
@@ -352,13 +349,13 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
       continue;
     }
     carry_of_scratch.push_back(static_cast<int>(carries.size()));
-    carries.push_back(zeros(b, Type::array(t.array_type())));
+    carries.push_back(b.zeros(Type::array(t.array_type())));
   }
   for (int i = 0; i < nin; ++i) {
     if (!resident[i]) continue;
     resident[i]->block_carry = static_cast<int>(carries.size());
     const Type& t = g.in_types[i];
-    carries.push_back(maps[i].whole ? in_vals[i] : zeros(b, Type::array(t.dtype(), maps[i].kernel_shape)));
+    carries.push_back(maps[i].whole ? in_vals[i] : b.zeros(Type::array(t.dtype(), maps[i].kernel_shape)));
   }
 
   std::vector<std::optional<ResidentOutput>> lazy(nout);
@@ -366,7 +363,7 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     if (alias_of_output[o] < 0 || maps[nin + o].whole) continue;
     lazy[o].emplace();
     lazy[o]->block_carry = static_cast<int>(carries.size());
-    carries.push_back(zeros(b, Type::array(g.out_types[o].dtype(), maps[nin + o].kernel_shape)));
+    carries.push_back(b.zeros(Type::array(g.out_types[o].dtype(), maps[nin + o].kernel_shape)));
   }
 
   // The loop body.
@@ -543,8 +540,7 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   std::vector<Value> operands{Literal::of_int(DType::i32, 0), total};
   operands.insert(operands.end(), consts.begin(), consts.end());
   operands.insert(operands.end(), carries.begin(), carries.end());
-  Op& loop = b.create(prim("for"), operands, {{"body", w}, {"num_consts", int64_t(consts.size())}});
-  std::vector<Var*> res = loop.results;  // copy: later emits may move the op
+  std::vector<Var*> res = b.create(prim("for"), operands, {{"body", w}, {"num_consts", int64_t(consts.size())}});
   for (int o = 0; o < nout; ++o) {
     Value out = res[o];
     if (lazy[o]) {  // the last block goes back after the last step

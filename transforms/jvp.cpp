@@ -1,25 +1,19 @@
 // The jvp pass: `main(primals...) -> outs` becomes
 // `main(primals..., tangents...) -> (outs..., tangent outs...)`.
 //
-// The body transformer walks ops once, in order, keeping a tangent per
-// variable (absent = symbolic zero). An op none of whose operands has a
-// tangent is copied as is, without consulting its rule: the common case in
-// index computations and the reason the pass is linear and fast.
+// The body transformer is the shared walk of transforms/body_rewrite.h with a
+// tangent per variable (absent = symbolic zero): an op none of whose operands
+// has a tangent is copied as is, without consulting its rule, the common case
+// in index computations and the reason the pass is linear and fast.
 #include "transforms/jvp.h"
-#include "transforms/var_table.h"
 
+#include "transforms/body_rewrite.h"
 
 namespace tessera::jvp {
 
 Value Ctx::instantiate(const Tangent& t, const Type& primal) {
   if (t) return *t;
-  return ad::zeros(b, primal);
-}
-
-bool any_tangent(const std::vector<Tangent>& dx) {
-  for (const Tangent& t : dx)
-    if (t) return true;
-  return false;
+  return b.zeros(primal);
 }
 
 std::vector<bool> differentiable_mask(const std::vector<Type>& types) {
@@ -53,67 +47,42 @@ namespace {
 Value fit(Builder& b, Value t, const Type& primal) {
   Type tt = t.type();
   if (tt.is_ref() || tt.shape() == primal.shape()) return t;
-  if (tt.rank() == 0) return ad::broadcast_scalar(b, t, primal.shape());
+  if (tt.rank() == 0) return b.broadcast_scalar(t, primal.shape());
   throw Error(b.loc(), "jvp: internal error: tangent " + tt.str() + " does not fit primal " + primal.str());
 }
+
+// jvp's side of the body walk (transforms/body_rewrite.h): a tangent per
+// variable, absent for a symbolic zero.
+struct JvpWalk {
+  using Info = Tangent;
+  static constexpr const char* pass = "jvp";
+  static constexpr size_t ops_per_op = 3;
+  static bool present(const Tangent& t) { return t.has_value(); }
+  static Tangent absent() { return std::nullopt; }
+  static const std::vector<Value>& values(const RuleResult& r) { return r.primals; }
+  static const std::vector<Tangent>& infos(const RuleResult& r) { return r.tangents; }
+
+  Ctx& ctx;
+  const RuleTable<JvpRule>& table = rules();
+
+  RuleResult rule(const Op& op, const std::vector<Value>& x, const std::vector<Tangent>& dx) {
+    return table.at(*op.prim, op.loc)(ctx, op, x, dx);
+  }
+  Tangent adopt(const Var* primal, const Tangent& t) {
+    if (!t || !differentiable(primal->type)) return std::nullopt;
+    Value ft = fit(ctx.b, *t, primal->type);
+    // Name tangents after their primals (%a -> %a_dot) for readable output.
+    if (ft.is_var() && ft.var()->name.empty() && !primal->name.empty()) ft.var()->name = primal->name + "_dot";
+    return ft;
+  }
+};
 
 }  // namespace
 
 RuleResult inline_jvp(Ctx& ctx, const Body& src, const std::vector<Value>& params, const std::vector<Tangent>& tangents) {
-  // Primal renaming and tangents, keyed by the source body's Vars.
-  VarToValue map(src.ops().size() + params.size()), tan(src.ops().size() + params.size());
-  // A jvp'd op is about three: reserve once rather than regrow a long body.
-  ctx.b.body().ops().reserve(ctx.b.body().ops().size() + 3 * src.ops().size());
-  for (size_t i = 0; i < src.params().size(); ++i) {
-    map[src.params()[i]] = params[i];
-    if (tangents[i]) tan[src.params()[i]] = *tangents[i];
-  }
-  const RuleTable<JvpRule>& table = rules();
-  Body& dst = ctx.b.body();
-  std::vector<Value> x;
-  std::vector<Tangent> dx;
-  for (const Op& op : src.ops()) {
-    bool any = false;
-    if (tan.size() != 0)
-      for (const Value& v : op.operands) any |= v.is_var() && tan.contains(v.var());
-    if (!any) {  // no tangent flows through: the op as it is
-      copy_op(op, dst, map);
-      continue;
-    }
-    x.clear();
-    dx.clear();
-    for (const Value& v : op.operands) {
-      x.push_back(remap(v, map));
-      Tangent t;
-      if (v.is_var())
-        if (const Value* f = tan.find(v.var())) t = *f;
-      dx.push_back(t);
-    }
-    ctx.b.set_loc(op.loc);
-    RuleResult r = table.at(*op.prim, op.loc)(ctx, op, x, dx);
-    if (r.primals.size() != op.results.size() || r.tangents.size() != op.results.size())
-      throw Error(op.loc, "jvp rule of " + op.name() + " returned the wrong number of results");
-    for (size_t k = 0; k < r.primals.size(); ++k) {
-      map[op.results[k]] = r.primals[k];
-      if (Value v = r.primals[k]; v.is_var() && v.var()->name.empty()) v.var()->name = op.results[k]->name;
-      const Type& pt = op.results[k]->type;
-      if (!r.tangents[k] || !differentiable(pt)) continue;
-      Value t = fit(ctx.b, *r.tangents[k], pt);
-      // Name tangents after their primals (%a -> %a_dot) for readable output.
-      if (t.is_var() && t.var()->name.empty() && !op.results[k]->name.empty()) t.var()->name = op.results[k]->name + "_dot";
-      tan[op.results[k]] = t;
-    }
-  }
-  RuleResult out;
-  for (const Value& v : src.outputs()) {
-    out.primals.push_back(remap(v, map));
-    Tangent t;
-    if (v.is_var()) {
-      if (const Value* f = tan.find(v.var())) t = *f;
-    }
-    out.tangents.push_back(t);
-  }
-  return out;
+  JvpWalk walk{ctx};
+  Rewritten<Tangent> r = rewrite_body(walk, ctx.b, src, params, tangents);
+  return {std::move(r.values), std::move(r.infos)};
 }
 
 BodyPtr jvp_body_layout(Ctx& ctx, const Body& src, const std::string& name, BodyKind kind, const std::vector<Slot>& params,

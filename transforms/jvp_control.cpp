@@ -15,14 +15,6 @@ namespace {
 using Vals = std::vector<Value>;
 using Tans = std::vector<Tangent>;
 
-Params with(const Op& op, std::initializer_list<NamedParam> changes) {
-  Params p = op.params;
-  for (const NamedParam& c : changes)
-    for (NamedParam& q : p)
-      if (q.name == c.name) q.value = c.value;
-  return p;
-}
-
 // A body with parameters laid out as `layout` that runs src's primal
 // computation only (e.g. a while loop's condition after tangents were added).
 BodyPtr primal_only(const Body& src, const std::vector<Slot>& layout) {
@@ -86,7 +78,7 @@ RuleResult cond_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   }
   Vals ops{x[0]};
   push_group(c, ops, x, dx, 1, n, has);
-  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, with(op, {{"branches", branches}}), {}, op.loc}, ops);
+  Vals res = c.b.emit(*op.prim, ops, params_with(op, {{"branches", branches}}));
   RuleResult r;
   take_group(res, 0, outt.size(), outt, r);
   return r;
@@ -110,8 +102,8 @@ RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   Vals ops;
   push_group(c, ops, x, dx, 0, k, kh);
   push_group(c, ops, x, dx, k, nc, ch);
-  Params p = with(op, {{"cond", ncond}, {"body", nbody}, {"num_consts", int64_t{k + count(kh)}}});
-  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, p, {}, op.loc}, ops);
+  Params p = params_with(op, {{"cond", ncond}, {"body", nbody}, {"num_consts", int64_t{k + count(kh)}}});
+  Vals res = c.b.emit(*op.prim, ops, p);
   RuleResult r;
   take_group(res, 0, nc, ch, r);
   return r;
@@ -134,8 +126,8 @@ RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   Vals ops{x[0], x[1]};
   push_group(c, ops, x, dx, 2, k, kh);
   push_group(c, ops, x, dx, 2 + k, nc, ch);
-  Params p = with(op, {{"body", nbody}, {"num_consts", int64_t{k + count(kh)}}});
-  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, p, {}, op.loc}, ops);
+  Params p = params_with(op, {{"body", nbody}, {"num_consts", int64_t{k + count(kh)}}});
+  Vals res = c.b.emit(*op.prim, ops, p);
   RuleResult r;
   take_group(res, 0, nc, ch, r);
   return r;
@@ -166,8 +158,8 @@ RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   push_group(c, ops, x, dx, 0, k, kh);
   push_group(c, ops, x, dx, k, nc, ch);
   push_group(c, ops, x, dx, k + nc, nx, xh);
-  Params p = with(op, {{"body", nbody}, {"num_consts", int64_t{k + count(kh)}}, {"num_carry", int64_t{nc + count(ch)}}});
-  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, p, {}, op.loc}, ops);
+  Params p = params_with(op, {{"body", nbody}, {"num_consts", int64_t{k + count(kh)}}, {"num_carry", int64_t{nc + count(ch)}}});
+  Vals res = c.b.emit(*op.prim, ops, p);
   RuleResult r;
   size_t at = take_group(res, 0, nc, ch, r);
   take_group(res, at, ny, yh, r);
@@ -192,7 +184,7 @@ RuleResult run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) 
   BodyPtr nbody = jvp_body_layout(c, body, body.name(), body.kind(), layout, outs);
   Vals ops;
   push_group(c, ops, x, dx, 0, n, ah);
-  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, with(op, {{"body", nbody}}), {}, op.loc}, ops);
+  Vals res = c.b.emit(*op.prim, ops, params_with(op, {{"body", nbody}}));
   RuleResult r;
   take_group(res, 0, oh.size(), oh, r);
   return r;
@@ -222,7 +214,7 @@ RuleResult call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   }
   Vals ops;
   push_group(c, ops, x, dx, 0, x.size(), has);
-  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, with(op, {{"callee", f}}), {}, op.loc}, ops);
+  Vals res = c.b.emit(*op.prim, ops, params_with(op, {{"callee", f}}));
   RuleResult r;
   take_group(res, 0, oh.size(), oh, r);
   return r;
@@ -235,7 +227,7 @@ RuleResult core_map_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   BodyPtr nbody = jvp_body(c, body, body.name(), body.kind(), has, {});
   Vals ops;
   push_group(c, ops, x, dx, 0, x.size(), has);
-  ad::emit_like(c.b, Op{op.prim, {}, {}, with(op, {{"body", nbody}}), {}, op.loc}, ops);
+  c.b.emit(*op.prim, ops, params_with(op, {{"body", nbody}}));
   return {};
 }
 
@@ -253,8 +245,8 @@ RuleResult pmap_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
     if (oh[i]) out_axes.push_back(op.ints_param("out_axes")[i]);
   Vals ops;
   push_group(c, ops, x, dx, 0, x.size(), has);
-  Params p = with(op, {{"body", nbody}, {"in_axes", in_axes}, {"out_axes", out_axes}});
-  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, p, {}, op.loc}, ops);
+  Params p = params_with(op, {{"body", nbody}, {"in_axes", in_axes}, {"out_axes", out_axes}});
+  Vals res = c.b.emit(*op.prim, ops, p);
   RuleResult r;
   take_group(res, 0, oh.size(), oh, r);
   return r;

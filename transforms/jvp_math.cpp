@@ -8,7 +8,7 @@ namespace {
 using Vals = std::vector<Value>;
 using Tans = std::vector<Tangent>;
 
-Value lit(const Value& like, double v) { return ad::scalar(like.type().dtype(), v); }
+Value lit(const Value& like, double v) { return Builder::literal(like.type().dtype(), v); }
 
 Tangent tadd(Builder& b, const Tangent& x, const Tangent& y) {
   if (!x) return y;

@@ -80,18 +80,13 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx)
   std::vector<int64_t> cost = op.ints_param("cost_estimate");
   for (int64_t& v : cost) v *= 2;
 
-  Params p = op.params;
-  auto set = [&](const char* key, Param v) {
-    for (NamedParam& q : p)
-      if (q.name == key) q.value = std::move(v);
-  };
-  set("kernel", kernel);
-  set("in_specs", in_specs);
-  set("out_specs", out_specs);
-  set("out_shapes", out_shapes);
-  set("scratch", scratch);
-  set("input_output_aliases", g.alias_param(aliases));
-  set("cost_estimate", cost);
+  Params p = params_with(op, {{"kernel", kernel},
+                              {"in_specs", in_specs},
+                              {"out_specs", out_specs},
+                              {"out_shapes", out_shapes},
+                              {"scratch", scratch},
+                              {"input_output_aliases", g.alias_param(aliases)},
+                              {"cost_estimate", cost}});
 
   Vals ops = x;
   for (int i = 0; i < ni; ++i)
@@ -99,7 +94,7 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx)
       int k = g.input_operand(i);
       ops.push_back(c.instantiate(dx[k], x[k].type()));
     }
-  Vals res = ad::emit_like(c.b, Op{op.prim, {}, {}, p, {}, op.loc}, ops);
+  Vals res = c.b.emit(*op.prim, ops, p);
   RuleResult r;
   for (int o = 0; o < no; ++o) {
     r.primals.push_back(res[o]);

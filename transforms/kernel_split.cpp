@@ -1,8 +1,12 @@
 #include "transforms/kernel_split.h"
 
+#include <array>
 #include <optional>
+#include <span>
 
+#include "ir/builder.h"
 #include "ir/clone.h"
+#include "ir/control_views.h"
 #include "ir/effects.h"
 #include "ir/primitive.h"
 
@@ -17,42 +21,59 @@ bool is_splittable_cond(const Op& op, const KernelTaint& t) { return op.prim->na
 
 bool propagate(const Body& b, KernelTaint& t);
 
-// Where a loop keeps what: operand operand0 + k feeds parameter param0 + k of
-// each body; parameters are (consts..., carries..., xs...) after param0 (`for`
-// has its induction variable first); `body` returns (carries..., ys...), the
-// op's results in that order.
-//   for:   operands (lo, hi, consts..., carries...), body (i, consts..., carries...)
-//   while: operands (consts..., carries...), cond and body (consts..., carries...)
-//   scan:  operands (consts..., carries..., xs...), body (consts..., carries..., x slices...)
-struct LoopShape {
-  size_t operand0 = 0, param0 = 0;
-  size_t num_consts = 0, num_carry = 0;
-  std::vector<BodyPtr> bodies;  // every body that sees the operands (`body` last)
+// A loop read through its view (ir/control_views.h): the operands that feed
+// its bodies by role, and each body with the parameters they feed. Every body
+// returns (carries..., ys...), the op's results in that order, but a while's
+// cond, which returns its predicate.
+struct Fed {
+  const Body* body;
+  const Var* index = nullptr;  // for: the induction variable
+  LoopParts<Var*> params;
+};
+
+struct Loop {
+  std::span<const Value> bounds;  // for: lo and hi; empty otherwise
+  LoopParts<Value> operands;
+  int num_carries = 0;
+  std::vector<Fed> bodies;      // every body the operands feed (`body` last)
   const Body* pred = nullptr;   // while: the cond, whose output must stay untainted
 };
 
-std::optional<LoopShape> loop_shape(const Op& op) {
+std::optional<Loop> loop_of(const Op& op) {
   const std::string& n = op.name();
-  if (n != "for" && n != "while" && n != "scan") return std::nullopt;
-  LoopShape s;
-  s.num_consts = static_cast<size_t>(op.int_param("num_consts"));
-  s.num_carry = n == "scan" ? static_cast<size_t>(op.int_param("num_carry")) : op.results.size();
-  s.bodies = {op.body_param("body")};
-  if (n == "for") s.operand0 = 2, s.param0 = 1;
-  if (n == "while") {
-    s.bodies.insert(s.bodies.begin(), op.body_param("cond"));
-    s.pred = s.bodies[0].get();
+  if (n == "for") {
+    ForView v(op);
+    return Loop{std::span<const Value>(op.operands).first(ForView::first_const), v.operands(), v.num_carries,
+                {{&v.body(), v.index_param(), v.params()}}};
   }
-  return s;
+  if (n == "while") {
+    WhileView v(op);
+    return Loop{{}, v.operands(), v.num_carries,
+                {{&v.cond(), nullptr, v.cond_params()}, {&v.body(), nullptr, v.body_params()}},
+                &v.cond()};
+  }
+  if (n == "scan") {
+    ScanView v(op);
+    return Loop{{}, v.operands(), v.num_carries, {{&v.body(), nullptr, v.params()}}};
+  }
+  return std::nullopt;
+}
+
+// The parts of a loop's operand or parameter list, in order.
+template <class T>
+std::array<std::span<const T>, 3> in_order(const LoopParts<T>& p) {
+  return {p.consts, p.carries, p.xs};
 }
 
 // A loop is looked into while its trip count stays known: `for` bounds, the
 // `while` predicate (a scan's length is a parameter).
 bool is_splittable_loop(const Op& op, const KernelTaint& t) {
-  std::optional<LoopShape> s = loop_shape(op);
-  if (!s) return false;
-  if (s->pred) return !t.has(s->pred->outputs()[0]);
-  return op.name() == "scan" || (!t.has(op.operands[0]) && !t.has(op.operands[1]));
+  std::optional<Loop> l = loop_of(op);
+  if (!l) return false;
+  if (l->pred) return !t.has(l->pred->outputs()[0]);
+  for (const Value& b : l->bounds)
+    if (t.has(b)) return false;
+  return true;
 }
 
 bool is_splittable(const Op& op, const KernelTaint& t) { return is_splittable_cond(op, t) || is_splittable_loop(op, t); }
@@ -60,28 +81,29 @@ bool is_splittable(const Op& op, const KernelTaint& t) { return is_splittable_co
 // Carry r is tainted when its initial value or its next value is; the caller's
 // fixpoint takes the next value's taint back to the carry parameters.
 bool propagate_loop(const Op& op, KernelTaint& t) {
-  LoopShape s = *loop_shape(op);
-  const Body& body = *s.bodies.back();
+  Loop l = *loop_of(op);
+  const Body& body = *l.bodies.back().body;
   bool grew = false;
-  for (const BodyPtr& b : s.bodies) {
-    const auto& params = b->params();
-    for (size_t p = s.param0; p < params.size(); ++p)
-      if (t.has(op.operands[s.operand0 + p - s.param0])) grew |= insert(t, params[p]);
-    grew |= propagate(*b, t);
-    for (size_t c = 0; c < s.num_consts; ++c) {  // a Ref constant a body writes taint into
-      const Value& operand = op.operands[s.operand0 + c];
-      if (t.has(params[s.param0 + c]) && operand.is_var()) grew |= insert(t, operand.var());
+  for (const Fed& f : l.bodies) {
+    auto operands = in_order(l.operands);
+    auto params = in_order(f.params);
+    for (size_t part = 0; part < operands.size(); ++part)
+      for (size_t i = 0; i < operands[part].size(); ++i)
+        if (t.has(operands[part][i])) grew |= insert(t, params[part][i]);
+    grew |= propagate(*f.body, t);
+    for (size_t c = 0; c < l.operands.consts.size(); ++c) {  // a Ref constant a body writes taint into
+      const Value& operand = l.operands.consts[c];
+      if (t.has(f.params.consts[c]) && operand.is_var()) grew |= insert(t, operand.var());
     }
   }
-  for (size_t r = 0; r < s.num_carry; ++r) {
-    size_t p = s.param0 + s.num_consts + r;
+  for (int r = 0; r < l.num_carries; ++r) {
     bool tainted = t.has(body.outputs()[r]);
-    for (const BodyPtr& b : s.bodies) tainted |= t.has(b->params()[p]);
+    for (const Fed& f : l.bodies) tainted |= t.has(f.params.carries[r]);
     if (!tainted) continue;
-    for (const BodyPtr& b : s.bodies) grew |= insert(t, b->params()[p]);
+    for (const Fed& f : l.bodies) grew |= insert(t, f.params.carries[r]);
     grew |= insert(t, op.results[r]);
   }
-  for (size_t r = s.num_carry; r < op.results.size(); ++r)  // scan's stacked ys
+  for (size_t r = l.num_carries; r < op.results.size(); ++r)  // scan's stacked ys
     if (t.has(body.outputs()[r])) grew |= insert(t, op.results[r]);
   return grew;
 }
@@ -141,7 +163,6 @@ Op restrict_cond(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
   Op c;
   c.prim = op.prim;
   c.loc = op.loc;
-  c.params = op.params;
   c.operands.push_back(remap(op.operands[0], map));
   for (size_t i = 1; i < op.operands.size(); ++i)
     if (!t.has(op.operands[i])) c.operands.push_back(remap(op.operands[i], map));
@@ -158,54 +179,51 @@ Op restrict_cond(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
     nb->set_outputs(std::move(outs));
     branches.push_back(std::move(nb));
   }
-  for (NamedParam& p : c.params)
-    if (p.name == "branches") p.value = std::move(branches);
+  c.params = params_with(op, {{"branches", std::move(branches)}});
   add_untainted_results(op, c, dst, t, map);
   return c;
 }
 
 // The loop over the untainted constants and carries, its bodies restricted.
+// A parameter of any body stays when `body`'s parameter in its place does.
 Op restrict_loop(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
-  LoopShape s = *loop_shape(op);
-  const Body& body = *s.bodies.back();
-  Op l;
-  l.prim = op.prim;
-  l.loc = op.loc;
-  l.params = op.params;
-  for (size_t k = 0; k < s.operand0; ++k) l.operands.push_back(remap(op.operands[k], map));
-  int64_t kept_consts = 0, kept_carry = 0;
-  for (size_t p = s.param0; p < body.params().size(); ++p) {
-    if (t.has(body.params()[p])) continue;
-    l.operands.push_back(remap(op.operands[s.operand0 + p - s.param0], map));
-    size_t k = p - s.param0;
-    kept_consts += k < s.num_consts;
-    kept_carry += k >= s.num_consts && k < s.num_consts + s.num_carry;
-  }
+  Loop l = *loop_of(op);
+  auto kept = in_order(l.bodies.back().params);
+  auto operands = in_order(l.operands);
+  Op r;
+  r.prim = op.prim;
+  r.loc = op.loc;
+  for (const Value& v : l.bounds) r.operands.push_back(remap(v, map));
+  std::array<int64_t, 3> num_kept{};
+  for (size_t part = 0; part < operands.size(); ++part)
+    for (size_t i = 0; i < operands[part].size(); ++i)
+      if (!t.has(kept[part][i])) r.operands.push_back(remap(operands[part][i], map)), ++num_kept[part];
   std::vector<BodyPtr> restricted;
-  for (const BodyPtr& b : s.bodies) {
-    BodyPtr nb = make_body(b->name(), b->kind());
-    nb->set_loc(b->loc());
-    for (size_t p = 0; p < b->params().size(); ++p) {
-      const Var* v = b->params()[p];  // kept when `body`'s parameter at p is (the induction variable always)
-      if (p < s.param0 || !t.has(body.params()[p])) map[v] = nb->add_param(v->type, v->name, v->loc);
-    }
-    restrict_ops(*b, *nb, t, map);
+  for (const Fed& f : l.bodies) {
+    const Body& b = *f.body;
+    BodyPtr nb = make_body(b.name(), b.kind());
+    nb->set_loc(b.loc());
+    auto add = [&](const Var* v) { map[v] = nb->add_param(v->type, v->name, v->loc); };
+    if (f.index) add(f.index);
+    auto params = in_order(f.params);
+    for (size_t part = 0; part < params.size(); ++part)
+      for (size_t i = 0; i < params[part].size(); ++i)
+        if (!t.has(kept[part][i])) add(params[part][i]);
+    restrict_ops(b, *nb, t, map);
     std::vector<Value> outs;
-    if (b.get() == s.pred) outs.push_back(remap(b->outputs()[0], map));
+    if (&b == l.pred) outs.push_back(remap(b.outputs()[0], map));
     else
-      for (size_t r = 0; r < op.results.size(); ++r)
-        if (!t.has(op.results[r])) outs.push_back(remap(b->outputs()[r], map));
+      for (size_t k = 0; k < op.results.size(); ++k)
+        if (!t.has(op.results[k])) outs.push_back(remap(b.outputs()[k], map));
     nb->set_outputs(std::move(outs));
     restricted.push_back(std::move(nb));
   }
-  for (NamedParam& p : l.params) {
-    if (p.name == "body") p.value = restricted.back();
-    if (p.name == "cond") p.value = restricted.front();
-    if (p.name == "num_consts") p.value = kept_consts;
-    if (p.name == "num_carry") p.value = kept_carry;
-  }
-  add_untainted_results(op, l, dst, t, map);
-  return l;
+  r.params = params_with(op, {{"body", restricted.back()},
+                              {"cond", restricted.front()},
+                              {"num_consts", num_kept[0]},
+                              {"num_carry", num_kept[1]}});
+  add_untainted_results(op, r, dst, t, map);
+  return r;
 }
 
 void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& map) {

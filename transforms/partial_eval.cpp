@@ -111,15 +111,12 @@ Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
   IntPairs aliases;
   for (auto [i, o] : g.aliases)
     if (new_in[i] >= 0 && new_out[o] >= 0) aliases.push_back({new_in[i], new_out[o]});
-  d.known_op.params = op.params;
-  for (NamedParam& p : d.known_op.params) {
-    if (p.name == "kernel") p.value = kernel;
-    if (p.name == "in_specs") p.value = in_specs;
-    if (p.name == "out_specs") p.value = out_specs;
-    if (p.name == "out_shapes") p.value = out_shapes;
-    if (p.name == "scratch") p.value = scratch;
-    if (p.name == "input_output_aliases") p.value = g.alias_param(aliases);
-  }
+  d.known_op.params = params_with(op, {{"kernel", kernel},
+                                       {"in_specs", in_specs},
+                                       {"out_specs", out_specs},
+                                       {"out_shapes", out_shapes},
+                                       {"scratch", scratch},
+                                       {"input_output_aliases", g.alias_param(aliases)}});
   d.place = Placement::split;
   return d;
 }
@@ -306,11 +303,11 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
       kbld.set_loc(d.known_op.loc);
       std::vector<Value> operands;
       for (const Value& v : d.known_op.operands) operands.push_back(remap(v, kmap));
-      Op& made = kbld.create(*d.known_op.prim, operands, d.known_op.params);
+      std::vector<Var*> made = kbld.create(*d.known_op.prim, operands, d.known_op.params);
       for (size_t i = 0; i < d.known_results.size(); ++i) {
         Var* orig = f.ops()[k].results[d.known_results[i]];
-        made.results[i]->name = orig->name;
-        kmap[orig] = made.results[i];
+        made[i]->name = orig->name;
+        kmap[orig] = made[i];
       }
     } else if (keep_k[k]) {
       copy_op(f.ops()[k], *kb, kmap);

@@ -1,12 +1,13 @@
 // The vmap pass: `main(x: T...)` becomes `main(x: T with a batch axis at
 // in_axes[i]...)`, every output batched at axis 0.
 //
-// One walk over the ops, keeping a batch dimension per variable. An op none of
-// whose operands is batched is copied unchanged without consulting its rule,
-// so unbatched index arithmetic costs a copy.
+// The body transformer is the shared walk of transforms/body_rewrite.h with a
+// batch dimension per variable: an op none of whose operands is batched is
+// copied unchanged without consulting its rule, so unbatched index arithmetic
+// costs a copy.
 #include "transforms/vmap.h"
-#include "transforms/var_table.h"
 
+#include "transforms/body_rewrite.h"
 
 namespace tessera::vmap {
 
@@ -37,52 +38,34 @@ RuleTable<BatchRule>& rules() {
   return table;
 }
 
-RuleResult inline_vmap(Ctx& ctx, const Body& src, const std::vector<Value>& params, const std::vector<int>& dims) {
-  // Renaming and batch dims (present only for batched values), keyed by the
-  // source body's Vars.
-  VarToValue map(src.ops().size() + params.size());
-  VarTable<int> bdim(src.ops().size() + params.size());
-  ctx.b.body().ops().reserve(ctx.b.body().ops().size() + 2 * src.ops().size());
-  for (size_t i = 0; i < src.params().size(); ++i) {
-    map[src.params()[i]] = params[i];
-    if (dims[i] != kNotMapped) bdim[src.params()[i]] = dims[i];
-  }
+namespace {
+
+// vmap's side of the body walk (transforms/body_rewrite.h): a batch dimension
+// per variable, kNotMapped for one that is the same for every batch element.
+struct VmapWalk {
+  using Info = int;
+  static constexpr const char* pass = "vmap";
+  static constexpr size_t ops_per_op = 2;
+  static bool present(int dim) { return dim != kNotMapped; }
+  static int absent() { return kNotMapped; }
+  static const std::vector<Value>& values(const RuleResult& r) { return r.values; }
+  static const std::vector<int>& infos(const RuleResult& r) { return r.dims; }
+
+  Ctx& ctx;
   const RuleTable<BatchRule>& table = rules();
-  Body& dst = ctx.b.body();
-  std::vector<Value> x;
-  std::vector<int> d;
-  for (const Op& op : src.ops()) {
-    bool any = false;
-    if (bdim.size() != 0)
-      for (const Value& v : op.operands) any |= v.is_var() && bdim.contains(v.var());
-    if (!any) {  // nothing batched flows in: the op as it is
-      copy_op(op, dst, map);
-      continue;
-    }
-    x.clear();
-    d.clear();
-    for (const Value& v : op.operands) {
-      x.push_back(remap(v, map));
-      const int* k = v.is_var() ? bdim.find(v.var()) : nullptr;
-      d.push_back(k ? *k : kNotMapped);
-    }
-    ctx.b.set_loc(op.loc);
-    RuleResult r = table.at(*op.prim, op.loc)(ctx, op, x, d);
-    if (r.values.size() != op.results.size() || r.dims.size() != op.results.size())
-      throw Error(op.loc, "vmap rule of " + op.name() + " returned the wrong number of results");
-    for (size_t k = 0; k < r.values.size(); ++k) {
-      map[op.results[k]] = r.values[k];
-      if (Value v = r.values[k]; v.is_var() && v.var()->name.empty()) v.var()->name = op.results[k]->name;
-      if (r.dims[k] != kNotMapped) bdim[op.results[k]] = r.dims[k];
-    }
+
+  RuleResult rule(const Op& op, const std::vector<Value>& x, const std::vector<int>& dims) {
+    return table.at(*op.prim, op.loc)(ctx, op, x, dims);
   }
-  RuleResult out;
-  for (const Value& v : src.outputs()) {
-    out.values.push_back(remap(v, map));
-    const int* k = v.is_var() ? bdim.find(v.var()) : nullptr;
-    out.dims.push_back(k ? *k : kNotMapped);
-  }
-  return out;
+  int adopt(const Var*, int dim) { return dim; }
+};
+
+}  // namespace
+
+RuleResult inline_vmap(Ctx& ctx, const Body& src, const std::vector<Value>& params, const std::vector<int>& dims) {
+  VmapWalk walk{ctx};
+  Rewritten<int> r = rewrite_body(walk, ctx.b, src, params, dims);
+  return {std::move(r.values), std::move(r.infos)};
 }
 
 BodyPtr vmap_body(Ctx& ctx, const Body& src, const std::string& name, BodyKind kind, const std::vector<int>& in_dims,

@@ -11,19 +11,6 @@ namespace {
 using Vals = std::vector<Value>;
 using Dims = std::vector<int>;
 
-Params with(const Op& op, std::initializer_list<NamedParam> changes) {
-  Params p = op.params;
-  for (const NamedParam& c : changes)
-    for (NamedParam& q : p)
-      if (q.name == c.name) q.value = c.value;
-  return p;
-}
-
-Vals emit(Ctx& c, const Op& op, Params p, Vals operands) {
-  Op& n = c.b.create(*op.prim, std::move(operands), std::move(p), {});
-  return {n.results.begin(), n.results.end()};
-}
-
 RuleResult at0(Vals v) { return {v, Dims(v.size(), 0)}; }
 
 bool has_effects(const Body& b) {
@@ -49,7 +36,7 @@ RuleResult cond_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
     for (const BodyPtr& br : branches) nb.push_back(vmap_body(c, *br, br->name(), br->kind(), adims, outd));
     Vals ops{x[0]};
     ops.insert(ops.end(), args.begin(), args.end());
-    return at0(emit(c, op, with(op, {{"branches", nb}}), ops));
+    return at0(c.b.emit(*op.prim, ops, params_with(op, {{"branches", nb}})));
   }
   for (const BodyPtr& br : branches)
     if (has_effects(*br))
@@ -101,7 +88,7 @@ RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
   if (pr.dims[0] == kNotMapped) {
     pb.ret(pr.values);
     nbody = vmap_body(c, body, body.name(), body.kind(), in, carries0);
-    return at0(emit(c, op, with(op, {{"cond", probe}, {"body", nbody}}), ops));
+    return at0(c.b.emit(*op.prim, ops, params_with(op, {{"cond", probe}, {"body", nbody}})));
   }
   // Batched predicate: loop while any element continues; finished elements
   // keep their carries.
@@ -120,7 +107,7 @@ RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
     outs.push_back(bb.emit1("select_n", {broadcast_pred(bc, pred, nv.type()), bp[k + j], nv}));
   }
   bb.ret(outs);
-  return at0(emit(c, op, with(op, {{"cond", probe}, {"body", nbody}}), ops));
+  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"cond", probe}, {"body", nbody}})));
 }
 
 RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
@@ -136,7 +123,7 @@ RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
   BodyPtr nbody = vmap_body(c, body, body.name(), body.kind(), in, Dims(nc, 0));
   Vals ops(x.begin(), x.begin() + 2 + k);
   for (int j = 0; j < nc; ++j) ops.push_back(c.move_to(x[2 + k + j], d[2 + k + j], 0));
-  return at0(emit(c, op, with(op, {{"body", nbody}}), ops));
+  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"body", nbody}})));
 }
 
 // scan: scanned inputs carry the batch at axis 1 (axis 0 is the scan axis),
@@ -157,7 +144,7 @@ RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
     ops.push_back(dj == kNotMapped ? x[k + nc + j] : c.move_to(x[k + nc + j], dj, 1));
   }
   BodyPtr nbody = vmap_body(c, body, body.name(), body.kind(), in, Dims(nc + ny, 0));
-  Vals r = emit(c, op, with(op, {{"body", nbody}}), ops);
+  Vals r = c.b.emit(*op.prim, ops, params_with(op, {{"body", nbody}}));
   Dims od(nc, 0);
   for (int j = 0; j < ny; ++j) od.push_back(1);
   return {r, od};
@@ -169,7 +156,7 @@ RuleResult run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
   Dims in = d;
   for (size_t s = x.size(); s < body.params().size(); ++s) in.push_back(0);
   BodyPtr nbody = vmap_body(c, body, body.name(), body.kind(), in, Dims(body.outputs().size(), 0));
-  return at0(emit(c, op, with(op, {{"body", nbody}}), x));
+  return at0(c.b.emit(*op.prim, x, params_with(op, {{"body", nbody}})));
 }
 
 std::string dims_key(const void* p, const Dims& d) {
@@ -191,7 +178,7 @@ RuleResult call_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
     c.syms.add(f);
     c.syms.memo[key] = f;
   }
-  return at0(emit(c, op, with(op, {{"callee", f}}), x));
+  return at0(c.b.emit(*op.prim, x, params_with(op, {{"callee", f}})));
 }
 
 // pmap (seed 004): the vmapped batch axis goes in front of the body's view of
@@ -216,7 +203,7 @@ RuleResult pmap_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
   }
   for (int64_t& a : out_axes) a += 1;
   BodyPtr nbody = vmap_body(c, body, body.name(), body.kind(), in, Dims(body.outputs().size(), 0));
-  return at0(emit(c, op, with(op, {{"body", nbody}, {"in_axes", in_axes}, {"out_axes", out_axes}}), ops));
+  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"body", nbody}, {"in_axes", in_axes}, {"out_axes", out_axes}})));
 }
 
 RuleResult core_map_rule(Ctx&, const Op& op, const Vals&, const Dims&) {

@@ -26,19 +26,6 @@ namespace {
 using Vals = std::vector<Value>;
 using Dims = std::vector<int>;
 
-Params with(const Op& op, std::initializer_list<NamedParam> changes) {
-  Params p = op.params;
-  for (const NamedParam& c : changes)
-    for (NamedParam& q : p)
-      if (q.name == c.name) q.value = c.value;
-  return p;
-}
-
-Vals emit(Ctx& c, const Op& op, Params p, Vals operands) {
-  Op& n = c.b.create(*op.prim, std::move(operands), std::move(p), {});
-  return {n.results.begin(), n.results.end()};
-}
-
 // The index map of a batched block mapping: (b, *old params) -> old results
 // with `b` inserted at result position `insert_at` (or not at all, -1).
 BodyPtr batched_index_map(Ctx& c, const GridMapping& g, const BodyPtr& old, int insert_at, int old_arity) {
@@ -128,7 +115,7 @@ RuleResult explicit_loop(Ctx& c, const Op& op, const GridMapping& g, Vals x, Dim
   }
   std::vector<Var*> carries;
   for (const Type& t : g.out_types) carries.push_back(b.param(batched_type(t, 0, c.size), "acc"));
-  std::vector<Var*> one = b.create(*op.prim, inner, op.params, {}).results;  // copy: the emits below may move the op
+  std::vector<Var*> one = b.create(*op.prim, inner, op.params);
   Vals next;
   for (size_t o = 0; o < carries.size(); ++o) {
     Vals upd{carries[o], ad::expand_axis(b, one[o], 0), Value(i)};
@@ -139,7 +126,7 @@ RuleResult explicit_loop(Ctx& c, const Op& op, const GridMapping& g, Vals x, Dim
 
   Vals ops{Literal::of_int(DType::i32, 0), Literal::of_int(DType::i32, c.size)};
   ops.insert(ops.end(), consts.begin(), consts.end());
-  for (const Type& t : g.out_types) ops.push_back(ad::zeros(c.b, batched_type(t, 0, c.size)));
+  for (const Type& t : g.out_types) ops.push_back(c.b.zeros(batched_type(t, 0, c.size)));
   Vals r = c.b.emit("for", ops, {{"body", body}, {"num_consts", static_cast<int64_t>(consts.size())}});
   return {r, Dims(r.size(), 0)};
 }
@@ -157,7 +144,7 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x0, const Dims& d0
         if (x[k].type().is_ref()) throw Error(op.loc, "vmap: cannot squeeze the batch axis of a Ref operand");
         x[k] = ad::squeeze_axis(c.b, x[k], d[k]);
       }
-    Vals r = emit(c, op, op.params, x);
+    Vals r = c.b.emit(*op.prim, x, op.params);
     for (Value& v : r) v = ad::expand_axis(c.b, v, 0);
     return {r, Dims(r.size(), 0)};
   }
@@ -197,7 +184,7 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x0, const Dims& d0
   std::vector<int64_t> cost = op.ints_param("cost_estimate");
   for (int64_t& v : cost) v *= n;
 
-  Params p = with(op, {{"grid", grid},
+  Params p = params_with(op, {{"grid", grid},
                        {"grid_names", names},
                        {"in_specs", in_specs},
                        {"out_specs", out_specs},
@@ -205,7 +192,7 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x0, const Dims& d0
                        {"vmapped_dims", vmapped},
                        {"dimension_semantics", sem},
                        {"cost_estimate", cost}});
-  Vals r = emit(c, op, p, x);
+  Vals r = c.b.emit(*op.prim, x, p);
   return {r, Dims(r.size(), 0)};
 }
 

@@ -10,19 +10,6 @@ namespace {
 using Vals = std::vector<Value>;
 using Ints = std::vector<int64_t>;
 
-Params with(const Op& op, std::initializer_list<NamedParam> changes) {
-  Params p = op.params;
-  for (const NamedParam& c : changes)
-    for (NamedParam& q : p)
-      if (q.name == c.name) q.value = c.value;
-  return p;
-}
-
-Vals emit(Ctx& c, const Op& op, Params p, Vals operands, std::vector<Indexer> ix = {}) {
-  Op& n = c.b.create(*op.prim, std::move(operands), std::move(p), std::move(ix));
-  return {n.results.begin(), n.results.end()};
-}
-
 RuleResult at0(Vals v) { return {v, std::vector<int>(v.size(), 0)}; }
 
 Ints shifted(const Ints& v, int64_t by = 1) {
@@ -51,14 +38,14 @@ RuleResult elementwise(Ctx& c, const Op& op, const Vals& x, const std::vector<in
       ops.push_back(v);
     }
   }
-  return at0(emit(c, op, op.params, ops));
+  return at0(c.b.emit(*op.prim, ops, op.params));
 }
 
 // Unary shape ops: batch to 0, then adjust the params for the leading axis.
 using ParamFix = Params (*)(Ctx&, const Op&);
 BatchRule leading(ParamFix fix) {
   return [fix](Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
-    return at0(emit(c, op, fix(c, op), {c.move_to(x[0], d[0], 0)}));
+    return at0(c.b.emit(*op.prim, {c.move_to(x[0], d[0], 0)}, fix(c, op)));
   };
 }
 
@@ -88,8 +75,8 @@ RuleResult dot_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>&
     int lhs_free = x[0].type().rank() - static_cast<int>(lc.size() + lb.size());
     out_dim = static_cast<int>(lb.size()) + lhs_free;  // first rhs free dim
   }
-  Params p = with(op, {{"lhs_contracting", lc}, {"rhs_contracting", rc}, {"lhs_batch", lb}, {"rhs_batch", rb}});
-  return {emit(c, op, p, {l, r}), {out_dim}};
+  Params p = params_with(op, {{"lhs_contracting", lc}, {"rhs_contracting", rc}, {"lhs_batch", lb}, {"rhs_batch", rb}});
+  return {c.b.emit(*op.prim, {l, r}, p), {out_dim}};
 }
 
 bool any_mapped(const std::vector<int>& d, size_t from, size_t to) {
@@ -107,33 +94,33 @@ RuleResult dynamic_slice_rule(Ctx& c, const Op& op, const Vals& x, const std::ve
   if (any_mapped(d, 1, x.size())) return loop_rule(c, op, x, d);
   Vals ops{c.move_to(x[0], d[0], 0), zero_index_like(x, 1)};
   ops.insert(ops.end(), x.begin() + 1, x.end());
-  return at0(emit(c, op, with(op, {{"slice_sizes", prepend(c.size, op.ints_param("slice_sizes"))}}), ops));
+  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"slice_sizes", prepend(c.size, op.ints_param("slice_sizes"))}})));
 }
 
 RuleResult dynamic_update_slice_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
   if (any_mapped(d, 2, x.size())) return loop_rule(c, op, x, d);
   Vals ops{c.move_to(x[0], d[0], 0), c.move_to(x[1], d[1], 0), zero_index_like(x, 2)};
   ops.insert(ops.end(), x.begin() + 2, x.end());
-  return at0(emit(c, op, op.params, ops));
+  return at0(c.b.emit(*op.prim, ops, op.params));
 }
 
 RuleResult pad_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
   if (d[1] != kNotMapped) return loop_rule(c, op, x, d);
-  Params p = with(op, {{"low", prepend(0, op.ints_param("low"))}, {"high", prepend(0, op.ints_param("high"))}});
-  return at0(emit(c, op, p, {c.move_to(x[0], d[0], 0), x[1]}));
+  Params p = params_with(op, {{"low", prepend(0, op.ints_param("low"))}, {"high", prepend(0, op.ints_param("high"))}});
+  return at0(c.b.emit(*op.prim, {c.move_to(x[0], d[0], 0), x[1]}, p));
 }
 
 RuleResult gather_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
   if (d[1] != kNotMapped) return loop_rule(c, op, x, d);
-  return at0(emit(c, op, with(op, {{"axis", op.int_param("axis") + 1}}), {c.move_to(x[0], d[0], 0), x[1]}));
+  return at0(c.b.emit(*op.prim, {c.move_to(x[0], d[0], 0), x[1]}, params_with(op, {{"axis", op.int_param("axis") + 1}})));
 }
 
 RuleResult concatenate_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
-  return at0(emit(c, op, with(op, {{"dimension", op.int_param("dimension") + 1}}), all_at0(c, x, d)));
+  return at0(c.b.emit(*op.prim, all_at0(c, x, d), params_with(op, {{"dimension", op.int_param("dimension") + 1}})));
 }
 
 RuleResult sort_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
-  return at0(emit(c, op, with(op, {{"dimension", op.int_param("dimension") + 1}}), all_at0(c, x, d)));
+  return at0(c.b.emit(*op.prim, all_at0(c, x, d), params_with(op, {{"dimension", op.int_param("dimension") + 1}})));
 }
 
 // ---- State ops: the indexer gains a whole-dimension entry at the Ref's batch
@@ -191,7 +178,7 @@ RuleResult state_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int
   std::vector<int> main = op.main_operands();
   Vals ops = x;
   for (size_t k = 1; k < main.size(); ++k) ops[main[k]] = fit_region(c, op, main[k], x, d, rb);
-  Vals r = emit(c, op, op.params, ops, rb.indexers);
+  Vals r = c.b.emit(*op.prim, ops, op.params, rb.indexers);
   return {r, std::vector<int>(r.size(), rb.region_dim)};
 }
 
@@ -221,8 +208,7 @@ RuleResult loop_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>
       xs.push_back(c.move_to(x[i], d[i], 0));
       inner[i] = bb.param(op.operands[i].type(), x[i].is_var() ? x[i].var()->name : "");
     }
-  Op& one = bb.create(*op.prim, inner, op.params, op.indexers);
-  bb.ret({one.results.begin(), one.results.end()});
+  bb.ret(bb.emit(*op.prim, inner, op.params, op.indexers));
   Vals ops = consts;
   ops.insert(ops.end(), xs.begin(), xs.end());
   Vals r = c.b.emit("scan", ops,
@@ -237,26 +223,26 @@ void add_array_rules(RuleTable<BatchRule>& t) {
   for (const Primitive* p : registry().of(Family::elementwise)) t.set(p->name, elementwise);
   t.set("multiple_of", elementwise);
   t.set("broadcast_in_dim", leading([](Ctx& c, const Op& op) {
-          return with(op, {{"shape", prepend(c.size, op.ints_param("shape"))},
+          return params_with(op, {{"shape", prepend(c.size, op.ints_param("shape"))},
                            {"broadcast_dimensions", prepend(0, shifted(op.ints_param("broadcast_dimensions")))}});
         }));
-  t.set("reshape", leading([](Ctx& c, const Op& op) { return with(op, {{"new_sizes", prepend(c.size, op.ints_param("new_sizes"))}}); }));
+  t.set("reshape", leading([](Ctx& c, const Op& op) { return params_with(op, {{"new_sizes", prepend(c.size, op.ints_param("new_sizes"))}}); }));
   t.set("transpose", leading([](Ctx&, const Op& op) {
-          return with(op, {{"permutation", prepend(0, shifted(op.ints_param("permutation")))}});
+          return params_with(op, {{"permutation", prepend(0, shifted(op.ints_param("permutation")))}});
         }));
   for (const char* n : {"squeeze", "expand_dims", "rev"})
-    t.set(n, leading([](Ctx&, const Op& op) { return with(op, {{"dimensions", shifted(op.ints_param("dimensions"))}}); }));
+    t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"dimensions", shifted(op.ints_param("dimensions"))}}); }));
   t.set("slice", leading([](Ctx& c, const Op& op) {
           Ints strides = op.ints_param("strides");
           if (!strides.empty()) strides = prepend(1, strides);
-          return with(op, {{"start_indices", prepend(0, op.ints_param("start_indices"))},
+          return params_with(op, {{"start_indices", prepend(0, op.ints_param("start_indices"))},
                            {"limit_indices", prepend(c.size, op.ints_param("limit_indices"))},
                            {"strides", strides}});
         }));
   for (const char* n : {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"})
-    t.set(n, leading([](Ctx&, const Op& op) { return with(op, {{"axes", shifted(op.ints_param("axes"))}}); }));
+    t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"axes", shifted(op.ints_param("axes"))}}); }));
   for (const char* n : {"argmax", "argmin", "cumsum"})
-    t.set(n, leading([](Ctx&, const Op& op) { return with(op, {{"axis", op.int_param("axis") + 1}}); }));
+    t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"axis", op.int_param("axis") + 1}}); }));
   t.set("dot_general", dot_rule);
   t.set("concatenate", concatenate_rule);
   t.set("sort", sort_rule);

@@ -1,6 +1,9 @@
 // Higher-order ops with nested bodies: cond, while, scan, for, run_scoped,
 // call, core_map and pmap. Bodies are closed: every value they use comes in as
 // an operand, so the operand -> body-parameter mapping below is the whole story.
+#include <span>
+
+#include "ir/control_views.h"
 #include "ir/prims/shape_util.h"
 
 namespace tessera {
@@ -16,9 +19,10 @@ void prims::add_body_effects(const Body& body, int first_operand, int num_operan
 
 namespace {
 
-std::vector<Type> operand_types(const Op& op, size_t from, size_t to) {
+std::vector<Type> operand_types(std::span<const Value> operands) {
   std::vector<Type> ts;
-  for (size_t i = from; i < to; ++i) ts.push_back(op.operands.at(i).type());
+  ts.reserve(operands.size());
+  for (const Value& v : operands) ts.push_back(v.type());
   return ts;
 }
 
@@ -36,7 +40,7 @@ std::vector<Type> cond(const Op& op) {
   if (!idx.is_scalar() || !(is_bool(idx.dtype()) || idx.dtype() == DType::i32))
     fail(op, "index must be an i32 or bool scalar, got " + idx.str());
   if (is_bool(idx.dtype()) && branches.size() != 2) fail(op, "a bool index needs exactly 2 branches");
-  std::vector<Type> args = operand_types(op, 1, op.operands.size());
+  std::vector<Type> args = operand_types(std::span<const Value>(op.operands).subspan(1));
   std::vector<Type> outs = branches[0]->output_types();
   for (size_t i = 0; i < branches.size(); ++i) {
     expect_signature(op, *branches[i], args, "branch " + std::to_string(i));
@@ -54,14 +58,12 @@ void cond_effects(const Op& op, OpEffects& e) {
 
 // while[cond=fn, body=fn, num_consts=k] consts..., carries...
 std::vector<Type> while_rule(const Op& op) {
-  int64_t k = op.int_param("num_consts");
-  if (k < 0 || k > static_cast<int64_t>(op.operands.size())) fail(op, "num_consts out of range");
-  std::vector<Type> all = operand_types(op, 0, op.operands.size());
-  std::vector<Type> carries(all.begin() + k, all.end());
+  std::vector<Type> all = operand_types(op.operands);
   const Body& c = *op.body_param("cond");
   const Body& b = *op.body_param("body");
   expect_signature(op, c, all, "cond");
   expect_signature(op, b, all, "body");
+  std::vector<Type> carries = operand_types(WhileView(op).operands().carries);
   if (c.output_types() != std::vector<Type>{Type::scalar(DType::i1)}) fail(op, "cond must return one bool scalar");
   if (b.output_types() != carries)
     fail(op, "body returns " + types_str(b.output_types()) + " but the carries are " + types_str(carries));
@@ -79,26 +81,25 @@ void while_effects(const Op& op, OpEffects& e) {
 // scan[body=fn, length=n, num_consts=k, num_carry=c, reverse] consts..., carries..., xs...
 // body(consts, carries, x slices) -> (carries, y slices); ys are stacked on axis 0.
 std::vector<Type> scan(const Op& op) {
-  int64_t length = op.int_param("length"), k = op.int_param("num_consts"), c = op.int_param("num_carry");
-  int64_t n = static_cast<int64_t>(op.operands.size());
-  if (length < 0 || k < 0 || c < 0 || k + c > n) fail(op, "length, num_consts or num_carry out of range");
-  std::vector<Type> params;
-  for (int64_t i = 0; i < k + c; ++i) params.push_back(op.operands[i].type());
-  for (int64_t i = k + c; i < n; ++i) {
-    Type x = op.operands[i].type();
+  ScanView view(op);
+  LoopParts<Value> parts = view.operands();
+  int64_t length = view.length;
+  if (length < 0) fail(op, "length " + std::to_string(length) + " is negative");
+  std::vector<Type> params = operand_types(parts.consts), carries = operand_types(parts.carries);
+  params.insert(params.end(), carries.begin(), carries.end());
+  for (const Value& v : parts.xs) {
+    Type x = v.type();
     if (x.is_ref() || x.rank() == 0 || x.shape()[0] != length)
       fail(op, "scanned operand " + x.str() + " must be an array with leading dimension " + std::to_string(length));
     Shape s(x.shape().begin() + 1, x.shape().end());
     params.push_back(Type::array(x.dtype(), s));
   }
-  const Body& b = *op.body_param("body");
-  expect_signature(op, b, params, "body");
-  std::vector<Type> outs = b.output_types();
-  if (static_cast<int64_t>(outs.size()) < c) fail(op, "body must return the carries first");
-  for (int64_t i = 0; i < c; ++i)
-    if (outs[i] != params[k + i]) fail(op, "carry " + std::to_string(i) + " changes type from " + params[k + i].str() + " to " + outs[i].str());
-  std::vector<Type> results(outs.begin(), outs.begin() + c);
-  for (size_t i = c; i < outs.size(); ++i) {
+  expect_signature(op, view.body(), params, "body");
+  std::vector<Type> outs = view.body().output_types();
+  for (size_t i = 0; i < carries.size(); ++i)
+    if (outs[i] != carries[i]) fail(op, "carry " + std::to_string(i) + " changes type from " + carries[i].str() + " to " + outs[i].str());
+  std::vector<Type> results(outs.begin(), outs.begin() + view.num_carries);
+  for (size_t i = view.num_carries; i < outs.size(); ++i) {
     if (outs[i].is_ref()) fail(op, "a scan cannot stack Refs");
     Shape s{length};
     s.insert(s.end(), outs[i].shape().begin(), outs[i].shape().end());
@@ -108,23 +109,22 @@ std::vector<Type> scan(const Op& op) {
 }
 
 void scan_effects(const Op& op, OpEffects& e) {
-  add_body_effects(*op.body_param("body"), 0, static_cast<int>(op.int_param("num_consts")), e);
+  ScanView view(op);
+  add_body_effects(view.body(), 0, view.num_consts, e);
 }
 
 // for[body=fn, num_consts=k] %lo, %hi, consts..., carries... ; body(i, consts, carries) -> carries
 std::vector<Type> for_rule(const Op& op) {
-  int64_t k = op.int_param("num_consts");
-  int64_t n = static_cast<int64_t>(op.operands.size());
-  if (n < 2 || k < 0 || 2 + k > n) fail(op, "expects %lo, %hi, then num_consts constants and the carries");
+  if (op.operands.size() < 2) fail(op, "expects %lo, %hi, then num_consts constants and the carries");
   Type lo = op.operands[0].type(), hi = op.operands[1].type();
   expect_int_scalar(op, lo, "lower bound");
   expect_int_scalar(op, hi, "upper bound");
   if (lo.dtype() != hi.dtype()) fail(op, "bounds differ in dtype");
   std::vector<Type> params{lo};
-  for (int64_t i = 2; i < n; ++i) params.push_back(op.operands[i].type());
-  std::vector<Type> carries(params.begin() + 1 + k, params.end());
+  for (size_t i = ForView::first_const; i < op.operands.size(); ++i) params.push_back(op.operands[i].type());
   const Body& b = *op.body_param("body");
   expect_signature(op, b, params, "body");
+  std::vector<Type> carries = operand_types(ForView(op).operands().carries);
   if (b.output_types() != carries)
     fail(op, "body returns " + types_str(b.output_types()) + " but the carries are " + types_str(carries));
   for (const Type& t : carries)
@@ -144,7 +144,7 @@ void for_effects(const Op& op, OpEffects& e) {
 // run_scoped[body=fn] args... ; body(args..., scratch Refs...) -> results.
 std::vector<Type> run_scoped(const Op& op) {
   const Body& b = *op.body_param("body");
-  std::vector<Type> args = operand_types(op, 0, op.operands.size());
+  std::vector<Type> args = operand_types(op.operands);
   std::vector<Type> params = b.param_types();
   if (params.size() < args.size()) fail(op, "body takes fewer parameters than there are operands");
   for (size_t i = 0; i < args.size(); ++i)
@@ -160,7 +160,7 @@ void run_scoped_effects(const Op& op, OpEffects& e) {
 
 std::vector<Type> call(const Op& op) {
   const Body& b = *op.body_param("callee");
-  expect_signature(op, b, operand_types(op, 0, op.operands.size()), "@" + b.name());
+  expect_signature(op, b, operand_types(op.operands), "@" + b.name());
   return b.output_types();
 }
 
@@ -176,7 +176,7 @@ std::vector<Type> core_map(const Op& op) {
   for (int64_t s : shape)
     if (s < 1) fail(op, "mesh sizes must be positive");
   const Body& b = *op.body_param("body");
-  expect_signature(op, b, operand_types(op, 0, op.operands.size()), "body");
+  expect_signature(op, b, operand_types(op.operands), "body");
   if (!b.outputs().empty()) fail(op, "body must not return values; it communicates through Refs");
   return {};
 }

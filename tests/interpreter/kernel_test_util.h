@@ -31,7 +31,8 @@ inline std::vector<Array> run_all(const std::string& name, const std::vector<Arr
   Builder b(*body);
   std::vector<Value> vals;
   for (const Array& a : args) vals.push_back(b.param(Type::array(a.dtype(), a.shape()), "a"));
-  Op& op = b.create(prim(name), vals, std::move(params));
+  b.create(prim(name), vals, std::move(params));
+  const Op& op = b.body().ops().back();
   std::vector<Array> outs = array_kernels().at(*op.prim)(op, args);
   // Every kernel must produce what the shape rule promised.
   REQUIRE(outs.size() == op.results.size());

@@ -264,12 +264,14 @@ TEST_CASE("elementwise: a dtype outside the op's family is an Error") {
   BodyPtr body = make_body("t", BodyKind::func);
   Builder b(*body);
   Var* x = b.param(Type::array(DType::f32, {2}), "x");
-  Op& op = b.create(prim("exp"), {x});
+  b.create(prim("exp"), {x});
+  const Op& op = b.body().ops().back();
   Array bad = Array::from_values(DType::i32, {2}, {1, 2});
   std::vector<Array> args = {bad};
   CHECK_THROWS_WITH_AS(array_kernels().at(*op.prim)(op, args), doctest::Contains("does not apply to dtype i32"),
                        tessera::Error);
-  Op& add = b.create(prim("add"), {x, x});
+  b.create(prim("add"), {x, x});
+  const Op& add = b.body().ops().back();
   std::vector<Array> mismatched = {Array(DType::f32, {2}), Array(DType::f32, {3})};
   CHECK_THROWS_WITH_AS(array_kernels().at(*add.prim)(add, mismatched), doctest::Contains("operand shapes differ"),
                        tessera::Error);

@@ -45,21 +45,39 @@ TEST_CASE("builder: ops get result types from the shape rule and the builder's l
         "}\n");
 }
 
+TEST_CASE("builder: create returns the results, which stay valid while more ops are appended") {
+  BodyPtr body = make_body("f", BodyKind::func);
+  Builder b(*body);
+  Var* x = b.param(Type::array(DType::f32, {8}), "x");
+  std::vector<Var*> first = b.create(prim("exp"), {x});
+  Value v = first[0];
+  for (int i = 0; i < 100; ++i) v = b.unary("neg", v);  // the ops vector grows, moving the exp op
+  CHECK(body->ops().front().results == first);
+  CHECK(first[0]->type.str() == "f32[8]");
+  CHECK(b.zeros(Type::array(DType::f32, {2, 3})).type().str() == "f32[2,3]");
+  CHECK(b.zeros(Type::scalar(DType::i32)).is_literal());
+  Params p = params_with(body->ops().front(), {{"absent", int64_t{1}}});
+  CHECK(p.size() == body->ops().front().params.size());  // names the op lacks are ignored
+}
+
 TEST_CASE("builder: schema defaults are filled in, in schema order") {
   BodyPtr body = make_body("f", BodyKind::func);
   Builder b(*body);
   Var* x = b.param(Type::array(DType::f32, {8, 4}), "x");
   Var* i = b.param(Type::array(DType::i32, {8}), "i");
-  Op& g = b.create(prim("gather"), {x, i});
+  b.create(prim("gather"), {x, i});
+  const Op& g = b.body().ops().back();
   CHECK(g.int_param("axis") == 0);
-  Op& srt = b.create(prim("sort"), {x}, {{"descending", true}});
+  b.create(prim("sort"), {x}, {{"descending", true}});
+  const Op& srt = b.body().ops().back();
   REQUIRE(srt.params.size() == 3);
   CHECK(srt.params[0].name == "dimension");  // schema order, not the order given
   CHECK(srt.params[2].name == "descending");
   CHECK(srt.bool_param("descending"));
   CHECK(srt.int_param("num_keys") == 1);
-  Op& dot = b.create(prim("dot_general"), {x, x}, {{"lhs_contracting", std::vector<int64_t>{0}},
-                                                   {"rhs_contracting", std::vector<int64_t>{0}}});
+  b.create(prim("dot_general"), {x, x},
+           {{"lhs_contracting", std::vector<int64_t>{0}}, {"rhs_contracting", std::vector<int64_t>{0}}});
+  const Op& dot = b.body().ops().back();
   CHECK(dot.ints_param("lhs_batch").empty());
   CHECK(!dot.has_param("preferred_element_type"));  // optional without a default: absent
   CHECK(dot.results[0]->type.str() == "f32[4,4]");

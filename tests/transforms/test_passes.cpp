@@ -371,8 +371,8 @@ TEST_CASE("run_pipeline: a pass result nested deeper than the parser's limit is 
       bb.ret({bb.binary("add", x, bb.f32(1))});
       return b;
     }
-    Op& c = bb.create(prim("cond"), {p, p, x}, {{"branches", std::vector<BodyPtr>{inner, id}}});
-    bb.ret({c.results[0]});
+    std::vector<Var*> c = bb.create(prim("cond"), {p, p, x}, {{"branches", std::vector<BodyPtr>{inner, id}}});
+    bb.ret({c[0]});
     return b;
   };
   BodyPtr body;
@@ -1045,4 +1045,31 @@ TEST_CASE("linearize then discharge of a pallas_call kernel (softmax) stays cons
   auto jout = interp::run_function(out, "main", jin);
   require_close(pout[0], interp::run_function(m, "main", in)[0], 1e-5);
   require_close(tout[0], jout[1], 1e-4);
+}
+
+TEST_CASE("jvp and vmap copy an op no tangent or batch reaches, sharing its nested body") {
+  Module src = parse(R"(
+func @main(%x: f32[4], %n: i32) -> (f32[4], i32) {
+  %c = for[body=fn(%i: i32, %a: i32) -> i32 { %b = add %a, %i
+    return %b }] 0:i32, %n, 0:i32
+  %y = exp %x
+  return %y, %c
+}
+)");
+  auto loop_body = [](const Module& m) {
+    for (const Op& op : m.entry()->ops())
+      if (op.name() == "for") return op.body_param("body").get();
+    return static_cast<Body*>(nullptr);
+  };
+  const Body* shared = loop_body(src);
+  REQUIRE(shared);
+  PassOptions wrt, batch;
+  wrt.values = {{"wrt", "0"}};
+  batch.values = {{"axis_size", "3"}, {"in_axes", "0|none"}};
+  Module j = jvp_pass(src, wrt);
+  Module v = vmap_pass(src, batch);
+  verify_or_throw(j);
+  verify_or_throw(v);
+  CHECK(loop_body(j) == shared);
+  CHECK(loop_body(v) == shared);
 }

@@ -68,10 +68,10 @@ struct Call {
     bm.set_loc(at(10));
     Var* arr = bm.param(f32s({16, 128}), "x");
     BlockSpec spec{std::vector<BlockDim>{BlockDim::blocked(8), BlockDim::blocked(128)}, index_map ? index_map : ij, MemSpace::vmem, 0};
-    Op& op = bm.create(prim("pallas_call"), {arr},
-                       {{"kernel", kernel}, {"grid", std::vector<int64_t>{2, 1}}, {"in_specs", std::vector<BlockSpec>{spec}},
-                        {"out_specs", std::vector<BlockSpec>{spec}}, {"out_shapes", std::vector<Type>{f32s({16, 128})}}});
-    bm.ret({op.results[0]});
+    std::vector<Var*> out = bm.create(prim("pallas_call"), {arr},
+                                      {{"kernel", kernel}, {"grid", std::vector<int64_t>{2, 1}}, {"in_specs", std::vector<BlockSpec>{spec}},
+                                       {"out_specs", std::vector<BlockSpec>{spec}}, {"out_shapes", std::vector<Type>{f32s({16, 128})}}});
+    bm.ret({out[0]});
     call = &main->ops().back();
     m.add(ij);
     m.add(kernel);
