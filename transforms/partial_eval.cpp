@@ -12,7 +12,8 @@
 //   Both parts are swept by dce.
 //
 // An op is unknown when any operand is. Per-primitive rules (RuleTable
-// "partial_eval") refine that; the core_map rule of seed 001: all operands
+// "partial_eval") refine that; the core_map rule
+// (jax/_src/pallas/core.py, `_core_map_partial_eval_custom`): all operands
 // known -> recomputed in both parts, all unknown -> staged, mixed -> staged
 // (known Refs mixed with unknown ones belong to the staged computation).
 // Higher-order ops without a rule (cond, loops, pallas_call) are staged whole

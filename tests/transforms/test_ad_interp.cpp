@@ -422,7 +422,7 @@ TEST_CASE("linearize after discharge names the grid loop that blocks it") {
   }
 }
 
-// pmap (seed 004): jvp maps tangents like their primals; vmap puts the batch
+// pmap (jax/_src/interpreters/pxla.py): jvp maps tangents like their primals; vmap puts the batch
 // axis in front of the body's view of each operand. Checked numerically, with
 // a mapped and an unmapped operand, out_axes not 0, and integer outputs.
 const char* kPmapModule = R"(

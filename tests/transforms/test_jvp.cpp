@@ -36,7 +36,7 @@ void check_in_order(const std::string& text, const std::vector<std::string>& lin
 
 }  // namespace
 
-TEST_CASE("jvp of matmul doubles the block mappings in the seed's order") {
+TEST_CASE("jvp of matmul doubles the block mappings in JAX's order") {
   Module m = jvp(kMatmul);
   std::string text = print_module(m);
   check_in_order(text, {

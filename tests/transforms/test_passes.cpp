@@ -811,7 +811,7 @@ func @main(%g: i32, %n: i32[1], %x: f32[8,8]) -> f32[8,8] {
   require_close(interp::run_function(out, "main", in)[0], interp::run_function(m, "main", in)[0]);
 }
 
-TEST_CASE("discharge{pallas_call=keep}: the seed's rule makes closed-over Refs aliased inputs/outputs") {
+TEST_CASE("discharge{pallas_call=keep}: JAX's state discharge rule makes closed-over Refs aliased inputs/outputs") {
   Module m = parse(R"(
 kernel @k(%x: ref<f32[8], vmem>, %acc: ref<f32[8], vmem>, %o: ref<f32[8], vmem>) {
   %v = get %x[:]
