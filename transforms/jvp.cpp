@@ -16,12 +16,6 @@ Value Ctx::instantiate(const Tangent& t, const Type& primal) {
   return ad::zeros(b, primal);
 }
 
-bool any_tangent(const std::vector<Tangent>& dx) {
-  for (const Tangent& t : dx)
-    if (t) return true;
-  return false;
-}
-
 std::vector<bool> differentiable_mask(const std::vector<Type>& types) {
   std::vector<bool> m;
   m.reserve(types.size());

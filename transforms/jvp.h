@@ -73,7 +73,6 @@ void add_pallas_call_rule(RuleTable<JvpRule>& t); // jvp_pallas_call.cpp
 
 // Helpers for rules.
 std::vector<Value> emit_primal(Ctx& ctx, const Op& op, const std::vector<Value>& x);
-bool any_tangent(const std::vector<Tangent>& dx);
 std::vector<bool> differentiable_mask(const std::vector<Type>& types);
 
 }  // namespace tessera::jvp

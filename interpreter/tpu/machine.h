@@ -157,7 +157,6 @@ class Machine {
   std::vector<std::string> trace_;
   std::map<int, VectorClock> clocks_;
   RaceDetector races_;
-  int64_t next_dma_ = 0;
   int next_dma_thread_;
 };
 
