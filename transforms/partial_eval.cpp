@@ -216,8 +216,8 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
       if (pl == Placement::split) {
         std::vector<char> is_known(op.results.size(), 0);
         for (int kr : d.known_results) is_known[kr] = 1;
-        for (size_t r = 0; r < op.results.size(); ++r)
-          if (!is_known[r]) unknown.insert(op.results[r]);
+        for (size_t res = 0; res < op.results.size(); ++res)
+          if (!is_known[res]) unknown.insert(op.results[res]);
         splits.emplace(k, std::move(d));
       }
     }
