@@ -44,8 +44,10 @@ struct BufferAllocator {
     return p;
   }
   void deallocate(T* p, size_t n) {
-    ::operator delete(p, std::align_val_t{64});
+    // Counted before the delete: g++ 12 otherwise moves the vector's size
+    // computation past it and reports a use after free (-Wuse-after-free).
     detail::count_freed(n * sizeof(T));
+    ::operator delete(p, std::align_val_t{64});
   }
   template <class U> void construct(U* p) { ::new (static_cast<void*>(p)) U; }  // default-init: no zeroing
   template <class U, class... A> void construct(U* p, A&&... a) { ::new (static_cast<void*>(p)) U(std::forward<A>(a)...); }

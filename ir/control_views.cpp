@@ -27,7 +27,7 @@ const Body& body_of(const Op& op, const char* key, size_t min_params) {
 
 }  // namespace
 
-ForView::ForView(const Op& op) : op(op) {
+ForView::ForView(const Op& viewed) : op(viewed) {
   if (op.operands.size() < 2) throw Error(op.loc, "for: expects %lo and %hi");
   size_t rest = op.operands.size() - 2;
   num_consts = count(op, "num_consts", op.int_param("num_consts"), rest);
@@ -41,7 +41,7 @@ LoopParts<Value> ForView::operands() const {
 
 LoopParts<Var*> ForView::params() const { return split(std::span<Var* const>(body_->params()).subspan(1), num_consts, num_carries); }
 
-WhileView::WhileView(const Op& op) : op(op) {
+WhileView::WhileView(const Op& viewed) : op(viewed) {
   num_consts = count(op, "num_consts", op.int_param("num_consts"), op.operands.size());
   num_carries = static_cast<int>(op.operands.size()) - num_consts;
   cond_ = &body_of(op, "cond", op.operands.size());
@@ -52,7 +52,7 @@ LoopParts<Value> WhileView::operands() const { return split(std::span<const Valu
 LoopParts<Var*> WhileView::body_params() const { return split(std::span<Var* const>(body_->params()), num_consts, num_carries); }
 LoopParts<Var*> WhileView::cond_params() const { return split(std::span<Var* const>(cond_->params()), num_consts, num_carries); }
 
-ScanView::ScanView(const Op& op) : op(op) {
+ScanView::ScanView(const Op& viewed) : op(viewed) {
   length = op.int_param("length");
   num_consts = count(op, "num_consts", op.int_param("num_consts"), op.operands.size());
   num_carries = count(op, "num_carry", op.int_param("num_carry"), op.operands.size() - num_consts);
@@ -66,14 +66,14 @@ ScanView::ScanView(const Op& op) : op(op) {
 LoopParts<Value> ScanView::operands() const { return split(std::span<const Value>(op.operands), num_consts, num_carries); }
 LoopParts<Var*> ScanView::params() const { return split(std::span<Var* const>(body_->params()), num_consts, num_carries); }
 
-CondView::CondView(const Op& op) : op(op), branches_(&op.bodies_param("branches")) {
+CondView::CondView(const Op& viewed) : op(viewed), branches_(&op.bodies_param("branches")) {
   if (op.operands.empty()) throw Error(op.loc, "cond: needs an index operand");
   for (const BodyPtr& b : *branches_)
     if (!b || b->params().size() != op.operands.size() - 1)
       throw Error(op.loc, "cond: a branch takes other parameters than the operands it is given");
 }
 
-RunScopedView::RunScopedView(const Op& op) : op(op), body_(&body_of(op, "body", op.operands.size())) {}
+RunScopedView::RunScopedView(const Op& viewed) : op(viewed), body_(&body_of(op, "body", op.operands.size())) {}
 
 namespace {
 

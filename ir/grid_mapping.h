@@ -1,6 +1,7 @@
-// A typed view of a pallas_call's parameters, following the seeds' GridMapping.
+// A typed view of a pallas_call's parameters, following `GridMapping` in
+// jax/_src/pallas/core.py.
 //
-// Calling conventions (seed 001):
+// Calling conventions (`GridMapping`, jax/_src/pallas/core.py):
 //   pallas_call operands: *dynamic_grid_sizes, *scalar_prefetch, *inputs
 //   kernel parameters:    *scalar_prefetch, *inputs, *outputs, *scratch
 //   index map parameters: *program_ids (i32), *scalar_prefetch

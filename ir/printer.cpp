@@ -246,17 +246,6 @@ class Printer {
     out += ")";
   }
 
-  // One op outside any body, for messages.
-  std::string standalone(const Op& op) {
-    SsaNames scope;
-    scopes_.push_back(&scope);
-    std::unordered_set<const Var*> used(op.results.begin(), op.results.end());
-    std::string line;
-    op_line(op, 0, used, line);
-    scopes_.pop_back();
-    return line;
-  }
-
   std::string value(const Value& v) { return v.is_literal() ? v.literal().str() : name_of(v.var()); }
 
  private:
@@ -296,7 +285,5 @@ std::string print_body(const Body& b, const Module* m) {
   Printer(m).body(b, 0, true, out);
   return out + "\n";
 }
-
-std::string print_op(const Op& op) { return Printer(nullptr).standalone(op); }
 
 }  // namespace tessera

@@ -11,6 +11,5 @@ std::string print_module(const Module& m);
 // A top-level body alone; nested bodies that are module symbols print as @name
 // when `m` is given.
 std::string print_body(const Body& b, const Module* m = nullptr);
-std::string print_op(const Op& op);  // one line, nested bodies inline
 
 }  // namespace tessera

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tessera needs, only those missing.
 set -euo pipefail
-PKGS="meson ninja-build g++ pkg-config libz3-dev libboost-graph-dev librange-v3-dev doctest-dev libbenchmark-dev
+# clang (clang++ 14) is the second compiler CI builds with (.ci/run).
+PKGS="meson ninja-build g++ clang pkg-config libz3-dev libboost-graph-dev librange-v3-dev doctest-dev libbenchmark-dev
       libmimalloc-dev llvm-19-dev llvm-19-tools mlir-19-tools python3-numpy"
 missing=""
 for p in $PKGS; do

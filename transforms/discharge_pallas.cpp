@@ -28,11 +28,12 @@
 //
 // Inputs passed as Refs (closed-over state) are updated in place. With
 // `pallas_call=keep`, pallas_calls stay and only this is discharged, by the
-// seed's rule: each Ref input becomes an array input aliased to a new output
+// rule of jax/_src/pallas/pallas_call.py (`_pallas_call_state_discharge_rule`): each Ref input becomes an array input aliased to a new output
 // with the same block spec (the kernel gets one more output parameter; for a
 // blocked vmem/smem spec it copies its final input block into it).
 //
-// core_map[body, mesh_axes, mesh_shape] refs... becomes (seed 001) a
+// core_map[body, mesh_axes, mesh_shape] refs... becomes (jax/_src/pallas/core.py,
+// `_core_map_discharge_rule`) a
 // pallas_call over the grid mesh_shape (axis names mesh_axes) whose inputs are
 // the Refs, each a whole-array block in its own memory space, which is then
 // discharged as above.
@@ -94,7 +95,7 @@ Mapping mapping_of(const GridMapping& g, int m) {
   return mp;
 }
 
-// The seed's rule: Ref inputs become array inputs aliased to new outputs.
+// `_pallas_call_state_discharge_rule`'s rule: Ref inputs become array inputs aliased to new outputs.
 void alias_ref_inputs(Discharger& d, const Op& op, Builder& b, Env& env) {
   GridMapping g = grid_mapping(op);
   std::vector<int> ref_inputs, slots;

@@ -231,7 +231,8 @@ RuleResult core_map_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   return {};
 }
 
-// pmap (seed 004's call-parameter updater): tangents are mapped like their
+// pmap (jax/_src/interpreters/pxla.py, `xla_call_jvp_update_params`, the
+// map primitive's jvp parameter updater): tangents are mapped like their
 // primals, so in_axes / out_axes are extended with the primals' entries.
 RuleResult pmap_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   const Body& body = *op.body_param("body");

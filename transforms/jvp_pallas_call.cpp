@@ -1,4 +1,5 @@
-// jvp of pallas_call (seed 000's rule, extended).
+// jvp of pallas_call (jax/_src/pallas/pallas_call.py, `_pallas_call_jvp_rule`,
+// extended).
 //
 // The tangent of a pallas_call is another pallas_call over the same grid that
 // runs the jvp of the kernel: every differentiated input and every
@@ -10,7 +11,7 @@
 // and call operands (dynamic grid sizes, scalar prefetch, inputs, tangent
 // inputs); results are (outputs, tangent outputs); the cost estimate doubles.
 //
-// Beyond the seed: scalar prefetch and dynamic grid sizes are integers and get
+// Beyond JAX's rule: scalar prefetch and dynamic grid sizes are integers and get
 // no tangents (the index maps are unchanged); an aliased input/output pair
 // gets an aliased tangent pair (the input's tangent materialised, since the
 // output starts from it); an input the kernel writes in place gets a
@@ -59,7 +60,7 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx)
   BodyPtr kernel = jvp_body_layout(c, *g.kernel, c.syms.fresh(g.kernel->name() + "_jvp"), BodyKind::kernel, layout, {});
   c.syms.add(kernel);
 
-  // Block mappings doubled in the seed's order; aliases paired.
+  // Block mappings doubled in `_pallas_call_jvp_rule`'s order; aliases paired.
   std::vector<BlockSpec> in_specs = g.in_specs, out_specs = g.out_specs;
   std::vector<Type> out_shapes = g.out_types, scratch = g.scratch_types;
   std::vector<int> tangent_input_pos(ni, -1), tangent_output_pos(no, -1);

@@ -12,7 +12,8 @@
 //   Both parts are swept by dce.
 //
 // An op is unknown when any operand is. Per-primitive rules (RuleTable
-// "partial_eval") refine that; the core_map rule of seed 001: all operands
+// "partial_eval") refine that; the core_map rule
+// (jax/_src/pallas/core.py, `_core_map_partial_eval_custom`): all operands
 // known -> recomputed in both parts, all unknown -> staged, mixed -> staged
 // (known Refs mixed with unknown ones belong to the staged computation).
 // Higher-order ops without a rule (cond, loops, pallas_call) are staged whole
@@ -212,8 +213,8 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
       if (pl == Placement::split) {
         std::vector<char> is_known(op.results.size(), 0);
         for (int kr : d.known_results) is_known[kr] = 1;
-        for (size_t r = 0; r < op.results.size(); ++r)
-          if (!is_known[r]) unknown.insert(op.results[r]);
+        for (size_t res = 0; res < op.results.size(); ++res)
+          if (!is_known[res]) unknown.insert(op.results[res]);
         splits.emplace(k, std::move(d));
       }
     }

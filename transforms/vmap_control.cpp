@@ -181,7 +181,8 @@ RuleResult call_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
   return at0(c.b.emit(*op.prim, x, params_with(op, {{"callee", f}})));
 }
 
-// pmap (seed 004): the vmapped batch axis goes in front of the body's view of
+// pmap (the map primitive `xla_pmap` of jax/_src/interpreters/pxla.py; nested
+// maps in `MapTrace.process_map`): the vmapped batch axis goes in front of the body's view of
 // every operand; mapped axes shift behind it; out_axes shift by one so the
 // results keep the batch at 0.
 RuleResult pmap_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {

@@ -1,4 +1,5 @@
-// Batching of pallas_call (seed 000's rule).
+// Batching of pallas_call (jax/_src/pallas/pallas_call.py,
+// `_pallas_call_batching_rule`).
 //
 // The batch becomes a new leading grid axis. Every block mapping gets a new
 // index map taking (batch program id, *old parameters) that returns the old
@@ -13,7 +14,7 @@
 // operand (which the kernel sees whole) cannot become a grid
 // axis (it changes the grid or the index maps per element): those calls run
 // as an explicit `for` loop over the batch, each iteration calling the
-// unbatched pallas_call on one element (the seed's fallback).
+// unbatched pallas_call on one element (`_batch_with_explicit_loop`).
 #include <algorithm>
 #include <sstream>
 

@@ -1,5 +1,5 @@
-// pallas_call calling conventions (ir/grid_mapping.h, after the seeds'
-// GridMapping): the grid, every block mapping (block shape, index map), the
+// pallas_call calling conventions (ir/grid_mapping.h, after `GridMapping`
+// in jax/_src/pallas/core.py): the grid, every block mapping (block shape, index map), the
 // aliases, and the kernel's signature. The shape rule has already checked what
 // the result types depend on (operand counts, out_specs vs out_shapes).
 #include <algorithm>

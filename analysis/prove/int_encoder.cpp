@@ -285,8 +285,8 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
     // mask 2^k - 1, which keeps the low k bits: x mod 2^k for every two's
     // complement x (SMT-LIB's mod is never negative for a positive divisor).
     // The `i & 1` of an index map is this; other masks stay opaque.
-    for (const char* n : {"and", "or", "xor", "not"})
-      t.set(n, on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
+    for (const char* bitwise : {"and", "or", "xor", "not"})
+      t.set(bitwise, on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
               const std::string& n = op.name();
               if (is_bool(d)) {
                 if (n == "not") return derived(!in[0].e, {0, 1}, {&in[0]});

@@ -117,7 +117,6 @@ class IntEncoder {
   }
   // The grid point the program runs at (program ids).
   void set_grid_point(std::vector<Sym> point) { point_ = std::move(point); }
-  const std::vector<Sym>& grid_point() const { return point_; }
 
   Sym value(const Value& v);
   bool has(const Var* v) const { return env_.count(v) > 0; }

@@ -104,9 +104,9 @@ void KernelWalker::step(const Op& op) {
   }
   if (n == "while") {
     WhileView v(op);
-    for (auto [b, ps] : {std::pair{&v.body(), v.body_params()}, std::pair{&v.cond(), v.cond_params()}}) {
-      bind_loop(ps, v.operands(), "while" + where(op));
-      in_loop([&] { walk(*b); });
+    for (const auto& part : {std::pair{&v.body(), v.body_params()}, std::pair{&v.cond(), v.cond_params()}}) {
+      bind_loop(part.second, v.operands(), "while" + where(op));
+      in_loop([&] { walk(*part.first); });  // (clang 14 cannot capture a structured binding)
     }
     return results_opaque(op, "the result of while" + where(op));
   }

@@ -133,8 +133,8 @@ std::vector<Obligation> prove_module(const Module& m, const Options& opts) {
     for (int a = 0; a < g.grid_rank(); ++a) {
       names.insert("grid[" + std::to_string(a) + "]");
       if (a < static_cast<int>(g.grid_names.size())) names.insert(g.grid_names[a]);
-      int k = dynamic_grid_operand(g, a);
-      if (k >= 0 && op->operands.at(k).is_var()) names.insert(op->operands.at(k).var()->name);
+      int size_operand = dynamic_grid_operand(g, a);
+      if (size_operand >= 0 && op->operands.at(size_operand).is_var()) names.insert(op->operands.at(size_operand).var()->name);
     }
     for (int j = 0; j < g.num_scalar_prefetch(); ++j) {
       names.insert("scalar_prefetch[" + std::to_string(j) + "]");

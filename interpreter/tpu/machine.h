@@ -3,10 +3,11 @@
 // barriers and the grid-point trace (the "shared memory" of
 // jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py).
 //
-// Buffers are keyed like the seed's: (device, core, memory space, id), where
-// HBM / any buffers live once per device (core 0) and ids are handed out in
-// step on every core, so the same scratch buffer has the same id on every core
-// and device (that is how a remote DMA names its destination).
+// Buffers are keyed as that file's `_allocate_buffer` keys them: (device,
+// core, memory space, id), where HBM / any buffers live once per device
+// (core 0) and ids are handed out in step on every core, so the same scratch
+// buffer has the same id on every core and device (that is how a remote DMA
+// names its destination).
 #pragma once
 
 #include <deque>
@@ -156,7 +157,6 @@ class Machine {
   std::vector<std::string> trace_;
   std::map<int, VectorClock> clocks_;
   RaceDetector races_;
-  int64_t next_dma_ = 0;
   int next_dma_thread_;
 };
 

@@ -38,7 +38,7 @@ void Scheduler::throw_abort(int self) {
 }
 
 int Scheduler::spawn(std::string name, std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> guard(mu_);
   int id = static_cast<int>(tasks_.size());
   auto task = std::make_unique<Task>();
   task->name = std::move(name);

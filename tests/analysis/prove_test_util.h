@@ -9,9 +9,12 @@
 #include "analysis/prove/prove.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
+#include "tests/test_util.h"
 #include "verify/verify.h"
 
 namespace tessera::prove::testing {
+
+using namespace tessera::testing;
 
 inline Module parse_verified(const std::string& text) {
   Module m = parse_module(text, "<test>");

@@ -16,23 +16,12 @@ using namespace tessera;
 using namespace tessera::prove;
 using namespace tessera::prove::testing;
 
-namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
-
 TEST_CASE("every example of the zoo is fully proved") {
   // The zoo's files, fixed by the foundation issue.
   const char* zoo[] = {"add", "matmul", "softmax", "layernorm", "flash_attention", "cumsum",
                        "row_sum", "gather_rows", "dma_pipeline", "ring_allreduce"};
   for (const char* name : zoo) {
-    std::string path = std::string(TESSERA_EXAMPLES_DIR) + "/" + name + ".tsr";
+    std::filesystem::path path = example_path(std::string(name) + ".tsr");
     CAPTURE(path);
     REQUIRE(std::filesystem::exists(path));
     std::string text = read_file(path);
@@ -55,7 +44,7 @@ TEST_CASE("every example of the zoo is fully proved") {
 TEST_CASE("every example in examples/ proves without failures") {
   // Files beyond the fixed zoo: nothing may FAIL (unknown is allowed for them).
   int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(TESSERA_EXAMPLES_DIR)) {
+  for (const auto& entry : std::filesystem::directory_iterator(examples_dir())) {
     if (entry.path().extension() != ".tsr") continue;
     ++files;
     std::string text = read_file(entry.path().string());
@@ -153,7 +142,7 @@ func @main(%s: i32[4], %x: f32[8]) -> f32[8] {
 }
 
 TEST_CASE("JSON report, exit codes and SMT-LIB2 files") {
-  std::string text = read_file(std::string(TESSERA_EXAMPLES_DIR) + "/matmul.tsr");
+  std::string text = example_text("matmul.tsr");
   Options opts;
   opts.use_intervals = false;  // every obligation goes to Z3 and writes a file
   opts.smt2_dir = (std::filesystem::temp_directory_path() / "tessera_prove_smt2_test").string();
@@ -227,7 +216,7 @@ func @main(%x: f32[100000]) -> f32[100000] {
 }
 
 TEST_CASE("an assumption naming nothing is an error") {
-  std::string text = read_file(std::string(TESSERA_EXAMPLES_DIR) + "/add.tsr");
+  std::string text = example_text("add.tsr");
   Options opts;
   opts.assumptions = {parse_assumption("nope in [0, 1)")};
   CHECK_THROWS_WITH_AS(prove_text(text, opts), doctest::Contains("no scalar prefetch operand or dynamic grid size"), Error);

@@ -6,7 +6,8 @@
 // point with the interpreter's index-map evaluation (which shares nothing
 // with the Z3 encoding) and, for non-revisiting, simulates the
 // interpreter's visiting orders directly: every permutation of every parallel
-// axis, every core count, and seed 002's revisiting check per core.
+// axis, every core count, and the revisiting check per core of
+// jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py (`_check_for_revisiting`).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -146,7 +147,8 @@ std::vector<Point> all_points(const std::vector<int64_t>& grid) {
   return pts;
 }
 
-// Seed 002's visiting orders: per core, a contiguous run of parallel points
+// The visiting orders of interpret_pallas_call.py (`_execute_grid_for_core`,
+// `_get_randomized_grid_coordinates`): per core, a contiguous run of parallel points
 // (coordinates relabelled by one permutation per parallel axis), each with its
 // whole arbitrary suffix in row-major order. True if some order revisits.
 bool brute_revisits(const Case& c, const std::map<Point, Point>& block) {

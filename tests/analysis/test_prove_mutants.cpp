@@ -15,20 +15,6 @@ using namespace tessera::prove::testing;
 
 namespace {
 
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  size_t at = s.find(from);
-  REQUIRE_MESSAGE(at != std::string::npos, "mutation site not found: " << from);
-  s.replace(at, from.size(), to);
-  return s;
-}
-
-std::string read_example(const std::string& name) {
-  std::ifstream f(std::string(TESSERA_EXAMPLES_DIR) + "/" + name + ".tsr");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 const std::string kMatmul = R"(
 index_map @x_tile(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %k }
 index_map @y_tile(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %k, %j }
@@ -74,7 +60,7 @@ TEST_CASE("the unmutated matmul is proved") {
 }
 
 TEST_CASE("mutant: off-by-one index map") {
-  std::string text = replace(kMatmul, "@x_tile(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %k }",
+  std::string text = replace_once(kMatmul, "@x_tile(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %k }",
                              "@x_tile(%i: i32, %j: i32, %k: i32) -> (i32, i32) {\n  %n = add %i, 1\n  return %n, %k\n}");
   auto obs = prove_text(text);
   Obligation o = find(obs, "in[0]", "bounds");
@@ -90,7 +76,7 @@ TEST_CASE("mutant: off-by-one index map") {
 }
 
 TEST_CASE("mutant: swapped index-map outputs on a non-square array") {
-  std::string text = replace(kMatmul, "{ return %k, %j }", "{ return %j, %k }");
+  std::string text = replace_once(kMatmul, "{ return %k, %j }", "{ return %j, %k }");
   Obligation o = find(prove_text(text), "in[1]", "bounds");
   CHECK(o.verdict == Verdict::failed);
   REQUIRE(o.grid_points.size() == 1);
@@ -101,7 +87,7 @@ TEST_CASE("mutant: swapped index-map outputs on a non-square array") {
 }
 
 TEST_CASE("mutant: matmul's k axis marked parallel") {
-  std::string text = replace(kMatmul, "(parallel, parallel, arbitrary)", "(parallel, parallel, parallel)");
+  std::string text = replace_once(kMatmul, "(parallel, parallel, arbitrary)", "(parallel, parallel, parallel)");
   auto obs = prove_text(text);
   Obligation o = find(obs, "out[0]", "parallel safety");
   CHECK(o.verdict == Verdict::failed);
@@ -168,7 +154,7 @@ func @main(%x: f32[16]) -> f32[16] {
   CHECK(find(obs, "out[0]", "non-revisiting").verdict == Verdict::proved);
   CHECK(find(obs, "out[0]", "parallel safety").verdict == Verdict::failed);
   // Block = j instead: (0, 0) and (1, 0) share a block with (0, 1) between them.
-  auto col = prove_text(replace(text, "{ return %i }", "{ return %j }"));
+  auto col = prove_text(replace_once(text, "{ return %i }", "{ return %j }"));
   CHECK(find(col, "out[0]", "non-revisiting").verdict == Verdict::failed);
 }
 
@@ -195,18 +181,18 @@ func @main(%x: f32[16,128]) -> f32[16,128] {
   CHECK(o.detail.find("get %x at <test>:") != std::string::npos);
   CHECK(o.detail.find("index outside [0, 8) in dimension 0 of ref<f32[8,128], vmem> (index 8)") != std::string::npos);
   // The in-range version (add 6) is proved.
-  CHECK(find(prove_text(replace(text, "add %p, 7", "add %p, 6")), "kernel", "bounds").verdict == Verdict::proved);
+  CHECK(find(prove_text(replace_once(text, "add %p, 7", "add %p, 6")), "kernel", "bounds").verdict == Verdict::proved);
   // The same overrun through a loop bound: for i in [0, 9) over 8 rows.
-  std::string loop = replace(text, "  %p = program_id[axis=0]\n  %r = add %p, 7\n  %v = get %x[%r, :]\n",
+  std::string loop = replace_once(text, "  %p = program_id[axis=0]\n  %r = add %p, 7\n  %v = get %x[%r, :]\n",
                              "  for[body=fn(%i: i32, %xr: ref<f32[8,128], vmem>) {\n    %row = get %xr[%i, :]\n  }, num_consts=1] 0:i32, 9:i32, %x\n");
   Obligation lo = find(prove_text(loop), "kernel", "bounds");
   CHECK(lo.verdict == Verdict::failed);
   CHECK(lo.detail.find("(index 8)") != std::string::npos);
-  CHECK(find(prove_text(replace(loop, "9:i32", "8:i32")), "kernel", "bounds").verdict == Verdict::proved);
+  CHECK(find(prove_text(replace_once(loop, "9:i32", "8:i32")), "kernel", "bounds").verdict == Verdict::proved);
 }
 
 TEST_CASE("mutant: gather_rows without its range assumption") {
-  std::string text = read_example("gather_rows");
+  std::string text = example_text("gather_rows.tsr");
   // Drop any range the file declares.
   std::string plain;
   std::istringstream in(text);
@@ -242,18 +228,18 @@ TEST_CASE("Element and BoundedSlice block dims") {
   std::string el = one_d(64, "element(8, 2, 2)", "8", 8, "parallel", "  %s = mul %i, 8\n  %t = add %s, 2\n  return %t");
   CHECK(find(prove_text(el), "in[0]", "bounds").verdict == Verdict::proved);
   // 8i - 1 starts before the padded buffer at i = 0 (the padding is not below offset 0).
-  Obligation low = find(prove_text(replace(el, "add %s, 2", "sub %s, 1")), "in[0]", "bounds");
+  Obligation low = find(prove_text(replace_once(el, "add %s, 2", "sub %s, 1")), "in[0]", "bounds");
   CHECK(low.verdict == Verdict::failed);
   CHECK(low.grid_points == std::vector<std::vector<int64_t>>{{0}});
   CHECK(low.detail.find("Element(8, padding=(2, 2)) needs 0 <= index <= 64") != std::string::npos);
   // 8i + 9 ends past it at i = 7 (65 + 8 > 72).
-  Obligation high = find(prove_text(replace(el, "add %s, 2", "add %s, 9")), "in[0]", "bounds");
+  Obligation high = find(prove_text(replace_once(el, "add %s, 2", "add %s, 9")), "in[0]", "bounds");
   CHECK(high.verdict == Verdict::failed);
   CHECK(high.grid_points == std::vector<std::vector<int64_t>>{{7}});
   // BoundedSlice(16): (start, size) = (16 i, 16) over f32[64], grid (4).
   std::string bs = one_d(64, "bounded(16)", "16", 4, "parallel", "  %s = mul %i, 16\n  return %s, 16", "(i32, i32)");
   CHECK(find(prove_text(bs), "in[0]", "bounds").verdict == Verdict::proved);
-  Obligation big = find(prove_text(replace(bs, "return %s, 16", "return %s, 17")), "in[0]", "bounds");
+  Obligation big = find(prove_text(replace_once(bs, "return %s, 16", "return %s, 17")), "in[0]", "bounds");
   CHECK(big.verdict == Verdict::failed);
   CHECK(big.detail.find("BoundedSlice(16) needs") != std::string::npos);
 }
@@ -314,18 +300,18 @@ func @main(%x: i32[8]) -> i32[8] {
 }
 )";
   // i * 2^30 overflows i32 at i >= 2, even though the index (times 0) is always 0.
-  Obligation ov = find(prove_text(replace(base, "BODY", "  %p = program_id[axis=0]\n  %m = mul %p, 1073741824\n  %z = mul %m, 0\n  %v = get %x[%z]")),
+  Obligation ov = find(prove_text(replace_once(base, "BODY", "  %p = program_id[axis=0]\n  %m = mul %p, 1073741824\n  %z = mul %m, 0\n  %v = get %x[%z]")),
                        "kernel", "bounds");
   CHECK(ov.verdict == Verdict::failed);
   CHECK(ov.detail.find("i32 overflow in mul") != std::string::npos);
   // An index read from memory is opaque: unknown, with the reason...
-  auto opq = prove_text(replace(base, "BODY", "  %c = get %x[0]\n  %v = get %x[%c]"));
+  auto opq = prove_text(replace_once(base, "BODY", "  %c = get %x[0]\n  %v = get %x[%c]"));
   Obligation u = find(opq, "kernel", "bounds");
   CHECK(u.verdict == Verdict::unknown);
   CHECK(u.detail.find("does not model") != std::string::npos);
   CHECK(exit_code(opq) == 3);
   // ...but a proof that holds for any value of it is still a proof.
-  Obligation ok = find(prove_text(replace(base, "BODY", "  %c = get %x[0]\n  %r = rem %c, 8\n  %a = abs %r\n  %v = get %x[%a]")),
+  Obligation ok = find(prove_text(replace_once(base, "BODY", "  %c = get %x[0]\n  %r = rem %c, 8\n  %a = abs %r\n  %v = get %x[%a]")),
                        "kernel", "bounds");
   CHECK_MESSAGE(ok.verdict == Verdict::proved, ok.line());
 }

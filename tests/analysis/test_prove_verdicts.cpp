@@ -16,19 +16,6 @@ using namespace tessera::prove::testing;
 
 namespace {
 
-std::string read_example(const std::string& name) {
-  std::ifstream f(std::string(TESSERA_EXAMPLES_DIR) + "/" + name + ".tsr");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  size_t at = s.find(from);
-  REQUIRE_MESSAGE(at != std::string::npos, "not found: " << from);
-  return s.replace(at, from.size(), to);
-}
-
 interp::Array iota(int64_t n) {
   std::vector<double> v;
   for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>(i));
@@ -83,9 +70,9 @@ func @main(%s: i32[2], %x: f32[16]) -> f32[16] {
                        doctest::Contains("<test>:9:5: error: cannot write to scalar-prefetch Ref %idx (swap): index maps read it"),
                        Error);
   // Reading it stays fine.
-  CHECK_NOTHROW(parse_verified(replace(text, "swap %b[1], 5000:i32", "%r = get %b[1]")));
+  CHECK_NOTHROW(parse_verified(replace_once(text, "swap %b[1], 5000:i32", "%r = get %b[1]")));
   // addupdate and a direct store are writes too.
-  CHECK_THROWS_WITH_AS(parse_verified(replace(text, "swap %b[1], 5000:i32", "addupdate %b[1], 1:i32")),
+  CHECK_THROWS_WITH_AS(parse_verified(replace_once(text, "swap %b[1], 5000:i32", "addupdate %b[1], 1:i32")),
                        doctest::Contains("cannot write to scalar-prefetch Ref %idx (addupdate)"), Error);
 }
 
@@ -107,7 +94,7 @@ index_map @out_map(%i: i32) -> i32 { return %i })";
   CHECK(o.detail.find("i64 overflow in mul") != std::string::npos);
   CHECK(run_error(text, {iota(16)}).find("Out-of-bounds") != std::string::npos);
   // i64 arithmetic that stays in range is still proved.
-  std::string fine = replace(text, "%d = mul %c, 4294967296:i64", "%d = mul %c, 2:i64");
+  std::string fine = replace_once(text, "%d = mul %c, 4294967296:i64", "%d = mul %c, 2:i64");
   for (const Obligation& ob : prove_text(fine)) CHECK_MESSAGE(ob.verdict == Verdict::proved, ob.line());
 }
 
@@ -133,7 +120,7 @@ func @main(%x: f32[8,128]) -> f32[8,128] {
   CHECK(o.grid_points == std::vector<std::vector<int64_t>>{{1}});
   CHECK(o.detail.find("multiple_of[value=2] hint is false") != std::string::npos);
   // Without the hint the read itself is the failure.
-  o = find(prove_text(replace(text, "%h = multiple_of[value=2] %i", "")), "kernel", "bounds");
+  o = find(prove_text(replace_once(text, "%h = multiple_of[value=2] %i", "")), "kernel", "bounds");
   CHECK(o.verdict == Verdict::failed);
   CHECK(o.detail.find("get %x") != std::string::npos);
   // The interpreter stops on the false hint, naming the kernel and the grid point.
@@ -142,7 +129,7 @@ func @main(%x: f32[8,128]) -> f32[8,128] {
   CHECK(err.find("@k") != std::string::npos);
   CHECK(err.find("(1,)") != std::string::npos);
   // A true hint is proved, and its interval helps prove what uses it.
-  std::string good = replace(replace(text, "%h = multiple_of[value=2] %i", "%m = mul %i, 4\n  %h = multiple_of[value=4] %m"),
+  std::string good = replace_once(replace_once(text, "%h = multiple_of[value=2] %i", "%m = mul %i, 4\n  %h = multiple_of[value=4] %m"),
                              "%j = add %i, 7", "%j = add %h, 3");
   for (const Obligation& ob : prove_text(good)) CHECK_MESSAGE(ob.verdict == Verdict::proved, ob.line());
 }
@@ -188,17 +175,17 @@ index_map @out_map(%i: i32) -> i32 { return %i })";
   CHECK((o.grid_points[0][0] + 1) % 4 == o.grid_points[1][0]);
   CHECK(o.detail.find("aliases it") != std::string::npos);
   // The same kernel on an arbitrary axis runs in one order: no race.
-  std::string seq = replace(text, "dimension_semantics=(parallel)", "dimension_semantics=(arbitrary)");
+  std::string seq = replace_once(text, "dimension_semantics=(parallel)", "dimension_semantics=(arbitrary)");
   CHECK(find(prove_text(seq), "in[0]", "parallel safety").verdict == Verdict::proved);
   // Reading the block one writes is the usual in-place update: proved.
-  std::string same = replace(text, "%n = add %i, 1", "%n = add %i, 0");
+  std::string same = replace_once(text, "%n = add %i, 1", "%n = add %i, 0");
   CHECK(find(prove_text(same), "in[0]", "parallel safety").verdict == Verdict::proved);
 }
 
 TEST_CASE("item 5b: state read before it is written in a step cannot cross a parallel axis") {
-  std::string cumsum = read_example("cumsum");
+  std::string cumsum = example_text("cumsum.tsr");
   CHECK(find(prove_text(cumsum), "kernel", "carried state").verdict == Verdict::proved);
-  std::string par = replace(cumsum, "dimension_semantics=(arbitrary)", "dimension_semantics=(parallel)");
+  std::string par = replace_once(cumsum, "dimension_semantics=(arbitrary)", "dimension_semantics=(parallel)");
   Obligation o = find(prove_text(par), "kernel", "carried state");
   CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
   REQUIRE(o.grid_points.size() == 1);
@@ -207,9 +194,9 @@ TEST_CASE("item 5b: state read before it is written in a step cannot cross a par
   CHECK(o.detail.find("scratch 0") != std::string::npos);
   // matmul's output block is zeroed at k == 0 before the accumulation: proved;
   // without the zeroing its first k step reads another (i, j)'s block.
-  std::string mm = read_example("matmul");
+  std::string mm = example_text("matmul.tsr");
   CHECK(find(prove_text(mm), "kernel", "carried state").verdict == Verdict::proved);
-  std::string no_init = replace(mm, "swap %o1[:, :], %zeros", "");
+  std::string no_init = replace_once(mm, "swap %o1[:, :], %zeros", "");
   o = find(prove_text(no_init), "kernel", "carried state");
   CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
   CHECK(o.detail.find("addupdate %o") != std::string::npos);
@@ -295,7 +282,7 @@ func @main(%x: f32[32]) -> f32[32] {
   CAPTURE(lines(obs));
   CHECK(exit_code(obs) == 0);
   // Once the counter picks an element, its overflow matters.
-  std::string indexed = replace(text, "%v = get %x[:]\n  swap %o[:], %v", "%r = rem %n, 8\n  %w = get %x[%r]\n  swap %o[0], %w");
+  std::string indexed = replace_once(text, "%v = get %x[:]\n  swap %o[:], %v", "%r = rem %n, 8\n  %w = get %x[%r]\n  swap %o[0], %w");
   Obligation o = find(prove_text(indexed), "kernel", "bounds");
   CHECK_MESSAGE(o.verdict == Verdict::unknown, o.line());
   CHECK(o.detail.find("cannot decide") != std::string::npos);
@@ -318,7 +305,7 @@ TEST_CASE("item 7: core_map bodies are proved") {
   REQUIRE(obs.size() == 1);
   CHECK(obs[0].line() == "core_map kernel bounds: proved");
   // Three cores: core 2 copies rows 256..383 of 256.
-  Obligation o = find(prove_text(replace(text, "mesh_shape=(2)", "mesh_shape=(3)")), "kernel", "bounds");
+  Obligation o = find(prove_text(replace_once(text, "mesh_shape=(2)", "mesh_shape=(3)")), "kernel", "bounds");
   CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
   CHECK(o.detail.find("dma_start %r") != std::string::npos);
   CHECK(o.detail.find("slice start 256") != std::string::npos);
@@ -380,11 +367,11 @@ func @main(%a: f32[2]) -> f32[4] {
   auto two_cores = interp::run_function(m, "main", {iota(2)}, two);
   CHECK(one_core[0].get(2) != two_cores[0].get(2));
   // Each point on its own input block: no point sees another's writes.
-  std::string own = replace(text, "in_specs=[spec((2), @zero)]", "in_specs=[spec((2), @own)]");
-  own = replace(own, "func @main(%a: f32[2])", "func @main(%a: f32[4])");
+  std::string own = replace_once(text, "in_specs=[spec((2), @zero)]", "in_specs=[spec((2), @own)]");
+  own = replace_once(own, "func @main(%a: f32[2])", "func @main(%a: f32[4])");
   CHECK(find(prove_text(own), "kernel", "carried state").verdict == Verdict::proved);
   // A kernel that only reads its input block carries nothing.
-  std::string ro = replace(text, "  swap %x[:], %w\n", "");
+  std::string ro = replace_once(text, "  swap %x[:], %w\n", "");
   CHECK(find(prove_text(ro), "kernel", "carried state").verdict == Verdict::proved);
 }
 
@@ -441,6 +428,6 @@ func @main(%a: f32[4]) -> f32[4] {
   CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
   CHECK(o.grid_points == std::vector<std::vector<int64_t>>{{1}});
   // Reading only the head, which every size fills, is fine.
-  std::string head = replace(text, "%v = get %x[:]\n  swap %o[:], %v", "%v = get %x[0]\n  swap %o[0], %v");
+  std::string head = replace_once(text, "%v = get %x[:]\n  swap %o[:], %v", "%v = get %x[0]\n  swap %o[0], %v");
   CHECK(find(prove_text(head), "kernel", "carried state").verdict == Verdict::proved);
 }

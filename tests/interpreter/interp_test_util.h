@@ -18,12 +18,14 @@
 #include "interpreter/array.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
+#include "tests/test_util.h"
 #include "verify/verify.h"
 
 namespace itest {
 
 using namespace tessera;
 using namespace tessera::interp;
+using namespace tessera::testing;
 
 inline Module parse_checked(const std::string& text) {
   Module m = parse_module(text, "test.tsr");
@@ -50,7 +52,7 @@ inline std::string run_error(const std::string& text, const std::vector<Array>& 
 }
 
 inline Module load_example(const std::string& name) {
-  Module m = parse_file(std::string(EXAMPLES_DIR) + "/" + name);
+  Module m = parse_file(example_path(name).string());
   std::vector<Diagnostic> d = verify_module(m);
   for (const auto& x : d) MESSAGE(x.str());
   REQUIRE(d.empty());

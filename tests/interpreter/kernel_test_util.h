@@ -13,17 +13,18 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "interpreter/array.h"
 #include "interpreter/kernels.h"
 #include "ir/builder.h"
+#include "tests/interpreter/interp_test_util.h"
 
 namespace ktest {
 
 using namespace tessera;
 using namespace tessera::interp;
 using I = std::vector<int64_t>;
+using itest::values;
+using tessera::testing::temp_dir;
 
 // Runs primitive `name` on `args` (one body parameter per argument).
 inline std::vector<Array> run_all(const std::string& name, const std::vector<Array>& args, Params params = {}) {
@@ -44,12 +45,6 @@ inline std::vector<Array> run_all(const std::string& name, const std::vector<Arr
 }
 inline Array run(const std::string& name, const std::vector<Array>& args, Params params = {}) {
   return run_all(name, args, std::move(params)).at(0);
-}
-
-inline std::vector<double> values(const Array& a) {
-  std::vector<double> v(static_cast<size_t>(a.size()));
-  for (int64_t i = 0; i < a.size(); ++i) v[i] = a.get(i);
-  return v;
 }
 
 // Random array: floats uniform in [lo, hi), ints uniform in [lo, hi].
@@ -154,11 +149,6 @@ inline void run_numpy(const std::string& dir, const std::string& code) {
   std::string script = dir + "/script.py";
   std::ofstream(script) << "import numpy as np, os\nos.chdir(" << '"' << dir << '"' << ")\n" << code << "\n";
   REQUIRE(std::system(("/usr/bin/python3 " + script).c_str()) == 0);
-}
-inline std::string temp_dir(const std::string& tag) {
-  std::string t = "/tmp/tessera_kernels_" + tag + "_" + std::to_string(::getpid());
-  REQUIRE(std::system(("mkdir -p " + t).c_str()) == 0);
-  return t;
 }
 
 }  // namespace ktest

@@ -12,12 +12,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("tessera_interp_" + name + "_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
-
 int python(const std::string& script) {
   std::string cmd = "/usr/bin/python3 -c \"" + script + "\"";
   return std::system(cmd.c_str());
@@ -26,7 +20,7 @@ int python(const std::string& script) {
 }  // namespace
 
 TEST_CASE("npy: every dtype round-trips through write_npy / read_npy") {
-  fs::path d = temp_dir("roundtrip");
+  fs::path d = temp_dir("interp_roundtrip");
   for (DType t : {DType::f32, DType::f64, DType::f16, DType::i8, DType::i16, DType::i32, DType::i64, DType::u8, DType::u32,
                   DType::i1}) {
     Array a(t, {3, 5});
@@ -46,7 +40,7 @@ TEST_CASE("npy: every dtype round-trips through write_npy / read_npy") {
 }
 
 TEST_CASE("npy: files written by NumPy read correctly and ours load in NumPy") {
-  fs::path d = temp_dir("numpy");
+  fs::path d = temp_dir("interp_numpy");
   std::string dir = d.string();
   REQUIRE(python("import numpy as np; np.save('" + dir + "/f.npy', np.arange(12, dtype=np.float32).reshape(3, 4) / 4); "
                  "np.save('" + dir + "/i.npy', np.arange(6, dtype=np.int64) - 3); "
@@ -68,7 +62,7 @@ TEST_CASE("npy: files written by NumPy read correctly and ours load in NumPy") {
 }
 
 TEST_CASE("npy: wrong shape or dtype is a clear error") {
-  fs::path d = temp_dir("wrong");
+  fs::path d = temp_dir("interp_wrong");
   std::string p = (d / "x.npy").string();
   write_npy(p, Array(DType::f32, {2, 3}));
   try {
@@ -89,12 +83,12 @@ TEST_CASE("npy: wrong shape or dtype is a clear error") {
 }
 
 TEST_CASE("tessera run: .npy inputs in, .npy outputs out, equal to NumPy's result") {
-  fs::path d = temp_dir("cli");
+  fs::path d = temp_dir("interp_cli");
   std::string dir = d.string();
   REQUIRE(python("import numpy as np; r = np.random.default_rng(0); "
                  "np.save('" + dir + "/x.npy', r.standard_normal((512, 256), dtype=np.float32)); "
                  "np.save('" + dir + "/y.npy', r.standard_normal((256, 384), dtype=np.float32))") == 0);
-  std::string cmd = std::string(TESSERA_EXE) + " run " + EXAMPLES_DIR + "/matmul.tsr --input x=" + dir +
+  std::string cmd = std::string(TESSERA_EXE) + " run " + example_path("matmul.tsr").string() + " --input x=" + dir +
                     "/x.npy --input y=" + dir + "/y.npy --out " + dir + "/out --cores 2 --grid-seed 3 > " + dir + "/stdout.txt";
   REQUIRE(std::system(cmd.c_str()) == 0);
   std::ifstream so(dir + "/stdout.txt");
@@ -106,14 +100,14 @@ TEST_CASE("tessera run: .npy inputs in, .npy outputs out, equal to NumPy's resul
                "sys.exit(0 if o.shape == (512, 384) and np.abs(o - ref).max() < 1e-4 else 1)") == 0);
   // A wrong input shape fails with a message naming the parameter.
   REQUIRE(python("import numpy as np; np.save('" + dir + "/bad.npy', np.zeros((3, 3), np.float32))") == 0);
-  cmd = std::string(TESSERA_EXE) + " run " + EXAMPLES_DIR + "/matmul.tsr --input x=" + dir + "/bad.npy --input y=" + dir +
+  cmd = std::string(TESSERA_EXE) + " run " + example_path("matmul.tsr").string() + " --input x=" + dir + "/bad.npy --input y=" + dir +
         "/y.npy 2> " + dir + "/stderr.txt";
   CHECK(std::system(cmd.c_str()) != 0);
   std::ifstream se(dir + "/stderr.txt");
   std::getline(se, line);
   CHECK(contains(line, "bad.npy: holds f32[3,3] but parameter %x of @main is f32[512,256]"));
   // Missing inputs need --random-inputs.
-  cmd = std::string(TESSERA_EXE) + " run " + EXAMPLES_DIR + "/add.tsr 2> " + dir + "/stderr2.txt";
+  cmd = std::string(TESSERA_EXE) + " run " + example_path("add.tsr").string() + " 2> " + dir + "/stderr2.txt";
   CHECK(std::system(cmd.c_str()) != 0);
   std::ifstream se2(dir + "/stderr2.txt");
   std::getline(se2, line);
@@ -122,7 +116,7 @@ TEST_CASE("tessera run: .npy inputs in, .npy outputs out, equal to NumPy's resul
 }
 
 TEST_CASE("npy: a bf16 input is read from a float32 file, rounded to bf16; bf16 outputs are written as float32") {
-  fs::path d = temp_dir("bf16");
+  fs::path d = temp_dir("interp_bf16");
   std::string p = (d / "x.npy").string();
   Array f = Array::from_values(DType::f32, {3}, {1.0, 1.00390625, 3.14159});
   write_npy(p, f);

@@ -334,7 +334,7 @@ func @main(%n: i32, %perm: i32[4], %x: f32[8]) -> f32[8] {
   CHECK(out.get(0) == x.get(6) * 3 + 3);
 }
 
-TEST_CASE("cores split the parallel prefix as the seed does; grid seeds shuffle parallel axes; trace file") {
+TEST_CASE("cores split the parallel prefix as JAX's interpret mode does; grid seeds shuffle parallel axes; trace file") {
   std::string path = "test_interpreter_trace.txt";
   const char* text = R"(
 index_map @ij(%i: i32, %j: i32) -> (i32, i32) {

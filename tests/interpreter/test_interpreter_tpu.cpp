@@ -246,10 +246,7 @@ func @main(%x: f32[2,3,4]) -> f32[2,3,4] {
 TEST_CASE("a DMA nobody waits for is reported at kernel exit in both DMA modes") {
   // dma_pipeline without its last wait on the output semaphore: the final
   // chunk's copy is started but never waited on.
-  std::ifstream f(std::string(EXAMPLES_DIR) + "/dma_pipeline.tsr");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string text = ss.str();
+  std::string text = example_text("dma_pipeline.tsr");
   const std::string last_wait = "  dma_wait %out_sem[1], %out_buf[1, :, :]\n";
   REQUIRE(text.find(last_wait) != std::string::npos);
   text.erase(text.find(last_wait), last_wait.size());

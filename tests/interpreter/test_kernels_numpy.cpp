@@ -9,7 +9,7 @@ TEST_CASE("numpy: matmul, transpose, sort, argmax, cumsum, reductions, math") {
     MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
     return;
   }
-  std::string dir = temp_dir("numpy");
+  std::string dir = temp_dir("kernels_numpy").string();
   Array a = random_array(DType::f32, {64, 96}, 81), b = random_array(DType::f32, {96, 80}, 82);
   Array c = random_array(DType::f32, {5, 6, 7}, 83);
   Array s = random_array(DType::f32, {9, 33}, 84, -2, 2);

@@ -1,5 +1,5 @@
-// Helpers for the IR unit tests: parse small modules, and get at the types or
-// errors their ops produce.
+// Helpers for the IR unit tests: one-op modules, and the types or errors their
+// ops produce (parse, parse_error, CHECK_HAS: tests/test_util.h).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -10,29 +10,9 @@
 #include "ir/ir.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "tests/test_util.h"
 
-namespace tessera::test {
-
-// CHECK that `text` contains `part`, showing both when it does not.
-#define CHECK_HAS(text, part)                                                          \
-  do {                                                                                 \
-    const std::string text_ = (text);                                                  \
-    const std::string part_ = (part);                                                  \
-    CHECK_MESSAGE(text_.find(part_) != std::string::npos, "'" << text_ << "' lacks '" << part_ << "'"); \
-  } while (0)
-
-inline Module parse(std::string_view text) { return parse_module(text, "t.tsr"); }
-
-// The formatted error parsing `text` throws ("t.tsr:L:C: error: ..."), or
-// "<no error>".
-inline std::string parse_error(std::string_view text) {
-  try {
-    parse_module(text, "t.tsr");
-  } catch (const Error& e) {
-    return e.formatted();
-  }
-  return "<no error>";
-}
+namespace tessera::testing {
 
 // `func @f(PARAMS) {\n  STMT\n}`: one statement, on line 2, column 3.
 inline std::string one_op_module(const std::string& params, const std::string& stmt) {
@@ -64,4 +44,4 @@ inline std::string canonical(std::string_view text) {
   return once;
 }
 
-}  // namespace tessera::test
+}  // namespace tessera::testing

@@ -6,7 +6,7 @@
 #include "tests/ir/ir_test_util.h"
 
 using namespace tessera;
-using namespace tessera::test;
+using namespace tessera::testing;
 
 namespace {
 std::string build_error(const std::function<void(Builder&)>& f) {

@@ -4,7 +4,7 @@
 #include "tests/ir/ir_test_util.h"
 
 using namespace tessera;
-using namespace tessera::test;
+using namespace tessera::testing;
 
 namespace {
 const char* kText =

@@ -5,7 +5,7 @@
 #include "tests/ir/ir_test_util.h"
 
 using namespace tessera;
-using namespace tessera::test;
+using namespace tessera::testing;
 
 namespace {
 std::string effects_of(const std::string& module_text, const std::string& name) {

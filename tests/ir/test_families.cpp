@@ -7,7 +7,7 @@
 #include "tests/ir/ir_test_util.h"
 
 using namespace tessera;
-using namespace tessera::test;
+using namespace tessera::testing;
 
 namespace {
 

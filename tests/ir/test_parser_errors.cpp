@@ -2,7 +2,7 @@
 #include "tests/ir/ir_test_util.h"
 
 using namespace tessera;
-using namespace tessera::test;
+using namespace tessera::testing;
 
 TEST_CASE("lexer: unexpected character") {
   CHECK(parse_error("func @f() {\n  $x\n}\n") == "t.tsr:2:3: error: unexpected character '$'");

@@ -8,18 +8,11 @@
 #include "tests/ir/ir_test_util.h"
 
 using namespace tessera;
-using namespace tessera::test;
+using namespace tessera::testing;
 
 namespace fs = std::filesystem;
 
 namespace {
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Parses `text`, prints it, and checks parse(print) prints the same again.
 std::string round_trip(const std::string& text, const std::string& name) {
   std::string once = print_module(parse_module(text, name));
@@ -32,7 +25,7 @@ std::string round_trip(const std::string& text, const std::string& name) {
 
 TEST_CASE("round-trip: every examples/*.tsr") {
   int count = 0;
-  for (const auto& entry : fs::directory_iterator(EXAMPLES_DIR)) {
+  for (const auto& entry : fs::directory_iterator(examples_dir())) {
     if (entry.path().extension() != ".tsr") continue;
     ++count;
     INFO("example: " << entry.path().string());

@@ -4,7 +4,7 @@
 #include "tests/ir/ir_test_util.h"
 
 using namespace tessera;
-using namespace tessera::test;
+using namespace tessera::testing;
 
 // Every shape-rule error is reported at the op: line 2, column 3 of the module
 // one_op_module() builds.

@@ -6,7 +6,7 @@
 #include "tests/ir/ir_test_util.h"
 
 using namespace tessera;
-using namespace tessera::test;
+using namespace tessera::testing;
 
 TEST_CASE("dtypes: names round-trip and sizes") {
   const DType all[] = {DType::f32, DType::bf16, DType::f16, DType::f64, DType::i1, DType::i8, DType::i16,

@@ -22,6 +22,7 @@
 
 #include "analysis/prove/prove.h"
 #include "robustness_util.h"
+#include "tests/test_util.h"
 #include "interpreter/inputs.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
@@ -31,15 +32,9 @@
 
 using namespace tessera;
 using tessera::robustness::env_int;
+using tessera::testing::read_file;
 
 namespace {
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 class Mutator {
  public:
@@ -201,7 +196,7 @@ TEST_CASE("mutated examples: every stage succeeds or reports a located tessera::
   int64_t per_example = env_int("TESSERA_MUTANTS", default_mutants);
   uint64_t seed = static_cast<uint64_t>(env_int("TESSERA_MUTANT_SEED", 20261123));
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(EXAMPLES_DIR))
+  for (const auto& e : std::filesystem::directory_iterator(tessera::testing::examples_dir()))
     if (e.path().extension() == ".tsr") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   REQUIRE(files.size() >= 10);

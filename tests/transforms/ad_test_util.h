@@ -4,8 +4,7 @@
 
 #include <string>
 
-#include "ir/parser.h"
-#include "ir/printer.h"
+#include "tests/test_util.h"
 #include "transforms/pass.h"
 #include "verify/verify.h"
 
@@ -59,23 +58,11 @@ func @main(%x: f32[8,16]) -> f32[8,16] {
 }
 )";
 
-inline Module parse(const std::string& text) { return parse_module(text, "<test>"); }
-
 inline PassOptions options(std::initializer_list<std::pair<const char*, const char*>> kv) {
   PassOptions o;
   for (const auto& [k, v] : kv) o.values[k] = v;
   return o;
 }
-
-// Replaces every occurrence of `from` with `to`.
-inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
-
-}  // namespace tessera::testing
-
-namespace tessera::testing {
 
 // Row layer norm with a scale vector (whole-array spec for the scale).
 inline const char* kLayerNorm = R"(

@@ -1,5 +1,6 @@
 // Shared by the differential tests of the passes: zoo examples, random inputs,
-// comparison of interpreter results, and batch slicing / stacking for vmap.
+// comparison of interpreter results, batch slicing / stacking for vmap, and
+// walks over every body of a module.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -10,24 +11,41 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "interpreter/interpreter.h"
-#include "ir/parser.h"
+#include "tests/test_util.h"
 
 namespace tessera::testing {
 
 using interp::Array;
 
-inline std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+// Calls f on every body reachable from the module (nested ones included).
+inline void each_body(const Module& m, const std::function<void(const Body&)>& f) {
+  std::unordered_set<const Body*> seen;
+  std::function<void(const Body&)> walk = [&](const Body& b) {
+    if (!seen.insert(&b).second) return;
+    f(b);
+    for (const Op& op : b.ops())
+      for (const BodyPtr& n : op.nested_bodies()) walk(*n);
+  };
+  for (const BodyPtr& s : m.symbols()) walk(*s);
 }
 
-inline std::string example_text(const std::string& name) { return read_file(std::string(EXAMPLES_DIR) + "/" + name); }
+// True when a Ref-typed value is left anywhere in the module (after discharge: never).
+inline bool has_ref_anywhere(const Module& m) {
+  bool found = false;
+  each_body(m, [&](const Body& b) {
+    for (const Var* p : b.params()) found |= p->type.is_ref();
+    for (const Op& op : b.ops()) {
+      for (const Var* r : op.results) found |= r->type.is_ref();
+      for (const Value& v : op.operands) found |= v.type().is_ref();
+    }
+  });
+  return found;
+}
+
 inline Module example(const std::string& name) { return parse_module(example_text(name), name); }
 
 // Floats uniform in [-2, 2); integers in [0, int_hi).
@@ -64,15 +82,6 @@ inline void require_close(const Array& a, const Array& b, double tol = 1e-5) {
   }
   INFO("worst relative error " << worst << " at first bad element " << bad);
   CHECK(bad < 0);
-}
-
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.formatted();
-  }
-  return "";
 }
 
 // Element `b` of `a` along `axis` (that axis removed).

@@ -120,23 +120,6 @@ void check_vmap_against_loop(const Module& m, const std::string& in_axes, uint32
   }
 }
 
-// True when a Ref-typed value is left anywhere in the module (after discharge: never).
-bool has_ref_anywhere(const Module& m) {
-  bool found = false;
-  std::unordered_set<const Body*> seen;
-  std::function<void(const Body&)> walk = [&](const Body& b) {
-    if (!seen.insert(&b).second) return;
-    for (const Var* p : b.params()) found |= p->type.is_ref();
-    for (const Op& op : b.ops()) {
-      for (const Var* r : op.results) found |= r->type.is_ref();
-      for (const Value& v : op.operands) found |= v.type().is_ref();
-      for (const BodyPtr& nb : op.nested_bodies()) walk(*nb);
-    }
-  };
-  for (const BodyPtr& sym : m.symbols()) walk(*sym);
-  return found;
-}
-
 }  // namespace
 
 TEST_CASE("jvp equals central finite differences (f64) on the zoo") {
@@ -424,7 +407,7 @@ TEST_CASE("linearize after discharge names the grid loop that blocks it") {
   }
 }
 
-// pmap (seed 004): jvp maps tangents like their primals; vmap puts the batch
+// pmap (jax/_src/interpreters/pxla.py): jvp maps tangents like their primals; vmap puts the batch
 // axis in front of the body's view of each operand. Checked numerically, with
 // a mapped and an unmapped operand, out_axes not 0, and integer outputs.
 const char* kPmapModule = R"(

@@ -16,27 +16,9 @@ Module jvp(const std::string& text, std::initializer_list<std::pair<const char*,
   return out;
 }
 
-const Op& only_op(const Body& b, const std::string& prim) {
-  for (const Op& op : b.ops())
-    if (op.name() == prim) return op;
-  FAIL("no " << prim << " op in @" << b.name());
-  return b.ops().front();
-}
-
-// Checks that each string of `lines` occurs in `text`, in order (FileCheck's CHECK).
-void check_in_order(const std::string& text, const std::vector<std::string>& lines) {
-  size_t at = 0;
-  for (const std::string& l : lines) {
-    size_t p = text.find(l, at);
-    INFO("looking for: " << l << "\nin:\n" << text);
-    REQUIRE(p != std::string::npos);
-    at = p + l.size();
-  }
-}
-
 }  // namespace
 
-TEST_CASE("jvp of matmul doubles the block mappings in the seed's order") {
+TEST_CASE("jvp of matmul doubles the block mappings in JAX's order") {
   Module m = jvp(kMatmul);
   std::string text = print_module(m);
   check_in_order(text, {

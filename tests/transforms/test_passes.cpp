@@ -25,32 +25,6 @@ using namespace tessera::testing;
 
 namespace {
 
-Module parse(const std::string& text) { return parse_module(text, "test.tsr"); }
-
-// Calls f on every body reachable from the module (nested ones included).
-void each_body(const Module& m, const std::function<void(const Body&)>& f) {
-  std::unordered_set<const Body*> seen;
-  std::function<void(const Body&)> walk = [&](const Body& b) {
-    if (!seen.insert(&b).second) return;
-    f(b);
-    for (const Op& op : b.ops())
-      for (const BodyPtr& n : op.nested_bodies()) walk(*n);
-  };
-  for (const BodyPtr& s : m.symbols()) walk(*s);
-}
-
-bool has_ref_anywhere(const Module& m) {
-  bool found = false;
-  each_body(m, [&](const Body& b) {
-    for (const Var* p : b.params()) found |= p->type.is_ref();
-    for (const Op& op : b.ops()) {
-      for (const Var* r : op.results) found |= r->type.is_ref();
-      for (const Value& v : op.operands) found |= v.type().is_ref();
-    }
-  });
-  return found;
-}
-
 int count_prim(const Module& m, const std::string& name) {
   int n = 0;
   each_body(m, [&](const Body& b) {
@@ -319,13 +293,13 @@ func @f(%x: f32[4], %y: f32[4]) -> f32[4] { %a = exp %x  %b = mul %a, %y  return
   }
   Module with_kernel = parse("kernel @k(%x: ref<f32[4], vmem>) { swap %x[:], 1.0 }\nfunc @main(%x: f32[4]) -> f32[4] { return %x }");
   po.entry = "k";
-  CHECK(error_of([&] { run_pipeline(with_kernel, "jvp", po); }) == "test.tsr:1:1: error: jvp: @k is kernel, not a func; func= names the function to transform");
+  CHECK(error_of([&] { run_pipeline(with_kernel, "jvp", po); }) == "t.tsr:1:1: error: jvp: @k is kernel, not a func; func= names the function to transform");
 }
 
 TEST_CASE("partial_eval: a known= position out of range is located at the function") {
   Module m = parse("\nfunc @main(%x: f32[4]) -> f32[4] { return %x }");
   CHECK(error_of([&] { run_pipeline(m, "partial_eval{known=99}"); }) ==
-        "test.tsr:2:1: error: partial_eval: known=99: '99' is not an input position of @main (0..0)");
+        "t.tsr:2:1: error: partial_eval: known=99: '99' is not an input position of @main (0..0)");
 }
 
 // Issue 10, item 13: the rules ask about nested bodies more than once; each
@@ -417,9 +391,9 @@ TEST_CASE("discharge: zoo examples run to the stateful results") {
   }
 }
 
-// Compositions: jvp / vmap first, then discharge (jvp and vmap are another
-// helper's passes; this checks discharge on what they produce: doubled and
-// batched block mappings, Squeezed batch dims, vmapped_dims, a 4-D grid).
+// Compositions: jvp / vmap first, then discharge (this checks discharge on
+// what jvp and vmap produce: doubled and batched block mappings, Squeezed
+// batch dims, vmapped_dims, a 4-D grid).
 // References: without vmap, the stateful module; with vmap (batch 3, every
 // input batched), the unbatched module (jvp'd if the pipeline has jvp) run on
 // each batch element separately, which also checks vmap itself.
@@ -811,7 +785,7 @@ func @main(%g: i32, %n: i32[1], %x: f32[8,8]) -> f32[8,8] {
   require_close(interp::run_function(out, "main", in)[0], interp::run_function(m, "main", in)[0]);
 }
 
-TEST_CASE("discharge{pallas_call=keep}: the seed's rule makes closed-over Refs aliased inputs/outputs") {
+TEST_CASE("discharge{pallas_call=keep}: JAX's state discharge rule makes closed-over Refs aliased inputs/outputs") {
   Module m = parse(R"(
 kernel @k(%x: ref<f32[8], vmem>, %acc: ref<f32[8], vmem>, %o: ref<f32[8], vmem>) {
   %v = get %x[:]

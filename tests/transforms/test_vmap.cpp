@@ -17,23 +17,6 @@ Module vmap(const std::string& text, std::initializer_list<std::pair<const char*
   return out;
 }
 
-const Op& only_op(const Body& b, const std::string& prim) {
-  for (const Op& op : b.ops())
-    if (op.name() == prim) return op;
-  FAIL("no " << prim << " op in @" << b.name());
-  return b.ops().front();
-}
-
-void check_in_order(const std::string& text, const std::vector<std::string>& lines) {
-  size_t at = 0;
-  for (const std::string& l : lines) {
-    size_t p = text.find(l, at);
-    INFO("looking for: " << l << "\nin:\n" << text);
-    REQUIRE(p != std::string::npos);
-    at = p + l.size();
-  }
-}
-
 }  // namespace
 
 TEST_CASE("vmap of matmul adds a leading parallel grid axis and squeezed batch block dims") {

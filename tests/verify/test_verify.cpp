@@ -10,6 +10,7 @@
 
 #include "ir/parser.h"
 #include "verify/check.h"
+#include "tests/test_util.h"
 #include "verify/verify.h"
 
 namespace fs = std::filesystem;
@@ -53,7 +54,7 @@ std::string all_messages(const std::vector<Diagnostic>& diags) {
 }  // namespace
 
 TEST_CASE("every example verifies without diagnostics") {
-  std::vector<fs::path> files = tsr_files(EXAMPLES_DIR);
+  std::vector<fs::path> files = tsr_files(testing::examples_dir());
   REQUIRE(!files.empty());
   for (const fs::path& f : files) {
     INFO("example: " << f.string());
@@ -95,9 +96,9 @@ TEST_CASE("every negative case reports its expected diagnostic at its location")
 TEST_CASE("verify_or_throw reports the first diagnostic as an Error") {
   Module bad = parse_file(std::string(VERIFY_CASES_DIR) + "/grid_zero.tsr");
   CHECK_THROWS_AS(verify_or_throw(bad), Error);
-  std::vector<fs::path> examples = tsr_files(EXAMPLES_DIR);
+  std::vector<fs::path> examples = tsr_files(testing::examples_dir());
   REQUIRE(!examples.empty());
-  Module good = parse_file((fs::path(EXAMPLES_DIR) / "add.tsr").string());
+  Module good = parse_file(testing::example_path("add.tsr").string());
   CHECK_NOTHROW(verify_or_throw(good));
 }
 
