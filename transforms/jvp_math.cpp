@@ -113,6 +113,34 @@ RuleResult pow_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   return {y, {tadd(b, t0, t1)}};
 }
 
+// atan2(y, x): d = (x dy - y dx) / (x^2 + y^2)
+RuleResult atan2_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  Vals r = emit_primal(c, op, x);
+  Builder& b = c.b;
+  Value norm = b.binary("add", b.binary("mul", x[0], x[0]), b.binary("mul", x[1], x[1]));
+  Tangent t0 = dx[0] ? Tangent(b.binary("div", b.binary("mul", *dx[0], x[1]), norm)) : std::nullopt;
+  Tangent t1 = dx[1] ? Tangent(b.unary("neg", b.binary("div", b.binary("mul", *dx[1], x[0]), norm))) : std::nullopt;
+  return {r, {tadd(b, t0, t1)}};
+}
+
+// clamp(lo, x, hi): the tangent of the operand the result is, with the
+// conditions of JAX's rule (jax/_src/lax/lax.py, clamp_p): lo's where
+// lo > x and lo < hi, x's where lo < x < hi, hi's where hi < x.
+RuleResult clamp_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  Vals r = emit_primal(c, op, x);
+  if (!differentiable(r[0].type())) return {r, {std::nullopt}};
+  Builder& b = c.b;
+  Value zero = Builder::literal(r[0].type().dtype(), 0);
+  auto where = [&](Value pred, const Tangent& t) -> Tangent {
+    if (!t) return std::nullopt;
+    return b.emit1("select_n", {pred, zero, *t});
+  };
+  Value below = b.binary("and", b.binary("gt", x[0], x[1]), b.binary("lt", x[0], x[2]));
+  Value above = b.binary("lt", x[2], x[1]);
+  Value inside = b.binary("and", b.binary("gt", x[1], x[0]), b.binary("lt", x[1], x[2]));
+  return {r, {tadd(b, tadd(b, where(below, dx[0]), where(inside, dx[1])), where(above, dx[2]))}};
+}
+
 // rem(x, y) = x - y * trunc(x / y): d = dx - dy * trunc(x / y)
 RuleResult rem_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   Vals y = emit_primal(c, op, x);
@@ -222,6 +250,8 @@ void add_math_rules(RuleTable<JvpRule>& t) {
   t.set("max", minmax(true));
   t.set("min", minmax(false));
   t.set("pow", pow_rule);
+  t.set("atan2", atan2_rule);
+  t.set("clamp", clamp_rule);
   t.set("rem", rem_rule);
   t.set("select_n", select_rule);
   t.set("convert_element_type", convert_rule);

@@ -255,6 +255,11 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
               if (in.size() != 2 || in[0].is_bool()) return op.name() + " on bools" + where(op);
               return e.arith(op, op.name(), in[0], in[1], d);
             }));
+    // lax.clamp(lo, x, hi) = min(max(x, lo), hi).
+    t.set("clamp", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
+            if (in.size() != 3 || in[1].is_bool()) return "clamp on bools" + where(op);
+            return e.arith(op, "min", e.arith(op, "max", in[1], in[0], d), in[2], d);
+          }));
     t.set("neg", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
             return e.fit(op, derived(-in[0].e, -in[0].iv, {&in[0]}), d);
           }));

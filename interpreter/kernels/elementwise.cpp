@@ -1,5 +1,5 @@
 // Elementwise kernels: unary math, binary arithmetic, bitwise ops, shifts,
-// comparisons, select_n and multiple_of. Rank-0 operands broadcast.
+// comparisons, clamp, select_n and multiple_of. Rank-0 operands broadcast.
 //
 // Integer semantics (defined for every input, never undefined behaviour):
 //   add / sub / mul / neg / abs wrap around (two's complement);
@@ -42,6 +42,8 @@ TESSERA_FLOAT_UNARY(Exp2, std::exp2(x))
 TESSERA_FLOAT_UNARY(Log1p, std::log1p(x))
 TESSERA_FLOAT_UNARY(Expm1, std::expm1(x))
 TESSERA_FLOAT_UNARY(Erf, std::erf(x))
+TESSERA_FLOAT_UNARY(Cbrt, std::cbrt(x))
+TESSERA_FLOAT_UNARY(Reciprocal, T(1) / x)  // exact, also for approx=true
 #undef TESSERA_FLOAT_UNARY
 
 struct Neg {
@@ -128,6 +130,9 @@ struct Min {
 };
 struct Pow {
   template <class T> T operator()(T a, T b) const { return std::pow(a, b); }
+};
+struct Atan2 {
+  template <class T> T operator()(T a, T b) const { return std::atan2(a, b); }
 };
 struct And {
   template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); }
@@ -247,6 +252,37 @@ std::vector<Array> not_kernel(const Op& op, std::span<const Array> args) {
   return {out};
 }
 
+std::vector<Array> is_finite_kernel(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  Array out = Array::uninitialized(DType::i1, x.shape());
+  visit_family<DTypeClass::floating>(op, x.dtype(), [&](auto tag, auto) {
+    using T = typename decltype(tag)::type;
+    const T* __restrict px = x.data<T>();
+    uint8_t* __restrict po = out.data<uint8_t>();
+    for_n(x.size(), [=](int64_t i) { po[i] = std::isfinite(px[i]) ? 1 : 0; });
+  });
+  return {out};
+}
+
+// clamp lo, x, hi = min(max(x, lo), hi), XLA's definition (hi wins when
+// lo > hi), with Max / Min's NaN propagation; rank-0 operands broadcast.
+std::vector<Array> clamp_kernel(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 3);
+  for (const Array& a : args.subspan(1))
+    if (a.dtype() != args[0].dtype())
+      fail(op, "operand dtypes differ: " + std::string(dtype_name(args[0].dtype())) + " vs " + std::string(dtype_name(a.dtype())));
+  Array out = Array::uninitialized(args[1].dtype(), result_shape(op, args));
+  visit_family<DTypeClass::numeric>(op, out.dtype(), [&](auto tag, auto) {
+    using T = typename decltype(tag)::type;
+    const T *lo = args[0].data<T>(), *x = args[1].data<T>(), *hi = args[2].data<T>();
+    int64_t sl = args[0].rank() == 0 ? 0 : 1, sx = args[1].rank() == 0 ? 0 : 1, sh = args[2].rank() == 0 ? 0 : 1;
+    T* __restrict o = out.data<T>();
+    for_n(out.size(), [=](int64_t i) { o[i] = Min{}(Max{}(x[i * sx], lo[i * sl]), hi[i * sh]); });
+  });
+  return {out};
+}
+
 // select_n p, c0, c1, ...: case p[i] (bool: false -> c0; i32: clamped into
 // range, as out-of-range predicates are otherwise undefined in lax).
 std::vector<Array> select_n_kernel(const Op& op, std::span<const Array> args) {
@@ -308,6 +344,9 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("log1p", unary_kernel<F::floating, Log1p>());
   t.set("expm1", unary_kernel<F::floating, Expm1>());
   t.set("erf", unary_kernel<F::floating, Erf>());
+  t.set("cbrt", unary_kernel<F::floating, Cbrt>());
+  t.set("reciprocal", unary_kernel<F::floating, Reciprocal>());
+  t.set("is_finite", is_finite_kernel);
   t.set("neg", unary_kernel<F::numeric, Neg>());
   t.set("abs", unary_kernel<F::numeric, Abs>());
   t.set("sign", unary_kernel<F::numeric, Sign>());
@@ -321,6 +360,8 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("max", binary_kernel<F::numeric, Max>());
   t.set("min", binary_kernel<F::numeric, Min>());
   t.set("pow", binary_kernel<F::floating, Pow>());
+  t.set("atan2", binary_kernel<F::floating, Atan2>());
+  t.set("clamp", clamp_kernel);
   t.set("and", binary_kernel<F::int_or_bool, And>());
   t.set("or", binary_kernel<F::int_or_bool, Or>());
   t.set("xor", binary_kernel<F::int_or_bool, Xor>());

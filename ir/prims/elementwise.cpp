@@ -80,6 +80,9 @@ Value d_logistic(Builder& b, Value, Value y, Value d) {
 Value d_sin(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("cos", x)); }
 Value d_cos(Builder& b, Value x, Value, Value d) { return b.unary("neg", b.binary("mul", d, b.unary("sin", x))); }
 Value d_abs(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("sign", x)); }
+// cbrt: d / (3 y^2); reciprocal: -d y^2.
+Value d_cbrt(Builder& b, Value, Value y, Value d) { return b.binary("div", d, b.binary("mul", b.binary("mul", y, y), lit(y, 3))); }
+Value d_reciprocal(Builder& b, Value, Value y, Value d) { return b.unary("neg", b.binary("mul", d, b.binary("mul", y, y))); }
 Value d_erf(Builder& b, Value x, Value, Value d) {
   Value g = b.unary("exp", b.unary("neg", b.binary("mul", x, x)));
   return b.binary("mul", d, b.binary("mul", g, lit(x, 2.0 / std::sqrt(std::numbers::pi))));
@@ -95,7 +98,7 @@ void register_elementwise(Registry& r) {
   for (auto [n, tangent] : {UnaryMath{"exp", d_exp}, {"log", d_log}, {"sqrt", d_sqrt}, {"rsqrt", d_rsqrt},
                             {"tanh", d_tanh}, {"logistic", d_logistic}, {"sin", d_sin}, {"cos", d_cos}, {"floor", nullptr},
                             {"ceil", nullptr}, {"round", nullptr}, {"exp2", d_exp2}, {"log1p", d_log1p},
-                            {"expm1", d_expm1}, {"erf", d_erf}}) {
+                            {"expm1", d_expm1}, {"erf", d_erf}, {"cbrt", d_cbrt}}) {
     Primitive& p = add(r, n, std::string("elementwise ") + n, 1, DTypeClass::floating);
     p.tangent = tangent;
     p.piecewise_constant = !tangent;
@@ -104,9 +107,18 @@ void register_elementwise(Registry& r) {
   add(r, "abs", "elementwise absolute value", 1, DTypeClass::numeric).tangent = d_abs;
   add(r, "sign", "elementwise sign (-1, 0, 1)", 1, DTypeClass::numeric).piecewise_constant = true;
   add(r, "not", "bitwise / logical not", 1, DTypeClass::int_or_bool);
+  // pl.reciprocal: `approx` lets a backend use a fast approximation; the
+  // interpreter computes 1 / x exactly either way.
+  Primitive& recip = add(r, "reciprocal", "elementwise 1 / x (approx=true: a backend may approximate)", 1, DTypeClass::floating);
+  recip.params = {opt("approx", ParamKind::Bool, false)};
+  recip.tangent = d_reciprocal;
+  add(r, "is_finite", "elementwise: neither infinite nor NaN, giving bool", 1, DTypeClass::floating, true);
   for (const char* n : {"add", "sub", "mul", "div", "rem", "max", "min"})
     add(r, n, std::string("elementwise ") + n + " (integer div and rem round toward zero)", 2, DTypeClass::numeric);
   add(r, "pow", "elementwise x ** y", 2, DTypeClass::floating);
+  add(r, "atan2", "elementwise atan2(y, x): the angle of the point (x, y), in [-pi, pi]", 2, DTypeClass::floating);
+  // lax.clamp(min, x, max): min(max(x, min), max), as XLA defines it; scalars broadcast.
+  add(r, "clamp", "clamp %lo, %x, %hi: x limited to [lo, hi] (lax.clamp)", 3, DTypeClass::numeric);
   for (const char* n : {"and", "or", "xor"}) add(r, n, std::string("bitwise / logical ") + n, 2, DTypeClass::int_or_bool);
   for (const char* n : {"shift_left", "shift_right_logical", "shift_right_arithmetic"})
     add(r, n, std::string("bitwise ") + n, 2, DTypeClass::integer);

@@ -315,3 +315,15 @@ func @main(%x: i32[8]) -> i32[8] {
                        "kernel", "bounds");
   CHECK_MESSAGE(ok.verdict == Verdict::proved, ok.line());
 }
+
+TEST_CASE("clamp in an index map: bounds follow the clamp; a bound one too high fails at the last blocks") {
+  // Grid 6 over 4 blocks of 16: clamp(0, i - 1, 3) stays in bounds; clamp(0, i - 1, 4) does not.
+  auto map = [](int hi) { return "  %j = sub %i, 1\n  %b = clamp 0, %j, " + std::to_string(hi) + "\n  return %b"; };
+  auto ok = prove_text(one_d(64, "16", "16", 6, "arbitrary", map(3)));
+  CHECK(find(ok, "in[0]", "bounds").verdict == Verdict::proved);
+  auto bad = prove_text(one_d(64, "16", "16", 6, "arbitrary", map(4)));
+  Obligation o = find(bad, "in[0]", "bounds");
+  CHECK(o.verdict == Verdict::failed);
+  REQUIRE(o.grid_points.size() == 1);
+  CHECK(o.grid_points[0][0] == 5);  // clamp(0, 4, 4) = 4: the first grid point past the array
+}

@@ -4,6 +4,16 @@
 
 using namespace ktest;
 
+namespace {
+
+Array convert(const Array& a, DType d) {
+  Array out(d, a.shape());
+  for (int64_t i = 0; i < a.size(); ++i) out.set(i, a.get(i));
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("numpy: matmul, transpose, sort, argmax, cumsum, reductions, math") {
   if (!numpy_available()) {
     MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
@@ -50,5 +60,47 @@ np.save('erfish.npy', np.exp(-c) * np.log1p(np.abs(c)))
   check_close(run("tanh", {c}), values(read_npy(dir + "/tanh.npy", DType::f32, {5, 6, 7})), 1e-6, 1e-7, "tanh");
   Array e = run("mul", {run("exp", {run("neg", {c})}), run("log1p", {run("abs", {c})})});
   check_close(e, values(read_npy(dir + "/erfish.npy", DType::f32, {5, 6, 7})), 1e-6, 1e-6, "exp*log1p");
+  REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
+}
+
+TEST_CASE("numpy: cbrt, reciprocal, is_finite, atan2 and clamp in f16, f32 and f64, clamp on i32 too") {
+  if (!numpy_available()) {
+    MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
+    return;
+  }
+  std::string dir = temp_dir("kernels_numpy_more").string();
+  for (DType d : {DType::f16, DType::f32, DType::f64}) {
+    INFO(dtype_name(d));
+    // f16 values travel as f32 (they are exact there); NumPy computes in float16.
+    DType file = d == DType::f64 ? DType::f64 : DType::f32;
+    Array x = random_array(d, {7, 33}, 91, -3, 3), y = random_array(d, {7, 33}, 92, -3, 3);
+    for (int i = 0; i < x.size(); i += 11) x.set(i, i % 2 ? INFINITY : NAN);
+    Array lo = random_array(d, {7, 33}, 93, -2, 0), hi = Array::scalar(d, 1.5);
+    write_npy(dir + "/x.npy", convert(x, file));
+    write_npy(dir + "/y.npy", convert(y, file));
+    write_npy(dir + "/lo.npy", convert(lo, file));
+    run_numpy(dir, std::string("t = np.") + (d == DType::f16 ? "float16" : d == DType::f32 ? "float32" : "float64") + R"(
+x, y, lo = (np.load(n + '.npy').astype(t) for n in ('x', 'y', 'lo'))
+out = x.dtype if t != np.float16 else np.float32
+with np.errstate(all='ignore'):
+    np.save('cbrt.npy', np.cbrt(x).astype(out))
+    np.save('recip.npy', np.reciprocal(x).astype(out))
+    np.save('atan2.npy', np.arctan2(y, x).astype(out))
+np.save('fin.npy', np.isfinite(x))
+np.save('clamp.npy', np.minimum(np.maximum(x, lo), t(1.5)).astype(out))
+)");
+    double tol = d == DType::f16 ? 2e-3 : d == DType::f32 ? 1e-6 : 1e-12;
+    auto want = [&](const char* name) { return values(read_npy(dir + "/" + name + ".npy", file, {7, 33})); };
+    check_close(run("cbrt", {x}), want("cbrt"), tol, tol, "cbrt");
+    check_close(run("reciprocal", {x}, {{"approx", true}}), want("recip"), tol, tol, "reciprocal");
+    check_equal(run("is_finite", {x}), values(read_npy(dir + "/fin.npy", DType::i1, {7, 33})), "is_finite");
+    check_close(run("atan2", {y, x}), want("atan2"), tol, tol, "atan2");
+    check_equal(run("clamp", {lo, x, hi}), want("clamp"), "clamp");
+  }
+  Array xi = random_array(DType::i32, {40}, 94, -50, 50);
+  write_npy(dir + "/xi.npy", xi);
+  run_numpy(dir, "np.save('ci.npy', np.clip(np.load('xi.npy'), -7, 9).astype(np.int32))\n");
+  check_equal(run("clamp", {Array::scalar(DType::i32, -7), xi, Array::scalar(DType::i32, 9)}),
+              values(read_npy(dir + "/ci.npy", DType::i32, {40})), "clamp i32");
   REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
 }
