@@ -113,6 +113,16 @@ RuleResult pow_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   return {y, {tadd(b, t0, t1)}};
 }
 
+// integer_pow[y] x: d = y x^(y-1) dx
+RuleResult integer_pow_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  Vals r = emit_primal(c, op, x);
+  int64_t y = op.int_param("y");
+  if (y == 0 || !differentiable(r[0].type())) return {r, {std::nullopt}};
+  Builder& b = c.b;
+  Value slope = b.emit1("integer_pow", {x[0]}, {{"y", y - 1}});
+  return {r, {b.binary("mul", *dx[0], b.binary("mul", slope, lit(x[0], static_cast<double>(y))))}};
+}
+
 // atan2(y, x): d = (x dy - y dx) / (x^2 + y^2)
 RuleResult atan2_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   Vals r = emit_primal(c, op, x);
@@ -251,6 +261,7 @@ void add_math_rules(RuleTable<JvpRule>& t) {
   t.set("min", minmax(false));
   t.set("pow", pow_rule);
   t.set("atan2", atan2_rule);
+  t.set("integer_pow", integer_pow_rule);
   t.set("clamp", clamp_rule);
   t.set("rem", rem_rule);
   t.set("select_n", select_rule);

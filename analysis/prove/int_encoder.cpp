@@ -260,6 +260,15 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
             if (in.size() != 3 || in[1].is_bool()) return "clamp on bools" + where(op);
             return e.arith(op, "min", e.arith(op, "max", in[1], in[0], d), in[2], d);
           }));
+    // x ** y for a small static y, as products; larger ones are opaque.
+    t.set("integer_pow", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
+            int64_t y = op.int_param("y");
+            if (in.size() != 1 || in[0].is_bool() || y < 0 || y > 4)
+              return "integer_pow[y=" + std::to_string(y) + "] (only 0 <= y <= 4 is modelled)" + where(op);
+            Sym acc = derived(e.ctx().int_val(1), Interval::of(1), {});
+            for (int64_t k = 0; k < y; ++k) acc = e.arith(op, "mul", acc, in[0], d);
+            return acc;
+          }));
     t.set("neg", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
             return e.fit(op, derived(-in[0].e, -in[0].iv, {&in[0]}), d);
           }));

@@ -283,6 +283,29 @@ std::vector<Array> clamp_kernel(const Op& op, std::span<const Array> args) {
   return {out};
 }
 
+// integer_pow[y] x: x ** y by squaring, in the dtype (integers wrap, as mul
+// does); a negative y is 1 / x ** -y (floats only, checked by the shape rule).
+std::vector<Array> integer_pow_kernel(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  int64_t y = op.int_param("y");
+  Array out = Array::uninitialized(x.dtype(), x.shape());
+  visit_family<DTypeClass::numeric>(op, x.dtype(), [&](auto tag, auto rnd) {
+    using T = typename decltype(tag)::type;
+    uint64_t e = static_cast<uint64_t>(y < 0 ? -y : y);
+    auto pow = [=](T base) {
+      T acc = T(1);
+      for (uint64_t k = e; k; k >>= 1, base = Mul{}(base, base))
+        if (k & 1) acc = Mul{}(acc, base);
+      if constexpr (is_fp<T>)
+        if (y < 0) acc = T(1) / acc;
+      return acc;
+    };
+    map1(x.data<T>(), out.data<T>(), x.size(), pow, rnd);
+  });
+  return {out};
+}
+
 // select_n p, c0, c1, ...: case p[i] (bool: false -> c0; i32: clamped into
 // range, as out-of-range predicates are otherwise undefined in lax).
 std::vector<Array> select_n_kernel(const Op& op, std::span<const Array> args) {
@@ -347,6 +370,7 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("cbrt", unary_kernel<F::floating, Cbrt>());
   t.set("reciprocal", unary_kernel<F::floating, Reciprocal>());
   t.set("is_finite", is_finite_kernel);
+  t.set("integer_pow", integer_pow_kernel);
   t.set("neg", unary_kernel<F::numeric, Neg>());
   t.set("abs", unary_kernel<F::numeric, Abs>());
   t.set("sign", unary_kernel<F::numeric, Sign>());

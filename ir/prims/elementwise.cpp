@@ -113,6 +113,16 @@ void register_elementwise(Registry& r) {
   recip.params = {opt("approx", ParamKind::Bool, false)};
   recip.tangent = d_reciprocal;
   add(r, "is_finite", "elementwise: neither infinite nor NaN, giving bool", 1, DTypeClass::floating, true);
+  // lax.integer_pow: x ** y by repeated multiplication (integers wrap); a
+  // negative y is the reciprocal, so floats only.
+  Primitive& ipow = add(r, "integer_pow", "elementwise x ** y for a static integer y", 1, DTypeClass::numeric);
+  ipow.params = {req("y", ParamKind::Int)};
+  ipow.shape = [rule = ipow.shape](const Op& op) {
+    std::vector<Type> out = rule(op);
+    if (op.int_param("y") < 0 && !is_float(out[0].dtype()))
+      fail(op, "a negative exponent y = " + std::to_string(op.int_param("y")) + " needs a float dtype, got " + out[0].str());
+    return out;
+  };
   for (const char* n : {"add", "sub", "mul", "div", "rem", "max", "min"})
     add(r, n, std::string("elementwise ") + n + " (integer div and rem round toward zero)", 2, DTypeClass::numeric);
   add(r, "pow", "elementwise x ** y", 2, DTypeClass::floating);

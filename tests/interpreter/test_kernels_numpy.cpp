@@ -86,6 +86,8 @@ with np.errstate(all='ignore'):
     np.save('cbrt.npy', np.cbrt(x).astype(out))
     np.save('recip.npy', np.reciprocal(x).astype(out))
     np.save('atan2.npy', np.arctan2(y, x).astype(out))
+    np.save('pow3.npy', (x ** 3).astype(out))
+    np.save('powm2.npy', (x ** -2).astype(out))
 np.save('fin.npy', np.isfinite(x))
 np.save('clamp.npy', np.minimum(np.maximum(x, lo), t(1.5)).astype(out))
 )");
@@ -95,12 +97,17 @@ np.save('clamp.npy', np.minimum(np.maximum(x, lo), t(1.5)).astype(out))
     check_close(run("reciprocal", {x}, {{"approx", true}}), want("recip"), tol, tol, "reciprocal");
     check_equal(run("is_finite", {x}), values(read_npy(dir + "/fin.npy", DType::i1, {7, 33})), "is_finite");
     check_close(run("atan2", {y, x}), want("atan2"), tol, tol, "atan2");
+    check_close(run("integer_pow", {x}, {{"y", int64_t{3}}}), want("pow3"), tol, tol, "integer_pow 3");
+    check_close(run("integer_pow", {x}, {{"y", int64_t{-2}}}), want("powm2"), tol, tol, "integer_pow -2");
     check_equal(run("clamp", {lo, x, hi}), want("clamp"), "clamp");
   }
   Array xi = random_array(DType::i32, {40}, 94, -50, 50);
   write_npy(dir + "/xi.npy", xi);
-  run_numpy(dir, "np.save('ci.npy', np.clip(np.load('xi.npy'), -7, 9).astype(np.int32))\n");
+  run_numpy(dir, "xi = np.load('xi.npy')\nnp.save('ci.npy', np.clip(xi, -7, 9).astype(np.int32))\n"
+                 "np.save('pi.npy', (xi ** 5).astype(np.int32))\n");
   check_equal(run("clamp", {Array::scalar(DType::i32, -7), xi, Array::scalar(DType::i32, 9)}),
               values(read_npy(dir + "/ci.npy", DType::i32, {40})), "clamp i32");
+  // 50^5 wraps in i32, as NumPy's int32 power does.
+  check_equal(run("integer_pow", {xi}, {{"y", int64_t{5}}}), values(read_npy(dir + "/pi.npy", DType::i32, {40})), "integer_pow i32");
   REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
 }

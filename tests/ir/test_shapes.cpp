@@ -323,3 +323,10 @@ TEST_CASE("block specs: dims, kernel block shapes and index-map arity") {
   Indexer ix{0, {IndexEntry::point(1), IndexEntry::slice(0, 4, 2), IndexEntry::full()}};
   CHECK(indexed_shape(ix, {3, 8, 5}) == Shape{4, 5});
 }
+
+TEST_CASE("integer_pow: a negative exponent needs a float dtype; y is required") {
+  CHECK(result_types("%x: f32[8]", "integer_pow[y=-2] %x") == "f32[8]");
+  CHECK(result_types("%x: i32[8]", "integer_pow[y=3] %x") == "i32[8]");
+  CHECK_HAS(op_error("%x: i32[8]", "integer_pow[y=-1] %x"), "a negative exponent y = -1 needs a float dtype, got i32[8]");
+  CHECK_HAS(op_error("%x: f32[8]", "integer_pow %x"), "y");
+}

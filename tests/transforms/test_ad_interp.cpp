@@ -455,17 +455,22 @@ TEST_CASE("jvp of every unary math op equals finite differences (f64): the deriv
   CHECK(checked >= 13);
 }
 
-TEST_CASE("atan2 and clamp: jvp equals finite differences (f64), vmap equals separate calls") {
+TEST_CASE("atan2, clamp and integer_pow: jvp equals finite differences (f64), vmap equals separate calls") {
   // Every operand differentiated; lo an array, hi a rank-0 bound. Inputs are
   // in [-2, 2]: 3x reaches below lo - 2 and above hi + 2, so all three
   // operands' tangents are taken somewhere.
-  Module m = parse_module(R"(func @main(%y: f64[16], %x: f64[16], %lo: f64[16], %hi: f64) -> (f64[16], f64[16]) {
+  Module m = parse_module(R"(func @main(%y: f64[16], %x: f64[16], %lo: f64[16], %hi: f64) -> (f64[16], f64[16], f64[16]) {
   %a = atan2 %y, %x
+  %sq = mul %y, %y
+  %pos = add %sq, 0.5
+  %p3 = integer_pow[y=3] %x
+  %pm2 = integer_pow[y=-2] %pos
+  %p = add %p3, %pm2
   %s = mul %x, 3.0
   %l = sub %lo, 2.0
   %h = add %hi, 2.0
   %c = clamp %l, %s, %h
-  return %a, %c
+  return %a, %c, %p
 }
 )",
                           "atan2_clamp");
