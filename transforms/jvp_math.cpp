@@ -273,6 +273,7 @@ void add_structural_rules(RuleTable<JvpRule>& t) {
   for (const char* n : {"broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "slice", "rev", "reduce_sum",
                         "cumsum", "dynamic_slice", "gather"})
     t.set(n, linear({0}));
+  t.set("roll", linear({0}));
   t.set("concatenate", linear());
   t.set("pad", linear({0, 1}));
   t.set("dynamic_update_slice", linear({0, 1}));

@@ -97,6 +97,15 @@ RuleResult dynamic_slice_rule(Ctx& c, const Op& op, const Vals& x, const std::ve
   return at0(c.b.emit(*op.prim, ops, params_with(op, {{"slice_sizes", prepend(c.size, op.ints_param("slice_sizes"))}})));
 }
 
+// roll: the batch axis goes in front, the rolled axis one further; a batched
+// run-time shift differs per element, so it becomes a loop of calls.
+RuleResult roll_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
+  if (any_mapped(d, 1, x.size())) return loop_rule(c, op, x, d);
+  Vals ops = x;
+  ops[0] = c.move_to(x[0], d[0], 0);
+  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"axis", op.int_param("axis") + 1}})));
+}
+
 RuleResult dynamic_update_slice_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
   if (any_mapped(d, 2, x.size())) return loop_rule(c, op, x, d);
   Vals ops{c.move_to(x[0], d[0], 0), c.move_to(x[1], d[1], 0), zero_index_like(x, 2)};
@@ -247,6 +256,7 @@ void add_array_rules(RuleTable<BatchRule>& t) {
   t.set("concatenate", concatenate_rule);
   t.set("sort", sort_rule);
   t.set("dynamic_slice", dynamic_slice_rule);
+  t.set("roll", roll_rule);
   t.set("dynamic_update_slice", dynamic_update_slice_rule);
   t.set("pad", pad_rule);
   t.set("gather", gather_rule);

@@ -1,8 +1,9 @@
 // Structural kernels: broadcast_in_dim, reshape, squeeze, expand_dims,
 // transpose, iota, concatenate, slice, dynamic_slice, dynamic_update_slice,
-// pad and rev. Reshapes share the operand's buffer (O(1)); the rest are one
+// pad, rev and roll. Reshapes share the operand's buffer (O(1)); the rest are one
 // strided copy each (kernels/copy.cpp).
 #include <algorithm>
+#include <cstring>
 
 #include "interpreter/kernels/util.h"
 
@@ -237,6 +238,31 @@ std::vector<Array> pad(const Op& op, std::span<const Array> args) {
   return {out};
 }
 
+// roll: per index of the dims before `axis`, two contiguous copies (the
+// elements after the dims from `axis` on are contiguous in row-major order).
+std::vector<Array> roll(const Op& op, std::span<const Array> args) {
+  bool static_shift = op.has_param("shift");
+  expect_args(op, args, static_shift ? 1 : 2);
+  const Array& x = args[0];
+  int64_t axis = op.int_param("axis");
+  if (axis < 0 || axis >= x.rank()) fail(op, "axis out of range");
+  int64_t n = x.shape()[axis];
+  Array out = Array::uninitialized(x.dtype(), x.shape());
+  if (x.size() == 0) return {out};
+  int64_t shift = static_shift ? op.int_param("shift") : args[1].get_int(0);
+  int64_t s = ((shift % n) + n) % n;
+  int64_t inner = storage_size(x.dtype());
+  for (int d = static_cast<int>(axis) + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  int64_t outer = x.size() * storage_size(x.dtype()) / (n * inner);
+  const std::byte* src = at(x, 0);
+  std::byte* dst = at(out, 0);
+  for (int64_t o = 0; o < outer; ++o, src += n * inner, dst += n * inner) {
+    std::memcpy(dst + s * inner, src, static_cast<size_t>((n - s) * inner));
+    std::memcpy(dst, src + (n - s) * inner, static_cast<size_t>(s * inner));
+  }
+  return {out};
+}
+
 std::vector<Array> rev(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
@@ -269,6 +295,7 @@ void register_structural_kernels(RuleTable<Kernel>& t) {
   t.set("dynamic_update_slice", dynamic_update_slice);
   t.set("pad", pad);
   t.set("rev", rev);
+  t.set("roll", roll);
 }
 
 }  // namespace tessera::interp::kern

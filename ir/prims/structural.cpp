@@ -183,6 +183,19 @@ std::vector<Type> same_as_operand_with_dims(const Op& op) {
   return one(x);
 }
 
+// roll[shift=k, axis=a] x, or roll[axis=a] x, %s with a run-time integer
+// shift (pltpu.roll, jnp.roll): element i of the axis moves to (i + shift)
+// mod its size; negative shifts move the other way.
+std::vector<Type> roll(const Op& op) {
+  bool static_shift = op.has_param("shift");
+  expect_operands(op, static_shift ? 1 : 2);
+  Type x = array_operand(op, 0);
+  check_axis(op, op.int_param("axis"), x.rank(), "axis");
+  if (x.rank() == 0) fail(op, "cannot roll a rank-0 value");
+  if (!static_shift) expect_int_scalar(op, array_operand(op, 1), "shift");
+  return one(x);
+}
+
 std::vector<Type> gather(const Op& op) {
   expect_operands(op, 2);
   Type x = array_operand(op, 0);
@@ -232,6 +245,8 @@ void register_structural(Registry& r) {
          {2, -1}});
   r.add({"pad", "pads with a scalar value (negative padding crops)", {req("low", K::Ints), req("high", K::Ints)}, pad, {}, false});
   r.add({"rev", "reverses the given dimensions", {req("dimensions", K::Ints)}, same_as_operand_with_dims, {}, false});
+  r.add({"roll", "rotates along axis by shift (a param, or a run-time operand), wrapping around",
+         {req("axis", K::Int), opt("shift", K::Int)}, roll, {}, false, {1, 2}});
   r.add({"gather", "x indexed along axis by a 1-D index array (indices clamped)", {opt("axis", K::Int, int64_t{0})},
          gather, {}, false});
   r.add({"sort", "stable sort along dimension by the first num_keys operands",

@@ -111,3 +111,34 @@ np.save('clamp.npy', np.minimum(np.maximum(x, lo), t(1.5)).astype(out))
   check_equal(run("integer_pow", {xi}, {{"y", int64_t{5}}}), values(read_npy(dir + "/pi.npy", DType::i32, {40})), "integer_pow i32");
   REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
 }
+
+TEST_CASE("numpy: roll with static and run-time shifts, any axis, negative and oversized shifts") {
+  if (!numpy_available()) {
+    MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
+    return;
+  }
+  std::string dir = temp_dir("kernels_numpy_roll").string();
+  Array x = random_array(DType::f32, {3, 5, 7}, 95), k = random_array(DType::i32, {4, 9}, 96, -9, 9);
+  write_npy(dir + "/x.npy", x);
+  write_npy(dir + "/k.npy", k);
+  run_numpy(dir, R"(
+x, k = np.load('x.npy'), np.load('k.npy')
+for axis in range(3):
+    for shift in (-8, -1, 0, 2, 7, 12):
+        np.save(f'x_{axis}_{shift}.npy', np.roll(x, shift, axis=axis))
+np.save('kr.npy', np.roll(k, -3, axis=1))
+)");
+  for (int64_t axis = 0; axis < 3; ++axis)
+    for (int64_t shift : {-8, -1, 0, 2, 7, 12}) {
+      CAPTURE(axis);
+      CAPTURE(shift);
+      std::vector<double> want = values(read_npy(dir + "/x_" + std::to_string(axis) + "_" + std::to_string(shift) + ".npy",
+                                                 DType::f32, {3, 5, 7}));
+      check_equal(run("roll", {x}, {{"axis", axis}, {"shift", shift}}), want, "static shift");
+      check_equal(run("roll", {x, Array::scalar(DType::i32, static_cast<double>(shift))}, {{"axis", axis}}), want,
+                  "run-time shift");
+    }
+  check_equal(run("roll", {k, Array::scalar(DType::i64, -3)}, {{"axis", int64_t{1}}}),
+              values(read_npy(dir + "/kr.npy", DType::i32, {4, 9})), "i32 values, i64 shift");
+  REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
+}

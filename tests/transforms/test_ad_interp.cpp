@@ -478,3 +478,18 @@ TEST_CASE("atan2, clamp and integer_pow: jvp equals finite differences (f64), vm
   check_vmap_against_loop(m, "0|0|none|0", 6);
   check_vmap_against_loop(m, "none|0|0|none", 7);
 }
+
+TEST_CASE("roll: jvp equals finite differences (f64); vmap equals separate calls, with batched run-time shifts too") {
+  Module m = parse_module(R"(func @main(%x: f64[4,8], %s: i32) -> (f64[4,8], f64[4,8]) {
+  %a = roll[axis=1, shift=3] %x
+  %b = roll[axis=0] %x, %s
+  %c = mul %b, %b
+  return %a, %c
+}
+)",
+                          "roll");
+  check_jvp_against_fd(m, 11);
+  check_vmap_against_loop(m, "0|none", 12);
+  check_vmap_against_loop(m, "1|0", 13);  // a shift per batch element: a loop of calls
+  check_vmap_against_loop(m, "none|0", 14);
+}
