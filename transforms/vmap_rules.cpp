@@ -257,6 +257,8 @@ void add_array_rules(RuleTable<BatchRule>& t) {
   t.set("sort", sort_rule);
   t.set("dynamic_slice", dynamic_slice_rule);
   t.set("roll", roll_rule);
+  // The batch axis in front; the width ratio's dim stays last.
+  t.set("bitcast_convert_type", leading([](Ctx&, const Op& op) { return op.params; }));
   t.set("dynamic_update_slice", dynamic_update_slice_rule);
   t.set("pad", pad_rule);
   t.set("gather", gather_rule);

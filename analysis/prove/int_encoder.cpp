@@ -269,6 +269,11 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
             for (int64_t k = 0; k < y; ++k) acc = e.arith(op, "mul", acc, in[0], d);
             return acc;
           }));
+    // Bit counts: explicit entries, opaque (no index map computes with them).
+    for (const char* count : {"population_count", "clz"})
+      t.set(count, on_operands([](IntEncoder&, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
+              return op.name() + " is not modelled" + where(op);
+            }));
     t.set("neg", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
             return e.fit(op, derived(-in[0].e, -in[0].iv, {&in[0]}), d);
           }));

@@ -11,6 +11,7 @@
 //   shift_right_arithmetic.
 // Float semantics: IEEE; max / min propagate NaN; rem is fmod; `round` rounds
 // half away from zero (lax.round's default); sign keeps NaN and +-0.
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -65,6 +66,12 @@ struct Sign {
     else if constexpr (std::is_signed_v<T>) return static_cast<T>((x > 0) - (x < 0));
     else return static_cast<T>(x != 0);
   }
+};
+struct PopCount {
+  template <class T> T operator()(T x) const { return static_cast<T>(std::popcount(static_cast<std::make_unsigned_t<T>>(x))); }
+};
+struct CountLeadingZeros {
+  template <class T> T operator()(T x) const { return static_cast<T>(std::countl_zero(static_cast<std::make_unsigned_t<T>>(x))); }
 };
 struct BitNot {
   template <class T> T operator()(T x) const { return static_cast<T>(~x); }
@@ -375,6 +382,8 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("abs", unary_kernel<F::numeric, Abs>());
   t.set("sign", unary_kernel<F::numeric, Sign>());
   t.set("not", not_kernel);
+  t.set("population_count", unary_kernel<F::integer, PopCount>());
+  t.set("clz", unary_kernel<F::integer, CountLeadingZeros>());
 
   t.set("add", binary_kernel<F::numeric, Add>());
   t.set("sub", binary_kernel<F::numeric, Sub>());

@@ -1,8 +1,9 @@
 // Structural kernels: broadcast_in_dim, reshape, squeeze, expand_dims,
 // transpose, iota, concatenate, slice, dynamic_slice, dynamic_update_slice,
-// pad, rev and roll. Reshapes share the operand's buffer (O(1)); the rest are one
+// pad, rev, roll and bitcast_convert_type. Reshapes share the operand's buffer (O(1)); the rest are one
 // strided copy each (kernels/copy.cpp).
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "interpreter/kernels/util.h"
@@ -263,6 +264,37 @@ std::vector<Array> roll(const Op& op, std::span<const Array> args) {
   return {out};
 }
 
+// bitcast_convert_type: the element bytes reinterpreted. bf16 is kept as a
+// float whose low 16 bits are zero, so its bits are the float's high half.
+std::vector<Array> bitcast_convert_type(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  Array out = Array::uninitialized(op.dtype_param("new_dtype"), op.results.at(0)->type.shape());
+  size_t bytes = static_cast<size_t>(x.size() * dtype_bytes(x.dtype()));
+  if (bytes != static_cast<size_t>(out.size() * dtype_bytes(out.dtype()))) fail(op, "internal error: bitcast sizes differ");
+  std::vector<std::byte> bits(bytes);
+  if (x.dtype() == DType::bf16) {
+    const float* f = static_cast<const float*>(x.raw());
+    for (int64_t i = 0; i < x.size(); ++i) {
+      uint16_t h = static_cast<uint16_t>(std::bit_cast<uint32_t>(f[i]) >> 16);
+      std::memcpy(&bits[2 * i], &h, 2);
+    }
+  } else {
+    std::memcpy(bits.data(), x.raw(), bits.size());
+  }
+  if (out.dtype() == DType::bf16) {
+    float* f = static_cast<float*>(out.raw());
+    for (int64_t i = 0; i < out.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, &bits[2 * i], 2);
+      f[i] = std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+    }
+  } else {
+    std::memcpy(out.raw(), bits.data(), bits.size());
+  }
+  return {out};
+}
+
 std::vector<Array> rev(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
@@ -296,6 +328,7 @@ void register_structural_kernels(RuleTable<Kernel>& t) {
   t.set("pad", pad);
   t.set("rev", rev);
   t.set("roll", roll);
+  t.set("bitcast_convert_type", bitcast_convert_type);
 }
 
 }  // namespace tessera::interp::kern

@@ -129,6 +129,8 @@ void register_elementwise(Registry& r) {
   add(r, "atan2", "elementwise atan2(y, x): the angle of the point (x, y), in [-pi, pi]", 2, DTypeClass::floating);
   // lax.clamp(min, x, max): min(max(x, min), max), as XLA defines it; scalars broadcast.
   add(r, "clamp", "clamp %lo, %x, %hi: x limited to [lo, hi] (lax.clamp)", 3, DTypeClass::numeric);
+  add(r, "population_count", "elementwise number of set bits", 1, DTypeClass::integer);
+  add(r, "clz", "elementwise number of leading zero bits", 1, DTypeClass::integer);
   for (const char* n : {"and", "or", "xor"}) add(r, n, std::string("bitwise / logical ") + n, 2, DTypeClass::int_or_bool);
   for (const char* n : {"shift_left", "shift_right_logical", "shift_right_arithmetic"})
     add(r, n, std::string("bitwise ") + n, 2, DTypeClass::integer);

@@ -196,6 +196,30 @@ std::vector<Type> roll(const Op& op) {
   return one(x);
 }
 
+// bitcast_convert_type[new_dtype=D] x (lax.bitcast_convert_type): the same
+// bits read as D. Equal widths keep the shape; a narrower D adds a trailing
+// dim of the width ratio; a wider D consumes a trailing dim of that size.
+std::vector<Type> bitcast_convert_type(const Op& op) {
+  expect_operands(op, 1);
+  Type x = array_operand(op, 0);
+  DType to = op.dtype_param("new_dtype");
+  for (DType d : {x.dtype(), to})
+    if (is_bool(d) || is_semaphore(d)) fail(op, "cannot bitcast " + std::string(dtype_name(d)));
+  if (x.dtype() == DType::f16 || to == DType::f16) fail(op, "bitcast_convert_type of f16 is not supported yet");
+  int from_bytes = dtype_bytes(x.dtype()), to_bytes = dtype_bytes(to);
+  Shape s = x.shape();
+  if (from_bytes > to_bytes) {
+    s.push_back(from_bytes / to_bytes);
+  } else if (from_bytes < to_bytes) {
+    int64_t ratio = to_bytes / from_bytes;
+    if (s.empty() || s.back() != ratio)
+      fail(op, "converting " + x.str() + " to the wider " + std::string(dtype_name(to)) + " needs a last dim of " +
+                   std::to_string(ratio));
+    s.pop_back();
+  }
+  return one(Type::array(to, s));
+}
+
 std::vector<Type> gather(const Op& op) {
   expect_operands(op, 2);
   Type x = array_operand(op, 0);
@@ -245,6 +269,8 @@ void register_structural(Registry& r) {
          {2, -1}});
   r.add({"pad", "pads with a scalar value (negative padding crops)", {req("low", K::Ints), req("high", K::Ints)}, pad, {}, false});
   r.add({"rev", "reverses the given dimensions", {req("dimensions", K::Ints)}, same_as_operand_with_dims, {}, false});
+  r.add({"bitcast_convert_type", "the same bits read as new_dtype (a trailing dim for the width ratio)",
+         {req("new_dtype", K::DType)}, bitcast_convert_type, {}, false});
   r.add({"roll", "rotates along axis by shift (a param, or a run-time operand), wrapping around",
          {req("axis", K::Int), opt("shift", K::Int)}, roll, {}, false, {1, 2}});
   r.add({"gather", "x indexed along axis by a 1-D index array (indices clamped)", {opt("axis", K::Int, int64_t{0})},

@@ -142,3 +142,43 @@ np.save('kr.npy', np.roll(k, -3, axis=1))
               values(read_npy(dir + "/kr.npy", DType::i32, {4, 9})), "i32 values, i64 shift");
   REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
 }
+
+TEST_CASE("numpy: bitcast_convert_type (equal and different widths), population_count and clz") {
+  if (!numpy_available()) {
+    MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
+    return;
+  }
+  std::string dir = temp_dir("kernels_numpy_bits").string();
+  Array f = random_array(DType::f32, {6, 5}, 97), d = random_array(DType::f64, {3, 4}, 98);
+  Array k = random_array(DType::i32, {50}, 99, -2e9, 2e9);
+  k.set(0, 0);
+  k.set(1, -1);
+  write_npy(dir + "/f.npy", f);
+  write_npy(dir + "/d.npy", d);
+  write_npy(dir + "/k.npy", k);
+  run_numpy(dir, R"(
+f, d, k = np.load('f.npy'), np.load('d.npy'), np.load('k.npy')
+np.save('f_i32.npy', f.view(np.int32))
+np.save('d_i32.npy', d.view(np.int32).reshape(3, 4, 2))
+np.save('d_u8.npy', d.view(np.uint8).reshape(3, 4, 8))
+np.save('pop.npy', np.array([bin(int(v) & 0xffffffff).count('1') for v in k], np.int32))
+np.save('clz.npy', np.array([32 - (int(v) & 0xffffffff).bit_length() for v in k], np.int32))
+)");
+  Params to_i32 = {{"new_dtype", DType::i32}};
+  Array f_i32 = run("bitcast_convert_type", {f}, to_i32);
+  check_equal(f_i32, values(read_npy(dir + "/f_i32.npy", DType::i32, {6, 5})), "f32 -> i32");
+  check_equal(run("bitcast_convert_type", {f_i32}, {{"new_dtype", DType::f32}}), values(f), "i32 -> f32 round trip");
+  Array d_i32 = run("bitcast_convert_type", {d}, to_i32);
+  check_equal(d_i32, values(read_npy(dir + "/d_i32.npy", DType::i32, {3, 4, 2})), "f64 -> i32 (trailing 2)");
+  check_equal(run("bitcast_convert_type", {d_i32}, {{"new_dtype", DType::f64}}), values(d), "i32[..,2] -> f64");
+  check_equal(run("bitcast_convert_type", {d}, {{"new_dtype", DType::u8}}),
+              values(read_npy(dir + "/d_u8.npy", DType::u8, {3, 4, 8})), "f64 -> u8 (trailing 8)");
+  // bf16 1.0 is 0x3F80, -2.0 is 0xC000.
+  Array b = Array(DType::bf16, {2});
+  b.set(0, 1.0);
+  b.set(1, -2.0);
+  check_equal(run("bitcast_convert_type", {b}, {{"new_dtype", DType::i16}}), {16256, -16384}, "bf16 -> i16");
+  check_equal(run("population_count", {k}), values(read_npy(dir + "/pop.npy", DType::i32, {50})), "population_count");
+  check_equal(run("clz", {k}), values(read_npy(dir + "/clz.npy", DType::i32, {50})), "clz");
+  REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
+}

@@ -93,7 +93,7 @@ TEST_CASE("families: every unary float op gives its derivative or says it is pie
   for (const Primitive* p : registry().of(Family::elementwise)) {
     // neg is linear; not is bitwise; is_finite gives bool; integer_pow's
     // derivative depends on its y, so jvp has a rule of its own for it.
-    if (!p->is_nary(1) || p->to_bool) continue;
+    if (!p->is_nary(1) || p->to_bool || !in_class(p->accepts, DType::f32)) continue;  // integer ops have no tangent
     if (p->name == "neg" || p->name == "not" || p->name == "integer_pow") continue;
     INFO(p->name);
     bool has_tangent = p->tangent != nullptr;

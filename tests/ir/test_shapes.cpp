@@ -330,3 +330,14 @@ TEST_CASE("integer_pow: a negative exponent needs a float dtype; y is required")
   CHECK_HAS(op_error("%x: i32[8]", "integer_pow[y=-1] %x"), "a negative exponent y = -1 needs a float dtype, got i32[8]");
   CHECK_HAS(op_error("%x: f32[8]", "integer_pow %x"), "y");
 }
+
+TEST_CASE("bitcast_convert_type: equal widths keep the shape; the width ratio is a trailing dim") {
+  CHECK(result_types("%x: f32[8]", "bitcast_convert_type[new_dtype=i32] %x") == "i32[8]");
+  CHECK(result_types("%x: f64[3,5]", "bitcast_convert_type[new_dtype=u8] %x") == "u8[3,5,8]");
+  CHECK(result_types("%x: i16[4,2]", "bitcast_convert_type[new_dtype=f32] %x") == "f32[4]");
+  CHECK(result_types("%x: bf16[4]", "bitcast_convert_type[new_dtype=i16] %x") == "i16[4]");
+  CHECK_HAS(op_error("%x: i16[4,3]", "bitcast_convert_type[new_dtype=f32] %x"), "needs a last dim of 2");
+  CHECK_HAS(op_error("%x: i8", "bitcast_convert_type[new_dtype=i32] %x"), "needs a last dim of 4");
+  CHECK_HAS(op_error("%x: bool[4]", "bitcast_convert_type[new_dtype=u8] %x"), "cannot bitcast bool");
+  CHECK_HAS(op_error("%x: f16[4]", "bitcast_convert_type[new_dtype=i16] %x"), "f16 is not supported yet");
+}

@@ -493,3 +493,27 @@ TEST_CASE("roll: jvp equals finite differences (f64); vmap equals separate calls
   check_vmap_against_loop(m, "1|0", 13);  // a shift per batch element: a loop of calls
   check_vmap_against_loop(m, "none|0", 14);
 }
+
+TEST_CASE("bitcast_convert_type, population_count, clz: vmap equals separate calls; jvp gives no tangent through bits") {
+  Module m = parse_module(R"(func @main(%x: f32[4,6], %k: i32[6]) -> (i32[4,6,2], i32[6], f32[4,6]) {
+  %h = convert_element_type[new_dtype=f64] %x
+  %b = bitcast_convert_type[new_dtype=i32] %h
+  %p = population_count %k
+  %z = clz %k
+  %s = add %p, %z
+  %back = bitcast_convert_type[new_dtype=f64] %b
+  %f = convert_element_type[new_dtype=f32] %back
+  return %b, %s, %f
+}
+)",
+                          "bits");
+  check_vmap_against_loop(m, "0|0", 21);
+  check_vmap_against_loop(m, "1|none", 22);
+  // The float output passes through bits: jvp gives it a zero tangent.
+  Module j = run_pipeline(m, "jvp", {false, true, nullptr, ""});
+  std::vector<Array> in = {random_array(m.entry()->params()[0]->type, 23), random_array(m.entry()->params()[1]->type, 24),
+                           random_array(m.entry()->params()[0]->type, 25)};
+  std::vector<Array> out = interp::run_function(j, "main", in);
+  REQUIRE(out.size() == 4);
+  for (int64_t i = 0; i < out[3].size(); ++i) CHECK(out[3].get(i) == 0.0);
+}
