@@ -14,6 +14,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "interpreter/kernels/util.h"
 
@@ -24,6 +25,31 @@ template <class T>
 constexpr bool is_fp = std::is_floating_point_v<T>;
 
 // ---- unary functors ----------------------------------------------------------
+// erf_inv: Giles' approximation ("Approximating the erfinv function", GPU
+// Computing Gems, 2011) in double, then two Newton steps on erf; exact
+// endpoints: erf_inv(+-1) = +-inf, NaN outside [-1, 1].
+double erf_inv(double y) {
+  if (!(y >= -1 && y <= 1)) return std::numeric_limits<double>::quiet_NaN();
+  if (y == 1 || y == -1) return y * std::numeric_limits<double>::infinity();
+  double w = -std::log((1 - y) * (1 + y)), p;
+  if (w < 5) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
+                     0.246640727, 1.50140941})
+      p = c + p * w;
+  } else {
+    w = std::sqrt(w) - 3;
+    p = -0.000200214257;
+    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
+                     1.00167406, 2.83297682})
+      p = c + p * w;
+  }
+  double x = p * y;
+  for (int k = 0; k < 2; ++k) x -= (std::erf(x) - y) / (2 / std::sqrt(std::numbers::pi) * std::exp(-x * x));
+  return x;
+}
+
 #define TESSERA_FLOAT_UNARY(Name, expr) \
   struct Name {                         \
     template <class T> T operator()(T x) const { return expr; } \
@@ -44,6 +70,7 @@ TESSERA_FLOAT_UNARY(Log1p, std::log1p(x))
 TESSERA_FLOAT_UNARY(Expm1, std::expm1(x))
 TESSERA_FLOAT_UNARY(Erf, std::erf(x))
 TESSERA_FLOAT_UNARY(Cbrt, std::cbrt(x))
+TESSERA_FLOAT_UNARY(ErfInv, static_cast<T>(erf_inv(static_cast<double>(x))))
 TESSERA_FLOAT_UNARY(Reciprocal, T(1) / x)  // exact, also for approx=true
 #undef TESSERA_FLOAT_UNARY
 
@@ -375,6 +402,7 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("expm1", unary_kernel<F::floating, Expm1>());
   t.set("erf", unary_kernel<F::floating, Erf>());
   t.set("cbrt", unary_kernel<F::floating, Cbrt>());
+  t.set("erf_inv", unary_kernel<F::floating, ErfInv>());
   t.set("reciprocal", unary_kernel<F::floating, Reciprocal>());
   t.set("is_finite", is_finite_kernel);
   t.set("integer_pow", integer_pow_kernel);

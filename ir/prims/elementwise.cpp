@@ -80,7 +80,11 @@ Value d_logistic(Builder& b, Value, Value y, Value d) {
 Value d_sin(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("cos", x)); }
 Value d_cos(Builder& b, Value x, Value, Value d) { return b.unary("neg", b.binary("mul", d, b.unary("sin", x))); }
 Value d_abs(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("sign", x)); }
-// cbrt: d / (3 y^2); reciprocal: -d y^2.
+// cbrt: d / (3 y^2); reciprocal: -d y^2; erf_inv: d sqrt(pi)/2 exp(y^2).
+Value d_erf_inv(Builder& b, Value, Value y, Value d) {
+  Value g = b.unary("exp", b.binary("mul", y, y));
+  return b.binary("mul", d, b.binary("mul", g, lit(y, std::sqrt(std::numbers::pi) / 2)));
+}
 Value d_cbrt(Builder& b, Value, Value y, Value d) { return b.binary("div", d, b.binary("mul", b.binary("mul", y, y), lit(y, 3))); }
 Value d_reciprocal(Builder& b, Value, Value y, Value d) { return b.unary("neg", b.binary("mul", d, b.binary("mul", y, y))); }
 Value d_erf(Builder& b, Value x, Value, Value d) {
@@ -98,7 +102,7 @@ void register_elementwise(Registry& r) {
   for (auto [n, tangent] : {UnaryMath{"exp", d_exp}, {"log", d_log}, {"sqrt", d_sqrt}, {"rsqrt", d_rsqrt},
                             {"tanh", d_tanh}, {"logistic", d_logistic}, {"sin", d_sin}, {"cos", d_cos}, {"floor", nullptr},
                             {"ceil", nullptr}, {"round", nullptr}, {"exp2", d_exp2}, {"log1p", d_log1p},
-                            {"expm1", d_expm1}, {"erf", d_erf}, {"cbrt", d_cbrt}}) {
+                            {"expm1", d_expm1}, {"erf", d_erf}, {"cbrt", d_cbrt}, {"erf_inv", d_erf_inv}}) {
     Primitive& p = add(r, n, std::string("elementwise ") + n, 1, DTypeClass::floating);
     p.tangent = tangent;
     p.piecewise_constant = !tangent;

@@ -276,3 +276,22 @@ TEST_CASE("elementwise: a dtype outside the op's family is an Error") {
   CHECK_THROWS_WITH_AS(array_kernels().at(*add.prim)(add, mismatched), doctest::Contains("operand shapes differ"),
                        tessera::Error);
 }
+
+TEST_CASE("erf_inv inverts erf to double precision, with exact endpoints and NaN outside [-1, 1]") {
+  Array y(DType::f64, {9});
+  std::vector<double> ys{-0.999999, -0.9, -0.5, -1e-9, 0.0, 0.3, 0.5, 0.99, 0.999999999};
+  for (size_t i = 0; i < ys.size(); ++i) y.set(static_cast<int64_t>(i), ys[i]);
+  Array x = run("erf_inv", {y});
+  for (size_t i = 0; i < ys.size(); ++i) {
+    INFO(ys[i]);
+    CHECK(std::fabs(std::erf(x.get(static_cast<int64_t>(i))) - ys[i]) <= 1e-15);
+  }
+  CHECK(std::fabs(x.get(6) - 0.4769362762044699) <= 1e-15);  // erfinv(0.5), tabulated
+  Array ends(DType::f32, {4});
+  for (int64_t i = 0; i < 4; ++i) ends.set(i, std::vector<double>{1.0, -1.0, 1.5, -2.0}[i]);
+  Array e = run("erf_inv", {ends});
+  CHECK(e.get(0) == std::numeric_limits<double>::infinity());
+  CHECK(e.get(1) == -std::numeric_limits<double>::infinity());
+  CHECK(std::isnan(e.get(2)));
+  CHECK(std::isnan(e.get(3)));
+}
