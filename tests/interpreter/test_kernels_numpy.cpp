@@ -1,10 +1,27 @@
 // Cross-checks of a few kernels against NumPy (/usr/bin/python3 only): inputs
 // are written as .npy, NumPy computes the expected results into .npy files.
+#include <filesystem>
+
 #include "tests/interpreter/kernel_test_util.h"
 
 using namespace ktest;
 
 namespace {
+
+// The folder one NumPy cross-check writes its .npy files to, removed when the
+// test ends; false (the test skips, saying why) when NumPy is missing.
+struct NumpyDir {
+  explicit NumpyDir(const std::string& name) {
+    if (numpy_available()) path = temp_dir(name).string();
+    else MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
+  }
+  ~NumpyDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+  explicit operator bool() const { return !path.empty(); }
+  std::string path;
+};
 
 Array convert(const Array& a, DType d) {
   Array out(d, a.shape());
@@ -15,11 +32,9 @@ Array convert(const Array& a, DType d) {
 }  // namespace
 
 TEST_CASE("numpy: matmul, transpose, sort, argmax, cumsum, reductions, math") {
-  if (!numpy_available()) {
-    MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
-    return;
-  }
-  std::string dir = temp_dir("kernels_numpy").string();
+  NumpyDir scratch("kernels_numpy");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
   Array a = random_array(DType::f32, {64, 96}, 81), b = random_array(DType::f32, {96, 80}, 82);
   Array c = random_array(DType::f32, {5, 6, 7}, 83);
   Array s = random_array(DType::f32, {9, 33}, 84, -2, 2);
@@ -60,15 +75,12 @@ np.save('erfish.npy', np.exp(-c) * np.log1p(np.abs(c)))
   check_close(run("tanh", {c}), values(read_npy(dir + "/tanh.npy", DType::f32, {5, 6, 7})), 1e-6, 1e-7, "tanh");
   Array e = run("mul", {run("exp", {run("neg", {c})}), run("log1p", {run("abs", {c})})});
   check_close(e, values(read_npy(dir + "/erfish.npy", DType::f32, {5, 6, 7})), 1e-6, 1e-6, "exp*log1p");
-  REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 TEST_CASE("numpy: cbrt, reciprocal, is_finite, atan2 and clamp in f16, f32 and f64, clamp on i32 too") {
-  if (!numpy_available()) {
-    MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
-    return;
-  }
-  std::string dir = temp_dir("kernels_numpy_more").string();
+  NumpyDir scratch("kernels_numpy_more");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
   for (DType d : {DType::f16, DType::f32, DType::f64}) {
     INFO(dtype_name(d));
     // f16 values travel as f32 (they are exact there); NumPy computes in float16.
@@ -109,15 +121,12 @@ np.save('clamp.npy', np.minimum(np.maximum(x, lo), t(1.5)).astype(out))
               values(read_npy(dir + "/ci.npy", DType::i32, {40})), "clamp i32");
   // 50^5 wraps in i32, as NumPy's int32 power does.
   check_equal(run("integer_pow", {xi}, {{"y", int64_t{5}}}), values(read_npy(dir + "/pi.npy", DType::i32, {40})), "integer_pow i32");
-  REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 TEST_CASE("numpy: roll with static and run-time shifts, any axis, negative and oversized shifts") {
-  if (!numpy_available()) {
-    MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
-    return;
-  }
-  std::string dir = temp_dir("kernels_numpy_roll").string();
+  NumpyDir scratch("kernels_numpy_roll");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
   Array x = random_array(DType::f32, {3, 5, 7}, 95), k = random_array(DType::i32, {4, 9}, 96, -9, 9);
   write_npy(dir + "/x.npy", x);
   write_npy(dir + "/k.npy", k);
@@ -140,15 +149,12 @@ np.save('kr.npy', np.roll(k, -3, axis=1))
     }
   check_equal(run("roll", {k, Array::scalar(DType::i64, -3)}, {{"axis", int64_t{1}}}),
               values(read_npy(dir + "/kr.npy", DType::i32, {4, 9})), "i32 values, i64 shift");
-  REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
 }
 
 TEST_CASE("numpy: bitcast_convert_type (equal and different widths), population_count and clz") {
-  if (!numpy_available()) {
-    MESSAGE("NumPy not available through /usr/bin/python3; skipping the cross-check");
-    return;
-  }
-  std::string dir = temp_dir("kernels_numpy_bits").string();
+  NumpyDir scratch("kernels_numpy_bits");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
   Array f = random_array(DType::f32, {6, 5}, 97), d = random_array(DType::f64, {3, 4}, 98);
   Array k = random_array(DType::i32, {50}, 99, -2e9, 2e9);
   k.set(0, 0);
@@ -180,5 +186,4 @@ np.save('clz.npy', np.array([32 - (int(v) & 0xffffffff).bit_length() for v in k]
   check_equal(run("bitcast_convert_type", {b}, {{"new_dtype", DType::i16}}), {16256, -16384}, "bf16 -> i16");
   check_equal(run("population_count", {k}), values(read_npy(dir + "/pop.npy", DType::i32, {50})), "population_count");
   check_equal(run("clz", {k}), values(read_npy(dir + "/clz.npy", DType::i32, {50})), "clz");
-  REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
 }
