@@ -363,6 +363,10 @@ struct Exec {
     fail("unknown axis name '" + name + "' (not bound by an enclosing pmap, core_map or pallas_call grid_names)");
   }
 
+  void debug_check() {
+    if (in.opts().debug_checks && main(0).arr.get(0) == 0) fail("check failed: " + op().str_param("msg"));
+  }
+
   void debug_print() {
     std::string fmt = op().str_param("fmt");
     std::string out;
@@ -682,6 +686,7 @@ const RuleTable<ExecRule>& exec_rules() {
     t.set("semaphore_read", &Exec::sem_read);
     t.set("get_barrier_semaphore", &Exec::barrier_sem);
     t.set("debug_print", &Exec::debug_print);
+    t.set("debug_check", &Exec::debug_check);
     t.set("delay", &Exec::delay);
     t.set("cond", &Exec::cond);
     t.set("while", &Exec::while_loop);

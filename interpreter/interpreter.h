@@ -20,6 +20,7 @@ struct RunOptions {
   enum class Oob { raise, uninitialized } oob = Oob::raise;
   enum class Uninit { nan, zero } uninit = Uninit::nan;
   bool detect_races = false;
+  bool debug_checks = true;           // false: debug_check ops do nothing
   int cores = 1;                      // cores per device
   std::optional<uint64_t> grid_seed;  // random order along parallel axes
   std::string trace_file;             // grid-point recorder output ("" = off)

@@ -79,6 +79,7 @@ int cmd_run(const Argv& argv) {
   a.flag("--oob", "raise|uninitialized", "out-of-bounds reads: an error, or uninitialized values", "raise");
   a.flag("--uninit", "nan|zero", "what uninitialized memory holds (nan: NaN / int max / true)", "nan");
   a.toggle("--detect-races", "detect data races with vector clocks (slower)");
+  a.toggle("--no-debug-checks", "do not evaluate debug_check ops");
   a.flag("--cores", "N", "cores per device; the parallel prefix of each grid is split among them", "1");
   a.flag("--grid-seed", "N", "visit grid points in a random (seeded) order along parallel axes");
   a.flag("--trace", "FILE", "record every grid point visited (device, core, point) to FILE, also when the run fails");
@@ -103,6 +104,7 @@ int cmd_run(const Argv& argv) {
     opts.uninit = parse_choice<interp::RunOptions::Uninit>(
         "--uninit", a.get("--uninit"), {{"nan", interp::RunOptions::Uninit::nan}, {"zero", interp::RunOptions::Uninit::zero}});
     opts.detect_races = a.has("--detect-races");
+    opts.debug_checks = !a.has("--no-debug-checks");
     opts.cores = static_cast<int>(parse_int("--cores", a.get("--cores")));
     if (opts.cores < 1 || opts.cores > 1024) throw Error("--cores must be between 1 and 1024");
     if (a.has("--grid-seed")) opts.grid_seed = static_cast<uint64_t>(parse_int("--grid-seed", a.get("--grid-seed")));

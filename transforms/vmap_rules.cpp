@@ -265,6 +265,12 @@ void add_array_rules(RuleTable<BatchRule>& t) {
   // Every state op reads or writes the indexed region of its Ref, and its
   // other main operands fill that region: one batching rule for the family.
   for (const Primitive* p : registry().of(Family::state)) t.set(p->name, state_rule);
+  // Every element of a batched predicate must hold: check their conjunction.
+  t.set("debug_check", [](Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) -> RuleResult {
+    Value all = c.b.emit1("reduce_and", {c.move_to(x[0], d[0], 0)}, {{"axes", Ints{0}}});
+    c.b.emit(*op.prim, {all}, op.params);
+    return {};
+  });
   for (const char* n : {"debug_print", "delay", "dma_start", "dma_wait", "semaphore_signal", "semaphore_wait",
                         "semaphore_read"})
     t.set(n, unsupported);

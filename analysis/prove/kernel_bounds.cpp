@@ -1,8 +1,8 @@
 // Obligation 4, kernel bounds: every indexed Ref access in the kernel body
 // (get, swap, addupdate, load, store, DMA and semaphore operands) stays inside
 // its Ref, for every grid point, every loop iteration and every branch taken;
-// every multiple_of hint holds and every scalar-prefetch read is in bounds
-// (the interpreter stops on either); and the integer code that computes an
+// every multiple_of hint holds, every debug_check's predicate is true and
+// every scalar-prefetch read is in bounds (the interpreter stops on each); and the integer code that computes an
 // index or decides a path is exact (no overflow, no division by zero).
 //
 // The kernel is walked once with a symbolic grid point (kernel_walker.h).
@@ -81,6 +81,15 @@ Obligation prove_kernel_bounds(CallContext& c) {
     ++accesses;
     access_checks(c, enc, a, access);
   };
+  int debug_checks = 0;
+  w.on_debug_check = [&](const Op& op, const Sym& pred) {
+    ++debug_checks;
+    enc.need(enc.path_deps());
+    enc.need(pred.deps);
+    z3::expr holds = pred.is_bool() ? pred.e : pred.e != 0;
+    if (!(c.opts.use_intervals && !pred.is_bool() && pred.iv.lo > 0))
+      access.push_back({holds, enc.path(), "debug_check" + where(op) + ": " + op.str_param("msg"), {}, "", pred.opaque});
+  };
   w.walk(kernel);
   // The guards that are obligations come first: a false hint or an overflow
   // is the cause of whatever an access computed from it does.
@@ -136,6 +145,7 @@ Obligation prove_kernel_bounds(CallContext& c) {
   if (unknown_reason.empty()) {
     ob.verdict = Verdict::proved;
     ob.detail = std::to_string(accesses) + " indexed accesses";
+    if (debug_checks) ob.detail += ", " + std::to_string(debug_checks) + " debug checks";
   } else {
     ob.detail = unknown_reason;
   }

@@ -134,6 +134,10 @@ void KernelWalker::step(const Op& op) {
     return results_opaque(op, "the result of " + n + where(op));
   }
   if (n == "pallas_call") return results_opaque(op, "a nested pallas_call" + where(op));
+  if (n == "debug_check") {
+    if (on_debug_check) on_debug_check(op, enc_.value(op.operands.at(0)));
+    return;
+  }
   // A new op with bodies: proving without seeing its accesses would be unsound.
   if (!op.nested_bodies().empty())
     throw Error(op.loc, "prove: the kernel walker does not know how `" + n + "` runs its bodies (analysis/prove/kernel_walker.cpp)");

@@ -35,6 +35,8 @@ class KernelWalker {
   KernelWalker(CallContext& c, IntEncoder& enc) : c_(c), enc_(enc) {}
 
   std::function<void(const Access&)> on_access;
+  // Called at each debug_check with its predicate, under the current path.
+  std::function<void(const Op&, const Sym& pred)> on_debug_check;
   void walk(const Body& b) {
     const Body* saved = body_;
     body_ = &b;

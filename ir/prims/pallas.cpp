@@ -130,6 +130,16 @@ void register_pallas(Registry& r) {
            return std::vector<Type>{};
          },
          io, false});
+  // pl.debug_check: `tessera run` stops with msg when the bool scalar is
+  // false; `tessera prove` proves it true in kernels (kernel bounds claim).
+  r.add({"debug_check", "stops the run with msg when the bool scalar operand is false", {req("msg", K::Str)},
+         [](const Op& op) {
+           expect_operands(op, 1);
+           Type t = array_operand(op, 0);
+           if (!is_bool(t.dtype()) || t.rank() != 0) fail(op, "expects a bool scalar, got " + t.str());
+           return std::vector<Type>{};
+         },
+         io, false});
   r.add({"delay", "spins for a number of nanoseconds (ordered)", {},
          [](const Op& op) {
            expect_operands(op, 1);

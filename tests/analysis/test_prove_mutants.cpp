@@ -327,3 +327,26 @@ TEST_CASE("clamp in an index map: bounds follow the clamp; a bound one too high 
   REQUIRE(o.grid_points.size() == 1);
   CHECK(o.grid_points[0][0] == 5);  // clamp(0, 4, 4) = 4: the first grid point past the array
 }
+
+TEST_CASE("debug_check in a kernel is part of the kernel claim: proved when it holds at every grid point, else the failing point") {
+  auto text = [](int limit) {
+    return "kernel @k(%x: ref<f32[16], vmem>, %o: ref<f32[16], vmem>) {\n"
+           "  %i = program_id[axis=0]\n"
+           "  %ok = lt %i, " + std::to_string(limit) + "\n"
+           "  debug_check[msg=\"i in range\"] %ok\n"
+           "  %v = get %x[:]\n  swap %o[:], %v\n}\n"
+           "func @main(%x: f32[64]) -> f32[64] {\n"
+           "  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((16), @m)], out_specs=[spec((16), @m)],\n"
+           "                     out_shapes=[f32[64]]] %x\n  return %out\n}\n"
+           "index_map @m(%i: i32) -> i32 { return %i }\n";
+  };
+  Obligation ok = find(prove_text(text(4)), "kernel", "bounds");
+  CHECK(ok.verdict == Verdict::proved);
+  CHECK(ok.detail.find("1 debug checks") != std::string::npos);
+  Obligation bad = find(prove_text(text(3)), "kernel", "bounds");
+  CHECK(bad.verdict == Verdict::failed);
+  REQUIRE(bad.grid_points.size() == 1);
+  CHECK(bad.grid_points[0] == std::vector<int64_t>{3});
+  CHECK(bad.detail.find("debug_check") != std::string::npos);
+  CHECK(bad.detail.find("i in range") != std::string::npos);
+}

@@ -313,3 +313,21 @@ func @main(%x: f32[2,3], %s: f32) -> (f32[2,3], i32[3]) {
   check_close(out[0], {0, 11, 22, 30, 41, 52}, 0);
   check_close(out[1], {0, 1, 2}, 0);
 }
+
+TEST_CASE("debug_check: a false predicate stops the run with its message; --no-debug-checks skips it") {
+  const char* text = R"(
+func @main(%x: f32[4]) -> f32[4] {
+  %s = reduce_sum[axes=(0)] %x
+  %ok = gt %s, 0.0
+  debug_check[msg="the sum is positive"] %ok
+  return %x
+}
+)";
+  Array pos(DType::f32, {4}), neg(DType::f32, {4});
+  for (int64_t i = 0; i < 4; ++i) pos.set(i, 1.0), neg.set(i, -1.0);
+  CHECK(run(text, {pos})[0].get(0) == 1.0);
+  CHECK_HAS(run_error(text, {neg}), "debug_check: check failed: the sum is positive");
+  RunOptions off;
+  off.debug_checks = false;
+  CHECK(run(text, {neg}, off)[0].get(0) == -1.0);
+}
