@@ -274,6 +274,7 @@ void add_structural_rules(RuleTable<JvpRule>& t) {
                         "cumsum", "dynamic_slice", "gather"})
     t.set(n, linear({0}));
   t.set("roll", linear({0}));
+  t.set("take_along_axis", linear({0}));
   t.set("concatenate", linear());
   t.set("pad", linear({0, 1}));
   t.set("dynamic_update_slice", linear({0, 1}));

@@ -106,6 +106,13 @@ RuleResult roll_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>
   return at0(c.b.emit(*op.prim, ops, params_with(op, {{"axis", op.int_param("axis") + 1}})));
 }
 
+// take_along_axis: x and the indices both get the batch axis in front (an
+// unbatched one broadcast), and the axis moves by one.
+RuleResult take_along_axis_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
+  Vals ops{c.move_to(x[0], d[0], 0), c.move_to(x[1], d[1], 0)};
+  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"axis", op.int_param("axis") + 1}})));
+}
+
 RuleResult dynamic_update_slice_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
   if (any_mapped(d, 2, x.size())) return loop_rule(c, op, x, d);
   Vals ops{c.move_to(x[0], d[0], 0), c.move_to(x[1], d[1], 0), zero_index_like(x, 2)};
@@ -257,6 +264,7 @@ void add_array_rules(RuleTable<BatchRule>& t) {
   t.set("sort", sort_rule);
   t.set("dynamic_slice", dynamic_slice_rule);
   t.set("roll", roll_rule);
+  t.set("take_along_axis", take_along_axis_rule);
   // The batch axis in front; the width ratio's dim stays last.
   t.set("bitcast_convert_type", leading([](Ctx&, const Op& op) { return op.params; }));
   t.set("dynamic_update_slice", dynamic_update_slice_rule);

@@ -1,6 +1,6 @@
 // Structural kernels: broadcast_in_dim, reshape, squeeze, expand_dims,
 // transpose, iota, concatenate, slice, dynamic_slice, dynamic_update_slice,
-// pad, rev, roll and bitcast_convert_type. Reshapes share the operand's buffer (O(1)); the rest are one
+// pad, rev, roll, take_along_axis and bitcast_convert_type. Reshapes share the operand's buffer (O(1)); the rest are one
 // strided copy each (kernels/copy.cpp).
 #include <algorithm>
 #include <bit>
@@ -295,6 +295,34 @@ std::vector<Array> bitcast_convert_type(const Op& op, std::span<const Array> arg
   return {out};
 }
 
+// take_along_axis: one element copy per output position; an index outside
+// the axis is an error naming it (whatever --oob says: it is a program error,
+// not a memory read).
+std::vector<Array> take_along_axis(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 2);
+  const Array &x = args[0], &idx = args[1];
+  int64_t axis = op.int_param("axis");
+  Array out = Array::uninitialized(x.dtype(), idx.shape());
+  std::vector<int64_t> xs = dense_strides(x.shape()), os = dense_strides(idx.shape());
+  int64_t n = x.shape()[axis], elem = storage_size(x.dtype());
+  const std::byte* src = at(x, 0);
+  std::byte* dst = at(out, 0);
+  for (int64_t i = 0; i < out.size(); ++i) {
+    int64_t k = idx.get_int(i);
+    if (k < 0 || k >= n)
+      fail(op, "index " + std::to_string(k) + " at position " + std::to_string(i) + " is outside [0, " + std::to_string(n) +
+                   ") along axis " + std::to_string(axis));
+    int64_t offset = 0, rest = i;
+    for (int d = 0; d < x.rank(); ++d) {
+      int64_t c = rest / os[d];
+      rest %= os[d];
+      offset += (d == axis ? k : c) * xs[d];
+    }
+    std::memcpy(dst + i * elem, src + offset * elem, static_cast<size_t>(elem));
+  }
+  return {out};
+}
+
 std::vector<Array> rev(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
@@ -328,6 +356,7 @@ void register_structural_kernels(RuleTable<Kernel>& t) {
   t.set("pad", pad);
   t.set("rev", rev);
   t.set("roll", roll);
+  t.set("take_along_axis", take_along_axis);
   t.set("bitcast_convert_type", bitcast_convert_type);
 }
 

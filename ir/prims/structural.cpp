@@ -220,6 +220,21 @@ std::vector<Type> bitcast_convert_type(const Op& op) {
   return one(Type::array(to, s));
 }
 
+// take_along_axis[axis=a] x, idx (jnp.take_along_axis): out[..j..] =
+// x[..idx[..j..]..] along a; idx has x's rank and x's sizes off the axis.
+std::vector<Type> take_along_axis(const Op& op) {
+  expect_operands(op, 2);
+  Type x = array_operand(op, 0), idx = array_operand(op, 1);
+  int64_t axis = op.int_param("axis");
+  check_axis(op, axis, x.rank());
+  if (!is_int(idx.dtype())) fail(op, "indices must be integers, got " + idx.str());
+  if (idx.rank() != x.rank()) fail(op, "indices " + idx.str() + " must have the rank of " + x.str());
+  for (int d = 0; d < x.rank(); ++d)
+    if (d != axis && idx.shape()[d] != x.shape()[d])
+      fail(op, "indices " + idx.str() + " and " + x.str() + " differ in dimension " + std::to_string(d) + ", which is not the axis");
+  return one(Type::array(x.dtype(), idx.shape()));
+}
+
 std::vector<Type> gather(const Op& op) {
   expect_operands(op, 2);
   Type x = array_operand(op, 0);
@@ -271,6 +286,8 @@ void register_structural(Registry& r) {
   r.add({"rev", "reverses the given dimensions", {req("dimensions", K::Ints)}, same_as_operand_with_dims, {}, false});
   r.add({"bitcast_convert_type", "the same bits read as new_dtype (a trailing dim for the width ratio)",
          {req("new_dtype", K::DType)}, bitcast_convert_type, {}, false});
+  r.add({"take_along_axis", "x at the indices idx along axis (idx: x's rank)", {req("axis", K::Int)}, take_along_axis,
+         {}, false});
   r.add({"roll", "rotates along axis by shift (a param, or a run-time operand), wrapping around",
          {req("axis", K::Int), opt("shift", K::Int)}, roll, {}, false, {1, 2}});
   r.add({"gather", "x indexed along axis by a 1-D index array (indices clamped)", {opt("axis", K::Int, int64_t{0})},

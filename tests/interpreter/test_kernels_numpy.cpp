@@ -187,3 +187,30 @@ np.save('clz.npy', np.array([32 - (int(v) & 0xffffffff).bit_length() for v in k]
   check_equal(run("population_count", {k}), values(read_npy(dir + "/pop.npy", DType::i32, {50})), "population_count");
   check_equal(run("clz", {k}), values(read_npy(dir + "/clz.npy", DType::i32, {50})), "clz");
 }
+
+TEST_CASE("numpy: take_along_axis on every axis (argsort indices), and an index outside the axis is located") {
+  NumpyDir scratch("kernels_numpy_take");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
+  Array x = random_array(DType::f32, {4, 5, 6}, 101);
+  write_npy(dir + "/x.npy", x);
+  run_numpy(dir, R"(
+x = np.load('x.npy')
+for axis in range(3):
+    i = np.argsort(x, axis=axis, kind='stable')[tuple(slice(0, 3) if d == axis else slice(None) for d in range(3))]
+    np.save(f'i{axis}.npy', i.astype(np.int32))
+    np.save(f't{axis}.npy', np.take_along_axis(x, i, axis=axis))
+)");
+  for (int64_t axis = 0; axis < 3; ++axis) {
+    CAPTURE(axis);
+    Shape s{4, 5, 6};
+    s[axis] = 3;
+    std::string a = std::to_string(axis);
+    Array idx = read_npy(dir + "/i" + a + ".npy", DType::i32, s);
+    check_equal(run("take_along_axis", {x, idx}, {{"axis", axis}}), values(read_npy(dir + "/t" + a + ".npy", DType::f32, s)));
+  }
+  Array bad = Array(DType::i32, {4, 1, 6});
+  bad.set(7, 5);
+  CHECK_THROWS_WITH_AS(run("take_along_axis", {x, bad}, {{"axis", int64_t{1}}}),
+                       doctest::Contains("index 5 at position 7 is outside [0, 5) along axis 1"), Error);
+}

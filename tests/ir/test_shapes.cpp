@@ -341,3 +341,10 @@ TEST_CASE("bitcast_convert_type: equal widths keep the shape; the width ratio is
   CHECK_HAS(op_error("%x: bool[4]", "bitcast_convert_type[new_dtype=u8] %x"), "cannot bitcast bool");
   CHECK_HAS(op_error("%x: f16[4]", "bitcast_convert_type[new_dtype=i16] %x"), "f16 is not supported yet");
 }
+
+TEST_CASE("take_along_axis: the result has the indices' shape; ranks and off-axis sizes must agree") {
+  CHECK(result_types("%x: f32[4,8], %i: i32[4,3]", "take_along_axis[axis=1] %x, %i") == "f32[4,3]");
+  CHECK_HAS(op_error("%x: f32[4,8], %i: i32[3]", "take_along_axis[axis=1] %x, %i"), "must have the rank of f32[4,8]");
+  CHECK_HAS(op_error("%x: f32[4,8], %i: i32[2,3]", "take_along_axis[axis=1] %x, %i"), "differ in dimension 0");
+  CHECK_HAS(op_error("%x: f32[4,8], %i: f32[4,3]", "take_along_axis[axis=1] %x, %i"), "indices must be integers");
+}

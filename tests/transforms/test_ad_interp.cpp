@@ -539,3 +539,17 @@ func @main(%x: f32[4]) -> f32[4] {
   CHECK(interp::run_function(j, "main", {pos, neg}).size() == 2);
   CHECK_THROWS_WITH_AS(interp::run_function(j, "main", {neg, pos}), doctest::Contains("the sum is positive"), Error);
 }
+
+TEST_CASE("take_along_axis: jvp equals finite differences (f64); vmap equals separate calls, indices batched or not") {
+  Module m = parse_module(R"(func @main(%x: f64[3,8], %i: i32[3,4]) -> f64[3,4] {
+  %t = take_along_axis[axis=1] %x, %i
+  %s = mul %t, %t
+  return %s
+}
+)",
+                          "take");
+  check_jvp_against_fd(m, 31);
+  check_vmap_against_loop(m, "0|0", 32);
+  check_vmap_against_loop(m, "1|none", 33);
+  check_vmap_against_loop(m, "none|1", 34);
+}
