@@ -363,6 +363,20 @@ struct Exec {
     fail("unknown axis name '" + name + "' (not bound by an enclosing pmap, core_map or pallas_call grid_names)");
   }
 
+  void prng_seed() {
+    std::vector<int64_t> seeds;
+    for (int k = 0; k < nmain(); ++k) seeds.push_back(main(k).arr.get_int(0));
+    in.prng(ctx).seed(seeds);
+  }
+  void prng_random_bits() {
+    Prng& g = in.prng(ctx);
+    if (!g.seeded()) fail("no prng_seed has run on this core" + in.where(ctx) + " before it");
+    Array out = Array::uninitialized(DType::i32, op().ints_param("shape"));
+    int32_t* bits = out.data<int32_t>();
+    for (int64_t i = 0; i < out.size(); ++i) bits[i] = static_cast<int32_t>(g.next());
+    set(0, Val{std::move(out), nullptr});
+  }
+
   void debug_check() {
     if (in.opts().debug_checks && main(0).arr.get(0) == 0) fail("check failed: " + op().str_param("msg"));
   }
@@ -687,6 +701,8 @@ const RuleTable<ExecRule>& exec_rules() {
     t.set("get_barrier_semaphore", &Exec::barrier_sem);
     t.set("debug_print", &Exec::debug_print);
     t.set("debug_check", &Exec::debug_check);
+    t.set("prng_seed", &Exec::prng_seed);
+    t.set("prng_random_bits", &Exec::prng_random_bits);
     t.set("delay", &Exec::delay);
     t.set("cond", &Exec::cond);
     t.set("while", &Exec::while_loop);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "interpreter/prng.h"
 #include "interpreter/array.h"
 #include "interpreter/interpreter.h"
 #include "interpreter/kernels.h"
@@ -87,6 +88,11 @@ class Interp {
   // The barrier state shared by every device of a pmap op (nested pmaps: all
   // devices of all enclosing maps, so a device barrier spans the whole mesh).
   std::shared_ptr<tpu::BarrierState> device_group(const Op* pmap, int size);
+  // The random-bit generator of the core running `c` (prng_seed / prng_random_bits).
+  Prng& prng(const Ctx& c) {
+    std::lock_guard<std::mutex> guard(prng_mu_);
+    return prngs_[global_core(c)];
+  }
   // " (device 0, core 1)" when there is more than one of either, else "".
   std::string where(const Ctx& c) const;
 
@@ -101,6 +107,8 @@ class Interp {
   std::unordered_map<const Body*, std::unique_ptr<BodyPlan>> plans_;
   std::unordered_map<const Op*, std::shared_ptr<tpu::BarrierState>> groups_;
   int64_t steps_ = 0;
+  std::mutex prng_mu_;
+  std::unordered_map<int, Prng> prngs_;  // by global core
 
   friend struct Exec;
 };

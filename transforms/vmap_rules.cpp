@@ -279,7 +279,7 @@ void add_array_rules(RuleTable<BatchRule>& t) {
     c.b.emit(*op.prim, {all}, op.params);
     return {};
   });
-  for (const char* n : {"debug_print", "delay", "dma_start", "dma_wait", "semaphore_signal", "semaphore_wait",
+  for (const char* n : {"prng_seed", "debug_print", "delay", "dma_start", "dma_wait", "semaphore_signal", "semaphore_wait",
                         "semaphore_read"})
     t.set(n, unsupported);
 }

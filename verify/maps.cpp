@@ -138,6 +138,8 @@ const RuleTable<ContextRule>& context_rules() {
           context_free("the call's collective barrier; not checked against the call's collective_id (not modelled)"));
     t.set("multiple_of", context_free("a hint on a value; the interpreter checks it where it runs"));
     t.set("debug_print", context_free("prints anywhere"));
+    for (const char* n : {"prng_seed", "prng_random_bits"})
+      t.set(n, context_free("a per-core generator: each core (or function run) has its own"));
     t.set("debug_check", context_free("checks anywhere; `prove` proves the ones in kernels"));
     t.set("delay", context_free("only spends time; valid anywhere"));
     return t;

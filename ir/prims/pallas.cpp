@@ -130,6 +130,26 @@ void register_pallas(Registry& r) {
            return std::vector<Type>{};
          },
          io, false});
+  // pltpu.prng_seed / prng_random_bits: a per-core generator, seeded by one
+  // or more integers, then drawn from (interpreter/prng.h). Both are ordered
+  // (io): the order of draws is the program's.
+  r.add({"prng_seed", "seeds this core's random-bit generator with one or more integer scalars", {},
+         [](const Op& op) {
+           if (op.num_main_operands() < 1) fail(op, "needs at least one seed");
+           for (size_t k = 0; k < op.num_main_operands(); ++k)
+             expect_int_scalar(op, array_operand(op, static_cast<int>(k)), "seed");
+           return std::vector<Type>{};
+         },
+         io, false, {0, -1}});
+  r.add({"prng_random_bits", "the next random i32 bits of this core's generator, in the given shape",
+         {req("shape", K::Ints)},
+         [](const Op& op) {
+           expect_operands(op, 0);
+           for (int64_t n : op.ints_param("shape"))
+             if (n < 0) fail(op, "shape has a negative size");
+           return std::vector<Type>{Type::array(DType::i32, op.ints_param("shape"))};
+         },
+         io, false});
   // pl.debug_check: `tessera run` stops with msg when the bool scalar is
   // false; `tessera prove` proves it true in kernels (kernel bounds claim).
   r.add({"debug_check", "stops the run with msg when the bool scalar operand is false", {req("msg", K::Str)},

@@ -1,6 +1,8 @@
 // The evaluator on plain functions: state ops with every indexer form,
 // control flow, call, run_scoped, and their run-time errors. References are
 // computed with plain loops here.
+#include <bit>
+
 #include "interp_test_util.h"
 
 using namespace itest;
@@ -330,4 +332,53 @@ func @main(%x: f32[4]) -> f32[4] {
   RunOptions off;
   off.debug_checks = false;
   CHECK(run(text, {neg}, off)[0].get(0) == -1.0);
+}
+
+TEST_CASE("prng: deterministic per seed, different seeds and draws differ, balanced bits, an error before seeding") {
+  const char* text = R"(
+func @main(%s: i32) -> (i32[64,32], i32[64,32]) {
+  prng_seed %s, 3
+  %a = prng_random_bits[shape=(64, 32)]
+  %b = prng_random_bits[shape=(64, 32)]
+  return %a, %b
+}
+)";
+  auto draw = [&](int seed) { return run(text, {Array::scalar(DType::i32, seed)}); };
+  std::vector<Array> x = draw(7), again = draw(7), other = draw(8);
+  int64_t same_seed = 0, next_draw = 0, other_seed = 0, ones = 0;
+  for (int64_t i = 0; i < x[0].size(); ++i) {
+    same_seed += x[0].get_int(i) == again[0].get_int(i) && x[1].get_int(i) == again[1].get_int(i);
+    next_draw += x[0].get_int(i) == x[1].get_int(i);
+    other_seed += x[0].get_int(i) == other[0].get_int(i);
+    ones += std::popcount(static_cast<uint32_t>(x[0].get_int(i)));
+  }
+  CHECK(same_seed == x[0].size());
+  CHECK(next_draw == 0);
+  CHECK(other_seed == 0);
+  double mean = static_cast<double>(ones) / static_cast<double>(32 * x[0].size());  // 65536 bits
+  CHECK(std::fabs(mean - 0.5) < 0.01);
+  CHECK_HAS(run_error("func @main() -> i32[2] {\n  %a = prng_random_bits[shape=(2)]\n  return %a\n}\n", {}),
+            "no prng_seed has run on this core before it");
+}
+
+TEST_CASE("prng: each core has its own generator; a kernel seeded by its program id draws the same on 1 or 2 cores") {
+  const char* text = R"(
+index_map @m(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%o: ref<i32[8,128], vmem>) {
+  %i = program_id[axis=0]
+  prng_seed %i
+  %r = prng_random_bits[shape=(8, 128)]
+  swap %o[:, :], %r
+}
+func @main() -> i32[32,128] {
+  %out = pallas_call[kernel=@k, grid=(4), in_specs=[], out_specs=[spec((8, 128), @m)], out_shapes=[i32[32,128]],
+                     dimension_semantics=(parallel)]
+  return %out
+}
+)";
+  RunOptions two;
+  two.cores = 2;
+  Array one_core = run(text, {})[0], two_cores = run(text, {}, two)[0];
+  for (int64_t i = 0; i < one_core.size(); ++i) REQUIRE(one_core.get_int(i) == two_cores.get_int(i));
+  CHECK(one_core.get_int(0) != one_core.get_int(8 * 128));  // blocks 0 and 1: different seeds
 }

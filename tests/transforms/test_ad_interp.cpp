@@ -553,3 +553,27 @@ TEST_CASE("take_along_axis: jvp equals finite differences (f64); vmap equals sep
   check_vmap_against_loop(m, "1|none", 33);
   check_vmap_against_loop(m, "none|1", 34);
 }
+
+TEST_CASE("prng: jvp keeps the draws on the primal; vmap of a batched seed is a clear error") {
+  const char* text = R"(
+func @main(%s: i32, %x: f32[4]) -> f32[4] {
+  prng_seed %s
+  %r = prng_random_bits[shape=(4)]
+  %f = convert_element_type[new_dtype=f32] %r
+  %y = mul %x, %f
+  return %y
+}
+)";
+  Module m = parse_module(text, "t.tsr");
+  Module j = run_pipeline(m, "jvp", {false, true, nullptr, ""});
+  Array x(DType::f32, {4}), dx(DType::f32, {4});
+  for (int64_t i = 0; i < 4; ++i) x.set(i, 1.0), dx.set(i, 1.0);
+  std::vector<Array> out = interp::run_function(j, "main", {Array::scalar(DType::i32, 5), x, dx});
+  std::vector<Array> plain = interp::run_function(m, "main", {Array::scalar(DType::i32, 5), x});
+  for (int64_t i = 0; i < 4; ++i) {
+    CHECK(out[0].get(i) == plain[0].get(i));
+    CHECK(out[1].get(i) == plain[0].get(i));  // d(x * f)/dx . 1 = f
+  }
+  CHECK_THROWS_WITH_AS(run_pipeline(m, "vmap{axis_size=2}", {false, true, nullptr, ""}),
+                       doctest::Contains("prng_seed with batched operands is not supported"), Error);
+}
