@@ -295,31 +295,29 @@ std::vector<Array> bitcast_convert_type(const Op& op, std::span<const Array> arg
   return {out};
 }
 
-// take_along_axis: one element copy per output position; an index outside
-// the axis is an error naming it (whatever --oob says: it is a program error,
-// not a memory read).
+// take_along_axis: with x as (outer, n, inner) and idx as (outer, m, inner)
+// around the axis, out[o, j, i] = x[o, idx[o, j, i], i]. An index outside
+// the axis is an error naming it (whatever --oob says: it is a program
+// error, not a memory read).
 std::vector<Array> take_along_axis(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 2);
   const Array &x = args[0], &idx = args[1];
   int64_t axis = op.int_param("axis");
   Array out = Array::uninitialized(x.dtype(), idx.shape());
-  std::vector<int64_t> xs = dense_strides(x.shape()), os = dense_strides(idx.shape());
-  int64_t n = x.shape()[axis], elem = storage_size(x.dtype());
+  int64_t n = x.shape()[axis], m = idx.shape()[axis], inner = 1, elem = storage_size(x.dtype());
+  for (int d = static_cast<int>(axis) + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  int64_t outer = m * inner == 0 ? 0 : out.size() / (m * inner);
   const std::byte* src = at(x, 0);
   std::byte* dst = at(out, 0);
-  for (int64_t i = 0; i < out.size(); ++i) {
-    int64_t k = idx.get_int(i);
-    if (k < 0 || k >= n)
-      fail(op, "index " + std::to_string(k) + " at position " + std::to_string(i) + " is outside [0, " + std::to_string(n) +
-                   ") along axis " + std::to_string(axis));
-    int64_t offset = 0, rest = i;
-    for (int d = 0; d < x.rank(); ++d) {
-      int64_t c = rest / os[d];
-      rest %= os[d];
-      offset += (d == axis ? k : c) * xs[d];
-    }
-    std::memcpy(dst + i * elem, src + offset * elem, static_cast<size_t>(elem));
-  }
+  for (int64_t o = 0, pos = 0; o < outer; ++o)
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t i = 0; i < inner; ++i, ++pos) {
+        int64_t k = idx.get_int(pos);
+        if (k < 0 || k >= n)
+          fail(op, "index " + std::to_string(k) + " at position " + std::to_string(pos) + " is outside [0, " +
+                       std::to_string(n) + ") along axis " + std::to_string(axis));
+        std::memcpy(dst + pos * elem, src + ((o * n + k) * inner + i) * elem, static_cast<size_t>(elem));
+      }
   return {out};
 }
 
