@@ -238,6 +238,8 @@ struct Exec {
   void device_id() { set(0, Val{Array::scalar(DType::i32, ctx.device), nullptr}); }
   void delay() { in.sched().maybe_yield(); }
   void call() { outputs(in.eval(*op().body_param("callee"), operands(0, p.in.size()), ctx)); }
+  // custom_jvp_call runs its `call` body; the `jvp` rule only matters to the jvp pass.
+  void custom_jvp_call() { outputs(in.eval(*op().body_param("call"), operands(0, p.in.size()), ctx)); }
   void pallas_call() { outputs(run_pallas_call(in, op(), operands(0, p.in.size()), ctx)); }
 
   void outputs(std::vector<Val> vals) {
@@ -710,6 +712,7 @@ const RuleTable<ExecRule>& exec_rules() {
     t.set("for", &Exec::for_loop);
     t.set("run_scoped", &Exec::run_scoped);
     t.set("call", &Exec::call);
+    t.set("custom_jvp_call", &Exec::custom_jvp_call);
     t.set("core_map", &Exec::core_map);
     t.set("pmap", &Exec::pmap);
     t.set("pallas_call", &Exec::pallas_call);

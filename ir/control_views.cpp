@@ -106,6 +106,9 @@ std::vector<ForwardedOperand> forwarded_operands(const Op& op, const Body& neste
   } else if (n == "run_scoped") {
     RunScopedView v(op);
     pair_up(out, v.arg_params(), v.args());
+  } else if (n == "custom_jvp_call") {
+    // `call` takes the operands; `jvp` takes them, then their tangents.
+    pair_up(out, nested.params(), op.operands);
   } else if (n == "call" || n == "core_map") {
     if (nested.params().size() != op.operands.size())
       throw Error(op.loc, n + ": its body takes other parameters than the operands it is given");

@@ -120,7 +120,7 @@ struct ForwardedOperand {
 
 // The parameters of `nested` (a body of `op`) that receive one of `op`'s
 // operands as it is: loop constants and carries, cond and run_scoped
-// arguments, call and core_map arguments. Induction variables, scan slices,
+// arguments, call and core_map arguments, custom_jvp_call's primals. Induction variables, scan slices,
 // scratch Refs and pmap's per-device slices are not forwarded; nor is
 // anything of a pallas_call (ir/grid_mapping.h says what its bodies get).
 // Throws at `op` when its layout is malformed, as the views do.

@@ -1,9 +1,10 @@
 // jvp rules of higher-order ops: cond, while, for, scan, run_scoped, call,
-// core_map and pmap. Tangents travel as extra operands / carries / results
+// custom_jvp_call, core_map and pmap. Tangents travel as extra operands / carries / results
 // placed right after the primal ones of the same group. Loop-carried tangents
 // of floating-point carries are always materialised (a symbolic zero cannot
 // stay zero across iterations in general); tangents of constants and of
 // scanned inputs stay symbolic when zero.
+#include <algorithm>
 #include <sstream>
 
 #include "ir/control_views.h"
@@ -220,6 +221,30 @@ RuleResult call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   return r;
 }
 
+// custom_jvp_call (jax.custom_jvp): the primal is the op itself, kept so
+// that a second jvp uses the rule again; the tangents are the user's `jvp`
+// body inlined on the primals and the (materialised) tangents. Differentiating
+// the inlined rule is what a second-order jvp then does, as in JAX.
+RuleResult custom_jvp_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  RuleResult r;
+  r.primals = emit_primal(c, op, x);
+  std::vector<bool> differentiable = differentiable_mask(op.body_param("call")->output_types());
+  if (std::none_of(dx.begin(), dx.end(), [](const Tangent& t) { return t.has_value(); })) {
+    r.tangents.assign(r.primals.size(), std::nullopt);
+    return r;
+  }
+  const Body& rule = *op.body_param("jvp");
+  ValueMap map;
+  for (size_t i = 0; i < x.size(); ++i) {
+    map[rule.params()[i]] = x[i];
+    map[rule.params()[x.size() + i]] = c.instantiate(dx[i], x[i].type());
+  }
+  Vals tangents = inline_body(rule, c.b.body(), map);
+  for (size_t i = 0; i < tangents.size(); ++i)
+    r.tangents.push_back(differentiable[i] ? Tangent(tangents[i]) : std::nullopt);
+  return r;
+}
+
 // core_map: the body gets the tangent Refs as extra operands.
 RuleResult core_map_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   const Body& body = *op.body_param("body");
@@ -262,6 +287,7 @@ void add_control_rules(RuleTable<JvpRule>& t) {
   t.set("scan", scan_rule);
   t.set("run_scoped", run_scoped_rule);
   t.set("call", call_rule);
+  t.set("custom_jvp_call", custom_jvp_call_rule);
   t.set("core_map", core_map_rule);
   t.set("pmap", pmap_rule);
 }

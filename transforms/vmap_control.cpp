@@ -181,6 +181,21 @@ RuleResult call_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
   return at0(c.b.emit(*op.prim, x, params_with(op, {{"callee", f}})));
 }
 
+// custom_jvp_call: both bodies are batched alike (jax/_src/custom_derivatives.py
+// batches `fun` and `jvp` together). The rule's tangent parameters are
+// batched like their primals, and every result is batched at 0 so that the
+// rule's tangents and the call's results agree.
+RuleResult custom_jvp_call_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
+  const Body& call = *op.body_param("call");
+  const Body& rule = *op.body_param("jvp");
+  Dims primals_and_tangents = d;
+  primals_and_tangents.insert(primals_and_tangents.end(), d.begin(), d.end());
+  Dims outs(call.outputs().size(), 0);
+  BodyPtr ncall = vmap_body(c, call, call.name(), call.kind(), d, outs);
+  BodyPtr nrule = vmap_body(c, rule, rule.name(), rule.kind(), primals_and_tangents, outs);
+  return at0(c.b.emit(*op.prim, x, params_with(op, {{"call", ncall}, {"jvp", nrule}})));
+}
+
 // pmap (the map primitive `xla_pmap` of jax/_src/interpreters/pxla.py; nested
 // maps in `MapTrace.process_map`): the vmapped batch axis goes in front of the body's view of
 // every operand; mapped axes shift behind it; out_axes shift by one so the
@@ -220,6 +235,7 @@ void add_control_rules(RuleTable<BatchRule>& t) {
   t.set("scan", scan_rule);
   t.set("run_scoped", run_scoped_rule);
   t.set("call", call_rule);
+  t.set("custom_jvp_call", custom_jvp_call_rule);
   t.set("pmap", pmap_rule);
   t.set("core_map", core_map_rule);
 }

@@ -168,6 +168,31 @@ void call_effects(const Op& op, OpEffects& e) {
   add_body_effects(*op.body_param("callee"), 0, static_cast<int>(op.operands.size()), e);
 }
 
+// custom_jvp_call[call=fn, jvp=fn] args... (jax.custom_jvp; the primitive
+// `custom_jvp_call` of jax/_src/custom_derivatives.py): runs `call`; the jvp
+// pass uses `jvp(primals..., tangents...) -> tangents of the results` instead
+// of differentiating `call`. Both bodies are pure functions of values, as JAX
+// requires of custom_jvp functions (it rejects effects inside them).
+std::vector<Type> custom_jvp_call(const Op& op) {
+  std::vector<Type> args = operand_types(op.operands);
+  for (const Type& t : args)
+    if (t.is_ref()) fail(op, "operands must be values, not Refs (read the Ref first), got " + t.str());
+  const Body& call = *op.body_param("call");
+  const Body& rule = *op.body_param("jvp");
+  expect_signature(op, call, args, "call");
+  std::vector<Type> primals_and_tangents = args;
+  primals_and_tangents.insert(primals_and_tangents.end(), args.begin(), args.end());
+  expect_signature(op, rule, primals_and_tangents, "jvp");
+  if (rule.output_types() != call.output_types())
+    fail(op, "jvp returns " + types_str(rule.output_types()) + " but call returns " + types_str(call.output_types()) +
+                 " (one tangent per result, of the result's type)");
+  for (const Body* b : {&call, &rule}) {
+    Effects fx = compute_effects(*b);
+    if (!fx.empty()) fail(op, std::string(b == &call ? "call" : "jvp") + " must be pure, but has effects " + fx.str(*b));
+  }
+  return call.output_types();
+}
+
 // core_map[body=fn, mesh_axes=(core), mesh_shape=(2)] refs... : body runs once per core.
 std::vector<Type> core_map(const Op& op) {
   const auto& axes = op.idents_param("mesh_axes");
@@ -240,6 +265,8 @@ void register_control_flow(Registry& r) {
   r.add({"run_scoped", "allocates scratch Refs (the body's extra parameters) for the body's duration",
          {req("body", K::Body)}, run_scoped, run_scoped_effects, false});
   r.add({"call", "calls a module function", {req("callee", K::Body)}, call, call_effects, false});
+  r.add({"custom_jvp_call", "runs `call`; jvp differentiates with the given `jvp` rule instead (jax.custom_jvp)",
+         {req("call", K::Body), req("jvp", K::Body)}, custom_jvp_call, nullptr, false});
   r.add({"core_map", "runs the body once per core of a mesh; bodies talk through Refs and semaphores",
          {req("body", K::Body), req("mesh_axes", K::Idents), req("mesh_shape", K::Ints)}, core_map, run_scoped_effects, false});
   r.add({"pmap", "maps the body over devices along a named axis",

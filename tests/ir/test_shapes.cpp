@@ -348,3 +348,22 @@ TEST_CASE("take_along_axis: the result has the indices' shape; ranks and off-axi
   CHECK_HAS(op_error("%x: f32[4,8], %i: i32[2,3]", "take_along_axis[axis=1] %x, %i"), "differ in dimension 0");
   CHECK_HAS(op_error("%x: f32[4,8], %i: f32[4,3]", "take_along_axis[axis=1] %x, %i"), "indices must be integers");
 }
+
+TEST_CASE("custom_jvp_call: call takes the operands; jvp takes them and their tangents; both pure") {
+  const std::string call = "call=fn(%a: f32[8]) -> f32[8] { %s = sin %a\n return %s }";
+  const std::string rule = "jvp=fn(%a: f32[8], %da: f32[8]) -> f32[8] { return %da }";
+  CHECK(result_types("%x: f32[8]", "custom_jvp_call[" + call + ", " + rule + "] %x") == "f32[8]");
+  CHECK_OP_ERROR("%x: f32[8]", "custom_jvp_call[" + call + ", jvp=fn(%a: f32[8]) -> f32[8] { return %a }] %x",
+                 "jvp takes (f32[8]) but is given (f32[8], f32[8])");
+  CHECK_OP_ERROR("%x: f32[8]",
+                 "custom_jvp_call[" + call + ", jvp=fn(%a: f32[8], %da: f32[8]) -> f64[8] { %c = convert_element_type[new_dtype=f64] %da\n return %c }] %x",
+                 "jvp returns (f64[8]) but call returns (f32[8])");
+  CHECK_OP_ERROR("%x: f32[4]", "custom_jvp_call[" + call + ", " + rule + "] %x", "call takes (f32[8]) but is given (f32[4])");
+  CHECK_OP_ERROR("%r: ref<f32[8], vmem>",
+                 "custom_jvp_call[call=fn(%a: ref<f32[8], vmem>) { }, jvp=fn(%a: ref<f32[8], vmem>, %b: ref<f32[8], vmem>) { }] %r",
+                 "operands must be values, not Refs");
+  CHECK_OP_ERROR("%x: f32[8]",
+                 "custom_jvp_call[call=fn(%a: f32[8]) -> f32[8] { debug_print[fmt=\"a\"]\n return %a }, " + rule + "] %x",
+                 "call must be pure, but has effects");
+  CHECK_HAS(op_error("%x: f32[8]", "custom_jvp_call[" + call + "] %x"), "jvp");
+}

@@ -578,3 +578,86 @@ func @main(%s: i32, %x: f32[4]) -> f32[4] {
   CHECK_THROWS_WITH_AS(run_pipeline(m, "vmap{axis_size=2}", {false, true, nullptr, ""}),
                        doctest::Contains("prng_seed with batched operands is not supported"), Error);
 }
+
+// softplus(x) = log(1 + exp(x)) with the derivative logistic(x) given as a
+// custom rule, inside a kernel and outside, with an integer operand that has
+// no tangent.
+const char* kCustomJvpModule = R"(index_map @row(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f64[2,8], vmem>, %o: ref<f64[2,8], vmem>) {
+  %v = get %x[:, :]
+  %s = custom_jvp_call[call=fn(%a: f64[2,8]) -> f64[2,8] {
+    %e = exp %a
+    %l = log1p %e
+    return %l
+  }, jvp=fn(%a: f64[2,8], %da: f64[2,8]) -> f64[2,8] {
+    %g = logistic %a
+    %t = mul %g, %da
+    return %t
+  }] %v
+  swap %o[:, :], %s
+}
+func @main(%x: f64[4,8], %y: f64[8], %n: i32) -> (f64[4,8], f64[8]) {
+  %o = pallas_call[kernel=@k, grid=(2), in_specs=[spec((2, 8), @row)], out_specs=[spec((2, 8), @row)],
+                   out_shapes=[f64[4,8]], dimension_semantics=(parallel)] %x
+  %c = custom_jvp_call[call=fn(%a: f64[8], %k: i32) -> f64[8] {
+    %f = convert_element_type[new_dtype=f64] %k
+    %p = mul %a, %f
+    %s = sin %p
+    return %s
+  }, jvp=fn(%a: f64[8], %k: i32, %da: f64[8], %dk: i32) -> f64[8] {
+    %f = convert_element_type[new_dtype=f64] %k
+    %p = mul %a, %f
+    %c = cos %p
+    %g = mul %c, %f
+    %t = mul %g, %da
+    return %t
+  }] %y, %n
+  return %o, %c
+}
+)";
+
+TEST_CASE("custom_jvp_call: jvp (inside kernels too) equals finite differences (f64); vmap equals separate calls") {
+  Module m = parse_module(kCustomJvpModule, "custom_jvp");
+  for (uint32_t seed : {21u, 22u}) check_jvp_against_fd(m, seed);
+  check_vmap_against_loop(m, "0|0|none", 23);
+  check_vmap_against_loop(m, "none|1|0", 24);  // a batched integer operand too
+  // vmap, then jvp: the batched rule is still the one used.
+  Module vm = run_pipeline(m, "vmap{axis_size=3,in_axes=0|0|none}", {false, true, nullptr, ""});
+  check_jvp_against_fd(vm, 25);
+}
+
+TEST_CASE("custom_jvp_call: jvp uses the given rule, not the derivative of `call`") {
+  // The rule says the derivative of sin is 3: wrong on purpose, so the tangent
+  // shows which one jvp took.
+  Module m = parse_module(R"(func @main(%x: f64[4]) -> f64[4] {
+  %y = custom_jvp_call[call=fn(%a: f64[4]) -> f64[4] {
+    %s = sin %a
+    return %s
+  }, jvp=fn(%a: f64[4], %da: f64[4]) -> f64[4] {
+    %t = mul %da, 3.0
+    return %t
+  }] %x
+  return %y
+}
+)",
+                          "wrong_rule");
+  Module j = run_pipeline(m, "jvp", {false, true, nullptr, ""});
+  Array x = random_array(Type::array(DType::f64, {4}), 31), dx = random_array(Type::array(DType::f64, {4}), 32);
+  std::vector<Array> got = interp::run_function(j, "main", {x, dx});
+  REQUIRE(got.size() == 2);
+  for (int64_t e = 0; e < 4; ++e) {
+    CHECK(got[0].get(e) == doctest::Approx(std::sin(x.get(e))));
+    CHECK(got[1].get(e) == doctest::Approx(3.0 * dx.get(e)));
+  }
+  // The primal stays a custom_jvp_call, so a second jvp uses the rule again
+  // (and differentiates the inlined rule: d/dx of 3*dx is 0).
+  std::string text = print_module(j);
+  CHECK(text.find("custom_jvp_call") != std::string::npos);
+  Module jj = run_pipeline(j, "jvp{wrt=0}", {false, true, nullptr, ""});
+  std::vector<Array> got2 = interp::run_function(jj, "main", {x, dx, dx});
+  REQUIRE(got2.size() == 4);
+  for (int64_t e = 0; e < 4; ++e) {
+    CHECK(got2[2].get(e) == doctest::Approx(3.0 * dx.get(e)));  // the tangent of the primal: the rule
+    CHECK(got2[3].get(e) == doctest::Approx(0.0));               // the tangent of the rule's output
+  }
+}
