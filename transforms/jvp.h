@@ -23,6 +23,12 @@ using Tangent = std::optional<Value>;
 // Can values of type `t` carry a (non-zero) tangent?
 inline bool differentiable(const Type& t) { return is_float(t.dtype()); }
 
+// Does scratch of type `t` (pallas_call scratch, run_scoped allocations) get
+// a tangent twin allocated beside it? Floating-point buffers do, and so do DMA
+// semaphores: the copy of a tangent region signals its own semaphore, so a
+// wait on the primal semaphore never consumes the tangent copy's bytes.
+inline bool has_tangent_scratch(const Type& t) { return differentiable(t) || t.dtype() == DType::dma_sem; }
+
 struct Ctx {
   Builder& b;
   ad::SymbolSink& syms;

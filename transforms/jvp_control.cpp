@@ -168,7 +168,8 @@ RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
 }
 
 // run_scoped: operands and their tangents, then the scratch Refs and a
-// tangent scratch Ref for each floating-point one (allocated alongside).
+// tangent scratch Ref for each floating-point one and each DMA semaphore
+// (allocated alongside; see has_tangent_scratch).
 RuleResult run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   const Body& body = *op.body_param("body");
   int n = static_cast<int>(x.size());
@@ -176,7 +177,8 @@ RuleResult run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) 
   std::vector<bool> ah = nonzero(dx, 0, n);
   std::vector<Type> stypes;
   for (int s = 0; s < ns; ++s) stypes.push_back(body.params()[n + s]->type);
-  std::vector<bool> sh = differentiable_mask(stypes);
+  std::vector<bool> sh;
+  for (const Type& t : stypes) sh.push_back(has_tangent_scratch(t));
   std::vector<bool> oh = differentiable_mask(body.output_types());
   std::vector<Slot> layout, outs;
   group(layout, 0, n, ah);

@@ -250,7 +250,7 @@ void add_math_rules(RuleTable<JvpRule>& t) {
   for (const char* n : {"argmax", "argmin", "iota", "bitcast_convert_type",
                         "reduce_and", "reduce_or", "program_id", "num_programs", "axis_index", "device_id",
                         "multiple_of", "debug_print", "debug_check", "prng_seed", "prng_random_bits", "delay", "semaphore_signal", "semaphore_wait", "semaphore_read",
-                        "get_barrier_semaphore", "dma_wait"})
+                        "get_barrier_semaphore"})
     t.set(n, zero_rule);
   t.set("neg", linear());
   t.set("add", add_rule);

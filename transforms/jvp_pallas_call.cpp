@@ -15,7 +15,8 @@
 // no tangents (the index maps are unchanged); an aliased input/output pair
 // gets an aliased tangent pair (the input's tangent materialised, since the
 // output starts from it); an input the kernel writes in place gets a
-// materialised tangent; floating-point scratch gets tangent scratch.
+// materialised tangent; floating-point scratch and DMA semaphores get tangent
+// scratch.
 #include "ir/grid_mapping.h"
 #include "transforms/jvp.h"
 
@@ -43,7 +44,7 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx)
                               " in place, but that Ref has no tangent Ref");
   }
   for (int o = 0; o < no; ++o) oh[o] = differentiable(g.out_types[o]);
-  for (int s = 0; s < ns; ++s) sh[s] = differentiable(g.scratch_types[s]);
+  for (int s = 0; s < ns; ++s) sh[s] = has_tangent_scratch(g.scratch_types[s]);
 
   // Kernel: differentiate with the pallas_call layout.
   std::vector<Slot> layout;

@@ -98,15 +98,47 @@ RuleResult store_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   return {{}, {}};
 }
 
-// A DMA between Refs that have tangents would need a second copy signalling
-// its own semaphore, and every wait doubled; not done yet.
+// dma_start %src, %dst, %dst_sem[, %src_sem, %device]: a DMA between Refs
+// with tangents is mirrored by a second DMA between their tangent Refs (same
+// indexers, same device), signalling the tangent semaphores; dma_wait mirrors
+// the wait. Tangent semaphores are allocated beside the primal ones
+// (has_tangent_scratch), so each wait consumes exactly its own copy's bytes.
 RuleResult dma_start_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
-  std::vector<int> main = op.main_operands();
-  if (dx[main[0]] || dx[main[1]])
-    throw Error(op.loc,
-                "jvp: dma_start between Refs with tangents is not supported (the tangent copy would need its own "
-                "semaphore); differentiate a kernel that reads its blocks with get/load instead");
   emit_primal(c, op, x);
+  std::vector<int> main = op.main_operands();
+  const Tangent& tsrc = dx[main[0]];
+  const Tangent& tdst = dx[main[1]];
+  if (!tdst) {
+    if (tsrc)
+      throw Error(op.loc, "jvp: dma_start copies the differentiated " + ref_name(op) +
+                              " into a Ref with no tangent Ref (differentiate with respect to that Ref too)");
+    return {{}, {}};
+  }
+  if (!tsrc)
+    throw Error(op.loc, "jvp: dma_start copies " + ref_name(op) +
+                            ", which has no tangent Ref, into a differentiated Ref: its tangent would be zeros, which "
+                            "this rule does not copy yet (differentiate with respect to " + ref_name(op) + " too)");
+  std::vector<std::pair<int, Value>> repl{{1, *tdst}};
+  // Semaphores: dst_sem (main operand 2) and, for a remote copy, src_sem (3).
+  for (int k = 2; k < static_cast<int>(main.size()) && k <= 3; ++k) {
+    if (!x[main[k]].type().is_ref()) continue;
+    if (!dx[main[k]])
+      throw Error(op.loc, "jvp: dma_start signals a semaphore that has no tangent semaphore; allocate it as "
+                          "pallas_call scratch or in run_scoped so jvp can allocate one beside it");
+    repl.push_back({k, *dx[main[k]]});
+  }
+  emit_on_tangent_ref(c, op, x, *tsrc, repl, nullptr);
+  return {{}, {}};
+}
+
+// dma_wait %sem, %ref: when the waited region has a tangent Ref, the copy it
+// waits for had a tangent copy (dma_start_rule), signalling sem's tangent.
+RuleResult dma_wait_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  emit_primal(c, op, x);
+  std::vector<int> main = op.main_operands();
+  const Tangent& tsem = dx[main[0]];
+  const Tangent& tref = dx[main[1]];
+  if (tsem && tref) emit_on_tangent_ref(c, op, x, *tsem, {{1, *tref}}, nullptr);
   return {{}, {}};
 }
 
@@ -119,6 +151,7 @@ void add_state_rules(RuleTable<JvpRule>& t) {
   t.set("load", load_rule);
   t.set("store", store_rule);
   t.set("dma_start", dma_start_rule);
+  t.set("dma_wait", dma_wait_rule);
 }
 
 }  // namespace tessera::jvp

@@ -236,18 +236,20 @@ func @main(%x: f32[4], %r: ref<f32[4], vmem>) -> f32[4] {
                           {{"wrt", "0"}}),
                       doctest::Contains("has no tangent Ref"));
   }
-  SUBCASE("dma between differentiated Refs") {
+  SUBCASE("dma from a Ref without tangent into a differentiated one") {
+    // wrt=1: %x has no tangent, but the DMA's destination (the output) has.
     CHECK_THROWS_WITH(jvp(R"(
-kernel @k(%x: ref<f32[4], any>, %o: ref<f32[4], vmem>, %sem: ref<dma_sem[], semaphore>) {
+kernel @k(%x: ref<f32[4], any>, %y: ref<f32[4], vmem>, %o: ref<f32[4], vmem>, %sem: ref<dma_sem[], semaphore>) {
   dma_start %x[:], %o[:], %sem[]
   dma_wait %sem[], %o[:]
 }
-func @main(%x: f32[4]) -> f32[4] {
-  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(mem=any)], out_specs=[spec((4))], out_shapes=[f32[4]],
-                     scratch=[ref<dma_sem[], semaphore>]] %x
+func @main(%x: f32[4], %y: f32[4]) -> f32[4] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(mem=any), spec((4))], out_specs=[spec((4))], out_shapes=[f32[4]],
+                     scratch=[ref<dma_sem[], semaphore>]] %x, %y
   return %out
 }
-)"),
-                      doctest::Contains("dma_start between Refs with tangents is not supported"));
+)",
+                          {{"wrt", "1"}}),
+                      doctest::Contains("dma_start copies %x, which has no tangent Ref, into a differentiated Ref"));
   }
 }
