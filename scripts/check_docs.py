@@ -50,9 +50,10 @@ WILDCARD = "..."
 
 
 class Command:
-    def __init__(self, path, line, text, expected, status):
+    def __init__(self, path, line, text, expected, status, span):
         self.path, self.line, self.text = path, line, text
         self.expected, self.status = expected, status
+        self.span = span  # the expected output's lines in the file: [first, end), 0-based
 
 
 def parse_commands(path, text):
@@ -62,13 +63,14 @@ def parse_commands(path, text):
     i = 0
     while i < len(lines):
         m = FENCE.match(lines[i])
-        if not m:
+        if not m or (m.group(2)[0] == "`" and "`" in lines[i][m.end(2):]):  # CommonMark: no ` after ```
             i += 1
             continue
         indent, fence, lang = m.group(1), m.group(2), m.group(3)
         i += 1
         body = []  # (line number, text) inside the fence
-        while i < len(lines) and not lines[i].strip().startswith(fence):
+        closing = re.compile(re.escape(fence[0]) + "{%d,}" % len(fence))
+        while i < len(lines) and not closing.fullmatch(lines[i].strip()):
             line = lines[i][len(indent):] if lines[i].startswith(indent) else lines[i].lstrip()
             body.append((i + 1, line))
             i += 1
@@ -110,15 +112,18 @@ def parse_block(path, body):
                 continue
             break
         expected = []
+        out_first = body[k][0] - 1 if k < len(body) else body[-1][0]
         while k < len(body) and not body[k][1].startswith("$ "):
             expected.append(body[k][1].rstrip())
             k += 1
+        end = out_first + len(expected)
         while expected and not expected[-1]:
             expected.pop()
+            end -= 1
         status = 0
         if expected and EXIT.match(expected[-1]):
             status = int(EXIT.match(expected.pop()).group(1))
-        commands.append(Command(path, start, "\n".join(text), expected, status))
+        commands.append(Command(path, start, "\n".join(text), expected, status, (out_first, end)))
     return commands
 
 
@@ -189,7 +194,7 @@ def hints(output, status, build):
     return said
 
 
-def run_file(path, build, python, timeout, verbose):
+def run_file(path, build, python, timeout, verbose, update=False):
     """Runs every command of one page; returns (number of commands, failures)."""
     rel = os.path.relpath(path, ROOT)
     with open(path, encoding="utf-8") as f:
@@ -211,6 +216,7 @@ def run_file(path, build, python, timeout, verbose):
     env["LC_ALL"] = "C.UTF-8"
     before = source_snapshot(ROOT)
     failures = 0
+    replacements = []  # (command, its actual output) for --update
     try:
         for cmd in commands:
             started = time.monotonic()
@@ -219,6 +225,8 @@ def run_file(path, build, python, timeout, verbose):
             while actual and not actual[-1]:
                 actual.pop()
             ok = status == cmd.status and matches(cmd.expected, actual)
+            if not ok and update and WILDCARD not in cmd.expected:
+                replacements.append((cmd, actual + ([f"[exit {status}]"] if status else [])))
             if verbose:
                 print(f"{rel}:{cmd.line}: {'ok' if ok else 'FAILED'} ({time.monotonic() - started:.1f} s)")
             if ok:
@@ -242,11 +250,26 @@ def run_file(path, build, python, timeout, verbose):
         os.rmdir(shim)
     after = source_snapshot(ROOT)
     written = sorted(p for p in after if before.get(p) != after[p])
+    if replacements:
+        write_actual_outputs(path, replacements)
     if written:
         failures += 1
         print(f"{rel}: FAILED: its commands wrote into the source tree (write only under /tmp): "
               + ", ".join(written[:10]))
     return len(commands), failures
+
+
+def write_actual_outputs(path, replacements):
+    """--update: puts each command's actual output in place of its expected output."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    for cmd, actual in sorted(replacements, key=lambda r: -r[0].span[0]):
+        indent = re.match(r"\s*", lines[cmd.line - 1]).group(0)
+        first, end = cmd.span
+        lines[first:end] = [indent + line if line else line for line in actual]
+        print(f"{os.path.relpath(path, ROOT)}:{cmd.line}: expected output updated")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
 
 
 def default_files():
@@ -262,13 +285,17 @@ def main():
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter `python3` means in the commands (default: this one)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every command's result")
+    parser.add_argument("--update", action="store_true",
+                        help="write the actual output of failing commands into the page "
+                             "(not for outputs with `...`; review the diff before committing)")
     parser.add_argument("files", nargs="*", help="markdown files (default: README.md and docs/*.md)")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
     files = [os.path.abspath(f) for f in args.files] or default_files()
     passed = failed = 0
     for path in files:
-        count, failures = run_file(path, build, os.path.abspath(args.python), args.timeout, args.verbose)
+        count, failures = run_file(path, build, os.path.abspath(args.python), args.timeout, args.verbose,
+                                     args.update)
         rel = os.path.relpath(path, ROOT)
         if failures:
             failed += 1

@@ -30,13 +30,17 @@ class CheckDocs(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def check(self, page):
+    def check(self, page, *options):
         path = os.path.join(self.dir.name, "page.md")
         with open(path, "w") as f:
             f.write(textwrap.dedent(page).replace("'''", FENCE))
-        proc = subprocess.run([sys.executable, RUNNER, "--build", self.build, "--timeout", "5", path],
+        proc = subprocess.run([sys.executable, RUNNER, "--build", self.build, "--timeout", "5", *options, path],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         return proc.returncode, proc.stdout
+
+    def page(self):
+        with open(os.path.join(self.dir.name, "page.md")) as f:
+            return f.read()
 
     def test_matching_output_passes(self):
         rc, out = self.check("""
@@ -77,6 +81,41 @@ class CheckDocs(unittest.TestCase):
             """)
         self.assertEqual(rc, 0, out)
         self.assertIn("ok (0 commands)", out)
+
+    def test_fences_follow_commonmark(self):
+        # A line with backticks after ``` opens no fence; ```console inside a
+        # plain fence does not close it.
+        rc, out = self.check("""
+            '''` and `''' in a line of text open no fence.
+            '''
+            '''console
+            $ exit 9
+            '''
+            '''console
+            $ echo ran
+            ran
+            '''
+            """)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("ok (1 commands)", out)
+
+    def test_update_writes_the_actual_output(self):
+        rc, out = self.check("""
+            '''console
+            $ echo new; exit 2
+            old
+            $ echo kept
+            kept
+            $ printf 'a\\nb\\n'
+            ...
+            c
+            '''
+            """, "--update")
+        self.assertEqual(rc, 1)
+        self.assertIn("page.md:3: expected output updated", out)
+        self.assertNotIn("page.md:7: expected output updated", out)  # has a `...`
+        self.assertIn("$ echo new; exit 2\nnew\n[exit 2]\n$ echo kept\nkept\n", self.page())
+        self.assertIn("...\nc\n", self.page())
 
     def test_wildcard_matches_any_number_of_lines(self):
         rc, out = self.check("""
