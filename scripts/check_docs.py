@@ -147,11 +147,12 @@ def matches(expected, actual):
 
 
 def source_snapshot(root):
-    """(path -> mtime, size) of the source tree, skipping .git and build folders."""
+    """(path -> mtime, size) of the source tree's files."""
     snapshot = {}
     for folder, subfolders, files in os.walk(root):
+        # Hidden folders (.git, tool caches such as .pytest_cache) and build folders are not sources.
         subfolders[:] = [d for d in subfolders
-                         if d not in (".git", "__pycache__")
+                         if not d.startswith(".") and d != "__pycache__"
                          and not os.path.isdir(os.path.join(folder, d, "meson-private"))]
         for name in files:
             path = os.path.join(folder, name)

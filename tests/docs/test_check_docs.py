@@ -1,19 +1,22 @@
 """Tests of scripts/check_docs.py, the runner of the docs' ```console blocks.
 
-Each case writes a small markdown page under a temporary folder, runs the
-runner on it against a fake build whose tools/tessera echoes its arguments,
-and checks that it passes or fails, and what it says. The last line has the
+Each case writes a small markdown page under a temporary folder, runs a copy
+of the runner (in a temporary repository root, so that the case that writes
+into "the source tree" cannot disturb the real one or a docs run beside it)
+on it against a fake build whose tools/tessera echoes its arguments, and
+checks that it passes or fails, and what it says. The last line has the
 doctest form that scripts/summarize_tests.py counts.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-RUNNER = os.path.join(ROOT, "scripts", "check_docs.py")
+RUNNER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                      "scripts", "check_docs.py")
 FENCE = "```"
 
 
@@ -26,6 +29,10 @@ class CheckDocs(unittest.TestCase):
         with open(tool, "w") as f:
             f.write('#!/bin/sh\necho "fake tessera $*"\n')
         os.chmod(tool, 0o755)
+        self.root = os.path.join(self.dir.name, "repo")
+        os.makedirs(os.path.join(self.root, "scripts"))
+        self.runner = os.path.join(self.root, "scripts", "check_docs.py")
+        shutil.copy(RUNNER, self.runner)
 
     def tearDown(self):
         self.dir.cleanup()
@@ -34,7 +41,7 @@ class CheckDocs(unittest.TestCase):
         path = os.path.join(self.dir.name, "page.md")
         with open(path, "w") as f:
             f.write(textwrap.dedent(page).replace("'''", FENCE))
-        proc = subprocess.run([sys.executable, RUNNER, "--build", self.build, "--timeout", "5", *options, path],
+        proc = subprocess.run([sys.executable, self.runner, "--build", self.build, "--timeout", "5", *options, path],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         return proc.returncode, proc.stdout
 
@@ -181,15 +188,11 @@ class CheckDocs(unittest.TestCase):
 
     def test_writing_into_the_source_tree_fails(self):
         name = "check_docs_wrote_here.txt"
-        try:
-            rc, out = self.check(f"""
-                '''console
-                $ touch {name}
-                '''
-                """)
-        finally:
-            if os.path.exists(os.path.join(ROOT, name)):
-                os.unlink(os.path.join(ROOT, name))
+        rc, out = self.check(f"""
+            '''console
+            $ touch {name}
+            '''
+            """)
         self.assertEqual(rc, 1)
         self.assertIn("wrote into the source tree", out)
         self.assertIn(name, out)
