@@ -222,6 +222,121 @@ class Arrays(unittest.TestCase):
         np.testing.assert_array_equal(tessera.run(m, [[1, 2, 3]])[0], [2, 4, 6])
 
 
+# From tests/interpreter: a reduction axis marked parallel (a race on two cores),
+# a DMA destination read before its wait, and an HBM buffer in run_scoped.
+RACE = """
+index_map @rows(%i: i32) -> (i32, i32) { return %i, 0 }
+index_map @all(%i: i32) -> i32 { return 0 }
+kernel @k(%x: ref<f32[8,128], vmem>, %o: ref<f32[128], vmem>) {
+  %v = get %x[:, :]
+  %s = reduce_sum[axes=(0)] %v
+  addupdate %o[:], %s
+}
+func @main(%x: f32[32,128]) -> f32[128] {
+  %out = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 128), @rows)], out_specs=[spec((128), @all)],
+                     out_shapes=[f32[128]], dimension_semantics=(parallel)] %x
+  return %out
+}
+"""
+EARLY_READ = """
+kernel @k(%x: ref<f32[8,128], any>, %o: ref<f32[8,128], vmem>, %buf: ref<f32[8,128], vmem>,
+          %sem: ref<dma_sem, semaphore>) {
+  dma_start %x[:, :], %buf[:, :], %sem
+  %early = get %buf[:, :]
+  dma_wait %sem, %buf[:, :]
+  %v = get %buf[:, :]
+  %s = add %v, %early
+  swap %o[:, :], %s
+}
+func @main(%x: f32[8,128]) -> f32[8,128] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(mem=any)], out_specs=[spec()],
+                     out_shapes=[f32[8,128]], scratch=[ref<f32[8,128], vmem>, ref<dma_sem, semaphore>]] %x
+  return %out
+}
+"""
+HBM_SCOPED = """
+func @main(%x: f32[4]) -> f32[4] {
+  %a = run_scoped[body=fn(%xx: f32[4], %h: ref<f32[4], hbm>, %v: ref<f32[4], vmem>, %s: ref<dma_sem, semaphore>) -> f32[4] {
+    swap %v[:], %xx
+    dma_start %v[:], %h[:], %s
+    dma_wait %s, %h[:]
+    dma_start %h[:], %v[:], %s
+    dma_wait %s, %v[:]
+    %r = get %v[:]
+    return %r
+  }] %x
+  return %a
+}
+"""
+
+
+class RunOptions(unittest.TestCase):
+    """Each keyword argument of run reaches the interpreter."""
+
+    def test_cores_and_detect_races(self):
+        m = tessera.parse(RACE, "race.tsr")
+        x = RNG.standard_normal((32, 128)).astype(np.float32)
+        with self.assertRaises(tessera.Error) as caught:
+            tessera.run(m, [x], cores=2, detect_races=True)
+        self.assertIn("RACE DETECTED", caught.exception.message)
+        self.assertEqual(caught.exception.file, "race.tsr")
+        tessera.run(m, [x], cores=1, detect_races=True)
+        tessera.run(m, [x], cores=2)
+
+    def test_dma_and_uninit(self):
+        m = tessera.parse(EARLY_READ)
+        x = RNG.standard_normal((8, 128)).astype(np.float32)
+        np.testing.assert_array_equal(tessera.run(m, [x], dma="eager")[0], 2 * x)  # copied at dma_start
+        np.testing.assert_array_equal(tessera.run(m, [x], uninit="zero")[0], x)  # copied at dma_wait
+        self.assertTrue(np.isnan(tessera.run(m, [x])[0]).all())
+        self.assertIn("RACE DETECTED", self.error_of(lambda: tessera.run(m, [x], detect_races=True)))
+
+    def test_oob(self):
+        m = tessera.parse("examples/gather_rows.tsr")
+        idx = np.arange(16, dtype=np.int32)
+        idx[3] = 2000
+        table = RNG.standard_normal((1024, 128)).astype(np.float32)
+        self.assertIn("Out-of-bounds", self.error_of(lambda: tessera.run(m, [idx, table])))
+        (out,) = tessera.run(m, [idx, table], oob="uninitialized", uninit="zero")
+        np.testing.assert_array_equal(out[3], 0)
+        np.testing.assert_array_equal(out[4], table[4])
+
+    def test_allow_hbm_scoped(self):
+        m = tessera.parse(HBM_SCOPED)
+        x = np.arange(4, dtype=np.float32)
+        self.assertIn("Cannot allocate HBM in `run_scoped`", self.error_of(lambda: tessera.run(m, [x])))
+        np.testing.assert_array_equal(tessera.run(m, [x], allow_hbm_scoped=True)[0], x)
+
+    def test_debug_checks(self):
+        m = tessera.parse("tests/cli/run_debug_check.tsr")
+        x = np.arange(64, dtype=np.float32)
+        self.assertIn("debug_check: check failed: block 3 is the last", self.error_of(lambda: tessera.run(m, [x])))
+        np.testing.assert_array_equal(tessera.run(m, [x], debug_checks=False)[0], x)
+
+    def test_trace_file_and_grid_seed(self):
+        m = tessera.parse(ADD)
+        x = np.zeros((1024, 512), np.float32)
+        with tempfile.TemporaryDirectory() as d:
+            def trace(**kw):
+                path = os.path.join(d, "trace.txt")
+                tessera.run(m, [x, x], trace_file=path, **kw)
+                with open(path) as f:
+                    return f.read().splitlines()
+
+            in_order = trace()
+            self.assertEqual(len(in_order), 32)
+            self.assertEqual(in_order[:2], ["device 0 core 0 point (0, 0)", "device 0 core 0 point (0, 1)"])
+            shuffled = trace(grid_seed=7)
+            self.assertNotEqual(shuffled, in_order)
+            self.assertEqual(sorted(shuffled), sorted(in_order))
+            self.assertTrue(any(" core 1 " in line for line in trace(cores=2)))
+
+    def error_of(self, f):
+        with self.assertRaises(tessera.Error) as caught:
+            f()
+        return caught.exception.message
+
+
 class Prove(unittest.TestCase):
     def test_a_failed_claim_has_a_counterexample(self):
         m = tessera.parse("tests/analysis/prove_inputs/matmul_k_parallel.tsr")
