@@ -59,6 +59,17 @@ Array Array::uninitialized(DType dtype, Shape shape) {
   return a;
 }
 
+Array Array::borrowed(DType dtype, Shape shape, const void* data, std::shared_ptr<const void> owner) {
+  if (!owner) throw Error("Array::borrowed needs the owner of the memory");
+  Array a;
+  a.dtype_ = dtype;
+  a.size_ = checked_size(shape);
+  a.shape_ = std::move(shape);
+  a.borrowed_owner_ = std::move(owner);
+  a.borrowed_data_ = data;
+  return a;
+}
+
 Array Array::scalar(DType dtype, double value) {
   Array a(dtype, {});
   a.set(0, value);
@@ -117,7 +128,7 @@ Array Array::reshaped(Shape new_shape) const {
     throw Error("cannot reshape an array of shape " + shape_str(shape_) + " to " + shape_str(new_shape));
   Array a = *this;
   a.shape_ = std::move(new_shape);
-  if (!a.buf_) a = uninitialized(dtype_, a.shape_);
+  if (!a.buf_ && !a.borrowed_owner_) a = uninitialized(dtype_, a.shape_);
   return a;
 }
 

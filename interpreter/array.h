@@ -67,6 +67,12 @@ class Array {
   static Array uninitialized(DType dtype, Shape shape);
   // Array holding `values` (row-major, converted as Array::set does).
   static Array from_values(DType dtype, Shape shape, const std::vector<double>& values);
+  // Array over memory tessera does not own (a NumPy array's, python/arrays.cpp):
+  // no copy is made and `owner` keeps the memory alive. `data` must hold
+  // size() elements of the storage type, row-major. The memory is never written
+  // (shared() is true, so a writer copies first) and does not count toward the
+  // memory limit: tessera did not allocate it.
+  static Array borrowed(DType dtype, Shape shape, const void* data, std::shared_ptr<const void> owner);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -77,8 +83,8 @@ class Array {
 
   template <class T> T* data() { return reinterpret_cast<T*>(raw()); }
   template <class T> const T* data() const { return reinterpret_cast<const T*>(raw()); }
-  void* raw() { return buf_ ? buf_->data() : nullptr; }
-  const void* raw() const { return buf_ ? buf_->data() : nullptr; }
+  void* raw() { return buf_ ? buf_->data() : const_cast<void*>(borrowed_data_); }
+  const void* raw() const { return buf_ ? buf_->data() : borrowed_data_; }
 
   // Element access through double, for tests, printing and scalar logic.
   // set() converts as convert_element_type does (round to bf16 / f16, float to
@@ -87,7 +93,7 @@ class Array {
   void set(int64_t flat, double v);
   int64_t get_int(int64_t flat) const;  // exact for integer dtypes
 
-  bool shared() const { return buf_.use_count() > 1; }
+  bool shared() const { return borrowed_owner_ != nullptr || buf_.use_count() > 1; }
   void make_unique_copy();   // detach from other holders of the buffer
   Array copy() const;        // deep copy
   // The same elements viewed with another shape of equal size; shares the
@@ -98,7 +104,9 @@ class Array {
   DType dtype_ = DType::f32;
   Shape shape_;
   int64_t size_ = 0;
-  std::shared_ptr<Buffer> buf_;
+  std::shared_ptr<Buffer> buf_;                   // owned elements, or null
+  std::shared_ptr<const void> borrowed_owner_;    // or borrowed ones (Array::borrowed)
+  const void* borrowed_data_ = nullptr;
 };
 
 // Size in bytes of one element of the storage type of `d`.

@@ -3,7 +3,8 @@
 set -euo pipefail
 # clang (clang++ 14) is the second compiler CI builds with (.ci/run).
 PKGS="meson ninja-build g++ clang pkg-config libz3-dev libboost-graph-dev librange-v3-dev doctest-dev libbenchmark-dev
-      libmimalloc-dev llvm-19-dev llvm-19-tools mlir-19-tools python3-numpy"
+      libmimalloc-dev llvm-19-dev llvm-19-tools mlir-19-tools python3-numpy
+      pybind11-dev python3-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

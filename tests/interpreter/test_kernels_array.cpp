@@ -70,6 +70,26 @@ TEST_CASE("array: sharing, unique copies and O(1) reshape") {
   CHECK(values(d) == values(a));
 }
 
+TEST_CASE("array: a borrowed buffer is read in place, never written, and not counted") {
+  auto owner = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4});
+  int64_t in_use = memory_in_use();
+  Array a = Array::borrowed(DType::f32, {2, 2}, owner->data(), owner);
+  CHECK(memory_in_use() == in_use);
+  CHECK(a.raw() == owner->data());
+  CHECK(a.shared());  // always: writers copy first
+  CHECK(a.reshaped({4}).raw() == owner->data());
+  CHECK(values(a) == std::vector<double>{1, 2, 3, 4});
+  Array b = a;
+  b.make_unique_copy();
+  CHECK(b.raw() != owner->data());
+  b.data<float>()[0] = 9;
+  CHECK((*owner)[0] == 1);
+  CHECK(owner.use_count() == 2);  // `a` keeps the owner alive
+  a = Array();
+  CHECK(owner.use_count() == 1);
+  CHECK_THROWS_AS(Array::borrowed(DType::f32, {1}, nullptr, nullptr), tessera::Error);
+}
+
 TEST_CASE("array: visit dispatches on the storage type") {
   Array a = Array::from_values(DType::u8, {3}, {1, 2, 250});
   visit(a, [&](auto* p) {
