@@ -47,14 +47,17 @@ void write_trace(Interp& in, const std::string& path, bool quiet) {
 }
 
 // The failure as a last instant event of the timeline: what kind of stop it
-// was (by the interpreter's own message prefixes) and its message.
+// was (by the phrases of the interpreter's own messages, which op names may
+// precede) and its message.
 void record_failure(Timeline& t, const Error& e) {
   static const std::pair<const char*, const char*> kinds[] = {
-      {"RACE DETECTED", "race"}, {"deadlock:", "deadlock"}, {"Revisited block", "revisit"},
+      {"RACE DETECTED", "race"},
+      {"deadlock: every core is waiting", "deadlock"},
+      {"Revisited block", "revisit"},
       {"Out-of-bounds", "out of bounds"}};
   std::string kind = "error";
-  for (const auto& [prefix, name] : kinds)
-    if (e.message().starts_with(prefix)) kind = name;
+  for (const auto& [phrase, name] : kinds)
+    if (e.message().find(phrase) != std::string::npos) kind = name;
   t.instant(-1, kind, "error", {arg("message", e.formatted())});
   t.close_open();
 }

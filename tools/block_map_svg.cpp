@@ -23,6 +23,8 @@ constexpr double kCharW = 7.3;          // width of one 12px monospace character
 constexpr double kLabelLine = 13;       // line height of block labels (11px)
 constexpr int kMaxStripes = 8;          // colours shown in one block
 constexpr int64_t kMaxTiles = 4096;     // blank tiles drawn per slice
+constexpr double kMinTilePx = 4;        // smaller tiles: one blank background instead
+constexpr double kMinBlockPx = 3;       // smaller blocks are drawn this big
 constexpr size_t kMaxSlices = 16;       // leading-dim panels per operand
 constexpr size_t kMaxFailureLines = 5;
 constexpr size_t kCaptionChars = 120;  // caption lines wrap here
@@ -53,11 +55,11 @@ std::string label(const std::vector<int64_t>& p) {
   return s + ")";
 }
 
-// "(4, 3, 2)"
+// "(4, 3, 2)", as tessera's text format writes a grid
 std::string tuple(const std::vector<int64_t>& v) {
   std::string s = "(";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
+  return s + ")";
 }
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
@@ -160,6 +162,9 @@ class Drawer {
       for (const std::string& c : hl_->caption)
         for (const std::string& l : wrap(c, kCaptionChars))
           line(l, {{"class", "caption"}, {"fill", "#c00000"}, {"font-weight", "bold"}});
+    if (hl_)
+      line("in " + hl_->subject + ", the block of the counterexample's first grid point is outlined red, those of its " +
+           "other points orange; the legend frames its points");
     w_.close();
   }
 
@@ -169,7 +174,7 @@ class Drawer {
     line("colour = grid point, in visiting order; a block lists the grid points that touch it; blank: never touched;");
     line("hatched: padding; red outline: an output block REVISITED (left, then touched again) or a block out of bounds");
     y_ += 6;
-    double sw = std::clamp(kMaxW / static_cast<double>(std::max<int64_t>(n, 1)), 3.0, 28.0);
+    double sw = std::min(kMaxW / static_cast<double>(std::max<int64_t>(n, 1)), 28.0);
     double x = kMargin;
     for (int64_t p = 0; p < n; ++p, x += sw) {
       bool marked = std::find(hl_points_.begin(), hl_points_.end(), p) != hl_points_.end();
@@ -284,15 +289,21 @@ class Drawer {
     sx = std::min(sx, kMaxW / span_x), sy = std::min(sy, kMaxH / span_y);
     Scale s{x0, y0, sx, sy, lo_x, lo_y};
 
-    // Blank tiles: the places blocks could be.
+    // Blank tiles: the places blocks could be (one background where they
+    // would be too many or too small to see).
     int64_t tx = cols.tile(), ty = rows.tile();
-    int64_t ntiles = ((cols.geo.padded + tx - 1) / tx) * ((rows.geo.padded + ty - 1) / ty);
-    if (ntiles <= kMaxTiles)
-      for (int64_t r = 0; r < std::max<int64_t>(rows.geo.padded, 1); r += ty)
-        for (int64_t c = 0; c < std::max<int64_t>(cols.geo.padded, 1); c += tx)
-          rect(s.x(c), s.y(r), std::min(tx, std::max<int64_t>(cols.geo.padded, 1) - c) * sx,
-               std::min(ty, std::max<int64_t>(rows.geo.padded, 1) - r) * sy,
-               {{"class", "tile"}, {"fill", "#ffffff"}, {"stroke", "#bbbbbb"}, {"stroke-width", "0.5"}});
+    int64_t px = std::max<int64_t>(cols.geo.padded, 1), py = std::max<int64_t>(rows.geo.padded, 1);
+    int64_t ntiles = ((px + tx - 1) / tx) * ((py + ty - 1) / ty);
+    SvgAttrs blank = {{"fill", "#ffffff"}, {"stroke", "#bbbbbb"}, {"stroke-width", "0.5"}};
+    if (ntiles <= kMaxTiles && static_cast<double>(tx) * sx >= kMinTilePx && static_cast<double>(ty) * sy >= kMinTilePx) {
+      blank.push_back({"class", "tile"});
+      for (int64_t r = 0; r < py; r += ty)
+        for (int64_t c = 0; c < px; c += tx)
+          rect(s.x(c), s.y(r), static_cast<double>(std::min(tx, px - c)) * sx, static_cast<double>(std::min(ty, py - r)) * sy, blank);
+    } else {
+      blank.push_back({"class", "background"});
+      rect(s.x(0), s.y(0), static_cast<double>(px) * sx, static_cast<double>(py) * sy, blank);
+    }
 
     for (int b : blocks) block(ob, ob.blocks[b], s, rows, cols);
     padding(s, rows, cols);
@@ -315,7 +326,9 @@ class Drawer {
 
   void block(const OperandBlocks& ob, const MappedBlock& b, const Scale& s, const Axis& rows, const Axis& cols) {
     Extent ex = cols.of(b), ey = rows.of(b);
-    double x = s.x(ex.start), y = s.y(ey.start), w = static_cast<double>(ex.size) * s.sx, h = static_cast<double>(ey.size) * s.sy;
+    // Blocks too thin to see (a row of a tall array) keep a visible size.
+    double x = s.x(ex.start), y = s.y(ey.start);
+    double w = std::max(static_cast<double>(ex.size) * s.sx, kMinBlockPx), h = std::max(static_cast<double>(ey.size) * s.sy, kMinBlockPx);
     int64_t n = bm_.num_points();
     bool revisit = ob.is_output && b.runs > 1;
     // Stripes: the colours of (up to kMaxStripes of) the grid points touching it.
