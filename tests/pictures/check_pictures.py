@@ -16,7 +16,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 SVG = "{http://www.w3.org/2000/svg}"
-TESSERA, ROOT = sys.argv[1], sys.argv[2]
+TESSERA, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])  # meson passes the exe relative to the build dir
 TMP = tempfile.mkdtemp(prefix="tessera-pictures-")
 atexit.register(shutil.rmtree, TMP, True)
 
