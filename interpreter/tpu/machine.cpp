@@ -254,9 +254,10 @@ void Machine::dma_start(const DmaRequest& req, int issuer_gc) {
   if (timeline_) {
     // From its start to the wait that takes its bytes from the destination semaphore.
     std::string src_space(mem_space_name(req.src->space)), dst_space(mem_space_name(req.dst_space));
+    BufferRef dst = find(req.dst_device, req.dst_core, req.dst_space, req.dst_id);  // req.dst_name is the issuer's twin
     TraceArgs args{arg("semaphore", semaphore_name(req.dst_sem)), arg("bytes", dma->bytes()),
                    arg("src", src_space), arg("dst", dst_space), arg("src_buffer", req.src->describe() + region_str(req.src_region)),
-                   arg("dst_buffer", req.dst_name + region_str(req.dst_region))};
+                   arg("dst_buffer", (dst ? dst->describe() : req.dst_name) + region_str(req.dst_region))};
     if (req.dst_device != req.src->device) args.push_back(arg("dst_device", static_cast<int64_t>(req.dst_device)));
     dma->timeline_id = timeline_->async_begin(issuer_gc, "DMA " + src_space + "->" + dst_space, "dma", std::move(args));
     timeline_->expect_wait(req.dst_sem, req.dst_gc, dma->bytes(), dma->timeline_id);
