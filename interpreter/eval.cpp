@@ -151,8 +151,12 @@ RunOptions with_cores(RunOptions o, int cores) {
 }
 }  // namespace
 
-Interp::Interp(const Module& m, const RunOptions& opts, int cores_per_device)
-    : module_(m), opts_(with_cores(opts, cores_per_device)), machine_(opts_, sched_), sched_(opts.grid_seed.value_or(0)) {}
+Interp::Interp(const Module& m, const RunOptions& opts, int cores_per_device, Timeline* timeline)
+    : module_(m),
+      opts_(with_cores(opts, cores_per_device)),
+      timeline_(timeline),
+      machine_(opts_, sched_, timeline),
+      sched_(opts.grid_seed.value_or(0)) {}
 
 Interp::~Interp() = default;
 

@@ -15,6 +15,7 @@
 #include "interpreter/interpreter.h"
 #include "interpreter/kernels.h"
 #include "interpreter/region.h"
+#include "interpreter/timeline.h"
 #include "interpreter/tpu/machine.h"
 #include "interpreter/tpu/scheduler.h"
 #include "ir/ir.h"
@@ -69,13 +70,15 @@ struct BodyPlan;
 
 class Interp {
  public:
-  Interp(const Module& m, const RunOptions& opts, int cores_per_device);
+  // `timeline`: where --timeline events go (null: off); it must outlive the Interp.
+  Interp(const Module& m, const RunOptions& opts, int cores_per_device, Timeline* timeline = nullptr);
   ~Interp();
 
   std::vector<Val> eval(const Body& b, std::vector<Val> args, Ctx& ctx);
   // One step toward --max-steps: every op, and every grid iteration of a
   // pallas_call (so an empty kernel over a huge grid stops too).
   void step(const Loc& loc) {
+    if (timeline_) timeline_->tick();
     if (opts_.max_steps > 0 && ++steps_ > opts_.max_steps)
       throw Error(loc, "stopped after " + std::to_string(opts_.max_steps) + " steps (--max-steps: ops and grid iterations)");
   }
@@ -84,6 +87,7 @@ class Interp {
   const RunOptions& opts() const { return opts_; }
   tpu::Machine& machine() { return machine_; }
   tpu::Scheduler& sched() { return sched_; }
+  Timeline* timeline() const { return timeline_; }
   int global_core(const Ctx& c) const { return machine_.global_core(c.device, c.core); }
   // The barrier state shared by every device of a pmap op (nested pmaps: all
   // devices of all enclosing maps, so a device barrier spans the whole mesh).
@@ -101,6 +105,7 @@ class Interp {
 
   const Module& module_;
   RunOptions opts_;
+  Timeline* timeline_;
   tpu::Machine machine_;    // destroyed after the scheduler has joined its threads
   tpu::Scheduler sched_;
   std::mutex plans_mu_;

@@ -3,6 +3,8 @@
 #include "interpreter/interpreter.h"
 
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <range/v3/view/zip.hpp>
 #include <set>
 
@@ -44,6 +46,30 @@ void write_trace(Interp& in, const std::string& path, bool quiet) {
   if (!t && !quiet) throw Error("cannot write the trace file " + path);
 }
 
+// The failure as a last instant event of the timeline: what kind of stop it
+// was (by the phrases of the interpreter's own messages, which op names may
+// precede) and its message.
+void record_failure(Timeline& t, const Error& e) {
+  static const std::pair<const char*, const char*> kinds[] = {
+      {"RACE DETECTED", "race"},
+      {"deadlock: every core is waiting", "deadlock"},
+      {"Revisited block", "revisit"},
+      {"Out-of-bounds", "out of bounds"}};
+  std::string kind = "error";
+  for (const auto& [phrase, name] : kinds)
+    if (e.message().find(phrase) != std::string::npos) kind = name;
+  t.instant(-1, kind, "error", {arg("message", e.formatted())});
+  t.close_open();
+}
+
+// Writes the timeline to `path`; `quiet` as for write_trace.
+void write_timeline(const Timeline& t, const std::string& path, bool quiet) {
+  std::ofstream f(path, std::ios::binary);
+  f << t.json();
+  f.close();
+  if (!f && !quiet) throw Error("cannot write the timeline file " + path);
+}
+
 }  // namespace
 
 std::vector<Array> run_function(const Module& m, std::string_view func, const std::vector<Array>& inputs,
@@ -56,36 +82,51 @@ std::vector<Array> run_function(const Module& m, std::string_view func, const st
     throw Error(f->loc(), "@" + f->name() + " takes " + std::to_string(params.size()) + " input(s), got " +
                               std::to_string(inputs.size()));
   int cores = static_cast<int>(std::max<int64_t>(opts.cores, max_mesh_cores(m)));
-  Interp in(m, opts, cores);
-  std::vector<Val> args;
-  for (const auto& [param, a] : ranges::views::zip(params, inputs)) {
-    const Type& t = param->type;
-    if (a.dtype() != t.dtype() || a.shape() != t.shape())
-      throw Error(param->loc, "input %" + param->name + " of @" + f->name() + " must be " +
-                                  Type::array(t.array_type()).str() + ", got " + Type::array(a.type()).str());
-    if (t.is_ref()) {
-      auto b = in.machine().allocate(0, -1, t.mem_space(), a, "argument \"" + param->name + "\"");
-      args.push_back(Val{Array(), b});
-    } else {
-      args.push_back(Val{a, nullptr});
+  // The timeline outlives the interpreter, so that every simulated core has
+  // stopped (and recorded its last events) before it is written.
+  std::unique_ptr<Timeline> timeline;
+  if (!opts.timeline_file.empty()) timeline = std::make_unique<Timeline>(cores);
+  std::vector<Array> result;
+  std::optional<Error> failure;
+  {
+    Interp in(m, opts, cores, timeline.get());
+    std::vector<Val> args;
+    for (const auto& [param, a] : ranges::views::zip(params, inputs)) {
+      const Type& t = param->type;
+      if (a.dtype() != t.dtype() || a.shape() != t.shape())
+        throw Error(param->loc, "input %" + param->name + " of @" + f->name() + " must be " +
+                                    Type::array(t.array_type()).str() + ", got " + Type::array(a.type()).str());
+      if (t.is_ref()) {
+        auto b = in.machine().allocate(0, -1, t.mem_space(), a, "argument \"" + param->name + "\"");
+        args.push_back(Val{Array(), b});
+      } else {
+        args.push_back(Val{a, nullptr});
+      }
+    }
+    Ctx ctx;
+    std::vector<Val> outs;
+    try {
+      outs = in.eval(*f, std::move(args), ctx);
+    } catch (const Error& e) {
+      // The trace matters most when the run stops on an error: it shows the
+      // grid points visited up to the failing one.
+      write_trace(in, opts.trace_file, /*quiet=*/true);
+      failure = e;
+    }
+    if (!failure) {
+      write_trace(in, opts.trace_file, /*quiet=*/false);
+      for (Val& v : outs) {
+        if (v.is_ref()) result.push_back(v.ref->data);
+        else result.push_back(std::move(v.arr));
+      }
     }
   }
-  Ctx ctx;
-  std::vector<Val> outs;
-  try {
-    outs = in.eval(*f, std::move(args), ctx);
-  } catch (const Error&) {
-    // The trace matters most when the run stops on an error: it shows the
-    // grid points visited up to the failing one.
-    write_trace(in, opts.trace_file, /*quiet=*/true);
-    throw;
+  if (timeline) {
+    if (failure) record_failure(*timeline, *failure);
+    timeline->close_open();
+    write_timeline(*timeline, opts.timeline_file, /*quiet=*/failure.has_value());
   }
-  write_trace(in, opts.trace_file, /*quiet=*/false);
-  std::vector<Array> result;
-  for (Val& v : outs) {
-    if (v.is_ref()) result.push_back(v.ref->data);
-    else result.push_back(std::move(v.arr));
-  }
+  if (failure) throw *failure;
   return result;
 }
 

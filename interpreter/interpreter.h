@@ -24,6 +24,7 @@ struct RunOptions {
   int cores = 1;                      // cores per device
   std::optional<uint64_t> grid_seed;  // random order along parallel axes
   std::string trace_file;             // grid-point recorder output ("" = off)
+  std::string timeline_file;          // Chrome trace-event JSON of the run ("" = off; interpreter/timeline.h)
   bool allow_hbm_scoped = false;
   int64_t max_steps = 0;              // 0 = no limit; else error past this many ops
   int64_t max_memory = default_memory_limit();  // bytes of arrays alive at once (0 = no limit)

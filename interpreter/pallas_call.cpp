@@ -10,6 +10,7 @@
 // block index.
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <unordered_map>
 #include <unordered_set>
@@ -348,23 +349,14 @@ std::vector<Block> PallasRun::blocks_at(const std::vector<int64_t>& point, Ctx& 
     if (static_cast<int>(idx.size()) != index_map_arity(mp.dims))
       throw Error(op_.loc, "pallas_call: the index map of " + mp.name + " returned " + std::to_string(idx.size()) +
                                " values, expected " + std::to_string(index_map_arity(mp.dims)));
-    size_t k = 0;
-    for (const DimGeometry& d : mp.geo.dims) {
-      int64_t v = idx[k++];
-      switch (d.dim.kind) {
-        case BlockDimKind::Blocked:
-        case BlockDimKind::Element: blk.region.push_back(Sel{d.start(v), d.window(), 1, true}); break;
-        case BlockDimKind::Squeezed: blk.region.push_back(Sel{d.start(v), 1, 1, false}); break;
-        case BlockDimKind::BoundedSlice: {
-          int64_t size = idx[k++];
-          if (size < 0 || size > d.dim.size)
-            throw Error(op_.loc, "pallas_call: the index map of " + mp.name + " returned a slice of size " +
-                                     std::to_string(size) + " for a BoundedSlice(" + std::to_string(d.dim.size) + ") dim" +
-                                     at(point, cc) + kernel_note());
-          blk.region.push_back(Sel{d.start(v), size, 1, true});
-          break;
-        }
-      }
+    std::vector<BlockGeometry::Extent> extent = mp.geo.block_at(idx);
+    for (size_t d = 0; d < extent.size(); ++d) {
+      const BlockDim& dim = mp.geo.dims[d].dim;
+      if (dim.kind == BlockDimKind::BoundedSlice && (extent[d].size < 0 || extent[d].size > dim.size))
+        throw Error(op_.loc, "pallas_call: the index map of " + mp.name + " returned a slice of size " +
+                                 std::to_string(extent[d].size) + " for a BoundedSlice(" + std::to_string(dim.size) + ") dim" +
+                                 at(point, cc) + kernel_note());
+      blk.region.push_back(Sel{extent[d].start, extent[d].size, 1, dim.kind != BlockDimKind::Squeezed});
     }
     blk.index = std::move(idx);
   }
@@ -384,9 +376,22 @@ Region kernel_region(const Block& b, const Shape& kernel_shape) {
   return r;
 }
 
+// Opens `event`, a block copy on the timeline (one tick long), when there is one.
+void copy_event(std::optional<Timeline::Span>& event, Interp& in, const Ctx& cc, const char* verb,
+                const std::string& operand, const Block& b, DType d) {
+  Timeline* tl = in.timeline();
+  if (!tl) return;
+  event.emplace(*tl, in.global_core(cc), verb + operand, "copy",
+                TraceArgs{arg("block", b.index), arg("region", region_str(b.region)),
+                          arg("bytes", region_elements(b.region) * dtype_bytes(d))});
+  tl->tick();
+}
+
 void PallasRun::copy_in(int j, const Block& b, Ctx& cc, const std::vector<int64_t>& point) {
   const Mapping& mp = maps_[j];
   tpu::MemBuffer& src = *hbm_[j];
+  std::optional<Timeline::Span> event;
+  copy_event(event, in_, cc, "copy in ", mp.short_name, b, src.data.dtype());
   tpu::BufferRef dst = for_core(kernel_bufs_[mp.param], cc.core);
   bool ok = block_in_bounds(mp, b, src.data.shape());
   if (!ok && in_.opts().oob == RunOptions::Oob::raise)
@@ -412,6 +417,8 @@ void PallasRun::copy_out(int j, const Block& b, Ctx& cc, const std::vector<int64
   const Mapping& mp = maps_[j];
   tpu::MemBuffer& dst = *hbm_[j];
   tpu::BufferRef src = for_core(kernel_bufs_[mp.param], cc.core);
+  std::optional<Timeline::Span> event;
+  copy_event(event, in_, cc, "copy out ", mp.short_name, b, dst.data.dtype());
   if (!region_in_bounds(b.region, dst.data.shape()))
     throw Error(op_.loc, "Out-of-bounds block index " + ints_str(b.index) + " for output " + mp.short_name + at(point, cc) +
                              ": writing " + region_str(b.region) + " but output has shape " + shape_str(mp.array_shape) +
@@ -484,11 +491,20 @@ void PallasRun::run_core(int core) {
   std::vector<std::unordered_map<std::vector<int64_t>, Visit, VecHash>> visited(g_.num_outputs());
   std::vector<std::vector<int64_t>> current_key(g_.num_outputs());
 
+  Timeline* tl = in_.timeline();
+  std::optional<Timeline::Span> call_event;
+  if (tl)
+    call_event.emplace(*tl, in_.global_core(cc), "pallas_call " + frame.kernel, "pallas_call",
+                       TraceArgs{arg("grid", grid_), arg("first_iteration", first), arg("iterations", last - first)});
   std::vector<int64_t> point = point_of(loop);
   std::vector<Block> cur = blocks_at(point, cc), prev;
   bool trace = !in_.opts().trace_file.empty();
   for (int64_t it = first; it < last; ++it) {
     if (in_.sched().multi()) in_.sched().maybe_yield();
+    std::optional<Timeline::Span> step_event;
+    if (tl)
+      step_event.emplace(*tl, in_.global_core(cc), "step " + ints_str(point), "grid",
+                         TraceArgs{arg("point", point), arg("iteration", it), arg("kernel", frame.kernel)});
     in_.step(op_.loc);
     if (trace) m_.record(cc.device, core, point);
     frame.point = point;

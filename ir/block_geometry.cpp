@@ -111,6 +111,16 @@ bool BlockGeometry::in_bounds(const std::vector<int64_t>& index) const {
   return true;
 }
 
+std::vector<BlockGeometry::Extent> BlockGeometry::block_at(const std::vector<int64_t>& index) const {
+  std::vector<Extent> out;
+  size_t k = 0;
+  for (const DimGeometry& d : dims) {
+    int64_t v = index.at(k++);
+    out.push_back(Extent{d.start(v), d.arity() == 2 ? index.at(k++) : d.window()});
+  }
+  return out;
+}
+
 int BlockGeometry::index_arity() const {
   int n = 0;
   for (const DimGeometry& d : dims) n += d.arity();

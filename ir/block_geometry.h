@@ -64,6 +64,13 @@ struct BlockGeometry {
   int index_arity() const;      // values the index map returns
   // Whether the block at these index-map values lies inside the padded buffer.
   bool in_bounds(const std::vector<int64_t>& index) const;
+  // Where the block at these index-map values lies, per array dim: its first
+  // element in padded coordinates and its extent (a BoundedSlice's size value,
+  // unchecked). `index` has index_arity() values.
+  struct Extent {
+    int64_t start, size;
+  };
+  std::vector<Extent> block_at(const std::vector<int64_t>& index) const;
 };
 
 DimGeometry dim_geometry(const BlockDim& dim, int64_t extent);

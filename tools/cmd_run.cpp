@@ -83,6 +83,9 @@ int cmd_run(const Argv& argv) {
   a.flag("--cores", "N", "cores per device; the parallel prefix of each grid is split among them", "1");
   a.flag("--grid-seed", "N", "visit grid points in a random (seeded) order along parallel axes");
   a.flag("--trace", "FILE", "record every grid point visited (device, core, point) to FILE, also when the run fails");
+  a.flag("--timeline", "FILE",
+         "write a Chrome trace-event JSON of the run to FILE (Perfetto, chrome://tracing), also when the run\n"
+         "fails: grid steps, block copies, DMAs, semaphore waits, races; a logical clock (docs/pictures.md)");
   a.toggle("--allow-hbm-scoped", "allow run_scoped to allocate HBM buffers");
   a.flag("--max-steps", "N", "stop with an error after N steps: ops and grid iterations (0: no limit)", "0");
   a.flag("--max-memory", "BYTES",
@@ -109,6 +112,7 @@ int cmd_run(const Argv& argv) {
     if (opts.cores < 1 || opts.cores > 1024) throw Error("--cores must be between 1 and 1024");
     if (a.has("--grid-seed")) opts.grid_seed = static_cast<uint64_t>(parse_int("--grid-seed", a.get("--grid-seed")));
     opts.trace_file = a.get("--trace");
+    opts.timeline_file = a.get("--timeline");
     opts.allow_hbm_scoped = a.has("--allow-hbm-scoped");
     opts.max_steps = parse_int("--max-steps", a.get("--max-steps"));
     opts.max_memory = parse_bytes("--max-memory", a.get("--max-memory"));
@@ -119,14 +123,7 @@ int cmd_run(const Argv& argv) {
     if (!m) return 1;
     BodyPtr f = m->entry(a.get("--func"));
 
-    std::map<std::string, std::string> given;
-    for (const std::string& spec : a.all("--input")) {
-      size_t eq = spec.find('=');
-      if (eq == std::string::npos || eq == 0) throw Error("--input needs NAME=PATH.npy, got '" + spec + "'");
-      std::string name = spec.substr(0, eq);
-      if (!name.empty() && name[0] == '%') name = name.substr(1);
-      given[name] = spec.substr(eq + 1);
-    }
+    std::map<std::string, std::string> given = named_inputs(a.all("--input"));
     for (const auto& [name, _] : given) {
       bool known = false;
       for (const Var* p : f->params()) known |= p->name == name;

@@ -2,6 +2,7 @@
 // the arguments after its name; it returns the process exit status.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ const std::vector<Command>& commands();
 // returns nullopt. With `verify`, also runs the verifier and prints every
 // diagnostic.
 std::optional<Module> load_module(const std::string& path, bool verify = true);
+
+// `--input NAME=PATH.npy` flags as NAME -> PATH (a leading `%` dropped);
+// throws Error on a flag without `=` or a name.
+std::map<std::string, std::string> named_inputs(const std::vector<std::string>& flags);
 
 // The module's symbol @name; when there is none, prints an error listing the
 // symbols (to pick one with --func) and returns null.

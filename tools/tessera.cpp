@@ -39,6 +39,18 @@ std::optional<Module> load_module(const std::string& path, bool verify) {
   }
 }
 
+std::map<std::string, std::string> named_inputs(const std::vector<std::string>& flags) {
+  std::map<std::string, std::string> given;
+  for (const std::string& spec : flags) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error("--input needs NAME=PATH.npy, got '" + spec + "'");
+    std::string name = spec.substr(0, eq);
+    if (!name.empty() && name[0] == '%') name = name.substr(1);
+    given[name] = spec.substr(eq + 1);
+  }
+  return given;
+}
+
 BodyPtr find_function(const Module& m, const std::string& name) {
   if (BodyPtr b = m.find(name)) return b;
   std::string names;

@@ -54,6 +54,7 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
   std::vector<Obligation> out;
   if (op.name() == "core_map") {
     out.push_back(prove_kernel_bounds(c));
+    out.back().op = &op;
     return out;
   }
   int nin = c.g.num_inputs();
@@ -77,6 +78,7 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
   out.push_back(prove_kernel_bounds(c));
   out.push_back(prove_carried_state(c));
   condition_on_premises(out, c);
+  for (Obligation& o : out) o.op = &op;
   return out;
 }
 
@@ -108,6 +110,13 @@ struct Finder {
 
 }  // namespace
 
+std::string call_name(const Op& op) {
+  GridMapping g = grid_mapping(op);
+  std::string name = g.name.empty() ? "pallas_call" : g.name;
+  if (op.str_param("name").empty() && name.size() > 7 && name.ends_with("_kernel")) name.resize(name.size() - 7);
+  return name;
+}
+
 std::vector<Obligation> prove_module(const Module& m, const Options& opts) {
   Finder f;
   if (!opts.func.empty()) {
@@ -122,9 +131,7 @@ std::vector<Obligation> prove_module(const Module& m, const Options& opts) {
   std::set<std::string> names;
   for (const auto& [op, axes] : f.calls) {
     GridMapping g = op->name() == "pallas_call" ? grid_mapping(*op) : GridMapping{};
-    // `name=` if given, else the kernel's name without a trailing "_kernel".
-    std::string name = op->name() == "core_map" ? "core_map" : g.name.empty() ? "pallas_call" : g.name;
-    if (op->name() == "pallas_call" && op->str_param("name").empty() && name.size() > 7 && name.ends_with("_kernel")) name.resize(name.size() - 7);
+    std::string name = op->name() == "core_map" ? "core_map" : call_name(*op);
     int k = ++uses[name];
     if (k > 1) name += "#" + std::to_string(k);
     std::vector<Obligation> obs = prove_call(*op, name, opts, axes);

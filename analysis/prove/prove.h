@@ -69,12 +69,16 @@ struct Obligation {
   std::string method;     // "intervals", "z3", "trivial"
   int queries = 0;        // Z3 queries asked
   double millis = 0;
+  const Op* op = nullptr; // the pallas_call or core_map it is about (for drawing it: `prove --svg`)
 
   // "matmul out[0] non-revisiting: proved"
   std::string line() const;
 };
 
 std::vector<Obligation> prove_module(const Module& m, const Options& opts = {});
+// How results name a pallas_call: its `name=` param, else its kernel's name
+// without a trailing "_kernel" (prove_module numbers repeats "#2", "#3"...).
+std::string call_name(const Op& pallas_call);
 // The obligations of one pallas_call op; `name` names it in the results.
 // `axis_sizes`: sizes of the named device axes of enclosing pmaps, for axis_index.
 std::vector<Obligation> prove_call(const Op& pallas_call, const std::string& name, const Options& opts = {},

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "analysis/prove/prove.h"
+#include "ir/json.h"
 
 namespace tessera::prove {
 
@@ -29,33 +30,15 @@ int exit_code(const std::vector<Obligation>& obs) {
   return unknown ? 3 : 0;
 }
 
-namespace {
-
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') out += '\\', out += ch;
-    else if (c == '\n') out += "\\n";
-    else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else out += ch;
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 std::string to_json(const std::vector<Obligation>& obs) {
   std::string s = "{\"obligations\": [";
   for (size_t i = 0; i < obs.size(); ++i) {
     const Obligation& o = obs[i];
     s += i ? ",\n  " : "\n  ";
-    s += "{\"call\": " + quote(o.call) + ", \"subject\": " + quote(o.subject) + ", \"kind\": " + quote(o.kind) +
-         ", \"verdict\": " + quote(o.verdict == Verdict::failed ? "failed" : std::string(verdict_name(o.verdict))) +
-         ", \"detail\": " + quote(o.detail) + ", \"grid_points\": [";
+    s += "{\"call\": " + json_quote(o.call) + ", \"subject\": " + json_quote(o.subject) + ", \"kind\": " + json_quote(o.kind) +
+         ", \"verdict\": " + json_quote(o.verdict == Verdict::failed ? "failed" : std::string(verdict_name(o.verdict))) +
+         ", \"detail\": " + json_quote(o.detail) + ", \"grid_points\": [";
     for (size_t p = 0; p < o.grid_points.size(); ++p) {
       s += p ? ", [" : "[";
       for (size_t k = 0; k < o.grid_points[p].size(); ++k) s += (k ? ", " : "") + std::to_string(o.grid_points[p][k]);
@@ -63,7 +46,7 @@ std::string to_json(const std::vector<Obligation>& obs) {
     }
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.3f", o.millis);
-    s += "], \"method\": " + quote(o.method) + ", \"queries\": " + std::to_string(o.queries) + ", \"millis\": " + ms + "}";
+    s += "], \"method\": " + json_quote(o.method) + ", \"queries\": " + std::to_string(o.queries) + ", \"millis\": " + ms + "}";
   }
   s += obs.empty() ? "],\n" : "\n],\n";
   s += "\"exit_code\": " + std::to_string(exit_code(obs)) + "}\n";

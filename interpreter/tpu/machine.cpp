@@ -1,6 +1,7 @@
 #include "interpreter/tpu/machine.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tessera::interp::tpu {
 namespace {
@@ -21,6 +22,7 @@ std::string MemBuffer::describe() const {
 struct Dma {
   Machine::DmaRequest req;
   int thread = 0;
+  int64_t timeline_id = -1;  // its async event on the timeline
   VectorClock clock;
   bool read_done = false, write_done = false;
   Array data;
@@ -35,6 +37,7 @@ struct Dma {
     if (oob && m.opts().oob == RunOptions::Oob::raise)
       throw Error(req.loc, "dma_start: Out-of-bounds read of " + src.describe() + ": reading " + region_str(req.src_region) +
                                " but buffer has shape " + shape_str(src.data.shape()) + req.where);
+    if (m.timeline()) m.timeline()->tick();
     clock.tick(thread);
     m.access(src, req.src_region, false, thread, clock, "DMA " + std::to_string(thread - kDmaThread0) + " of " + req.issuer, req.loc);
     data = read_region(src.data, req.src_region, true, m.uninit_zero());
@@ -53,6 +56,7 @@ struct Dma {
     if (!region_in_bounds(req.dst_region, dst->data.shape()))
       throw Error(req.loc, "dma_start: Out-of-bounds write of " + dst->describe() + ": writing " + region_str(req.dst_region) +
                                " but buffer has shape " + shape_str(dst->data.shape()) + req.where);
+    if (m.timeline()) m.timeline()->tick();
     clock.tick(thread);
     m.access(*dst, req.dst_region, true, thread, clock, "DMA " + std::to_string(thread - kDmaThread0) + " of " + req.issuer, req.loc);
     Array value = data.reshaped(region_shape(req.dst_region));
@@ -64,7 +68,8 @@ struct Dma {
   }
 };
 
-Machine::Machine(const RunOptions& opts, Scheduler& sched) : opts_(opts), sched_(sched), next_dma_thread_(kDmaThread0) {}
+Machine::Machine(const RunOptions& opts, Scheduler& sched, Timeline* timeline)
+    : opts_(opts), sched_(sched), next_dma_thread_(kDmaThread0), timeline_(timeline) {}
 Machine::~Machine() = default;
 
 BufferRef Machine::allocate(int device, int core, MemSpace space, const Array& init, const std::string& name) {
@@ -178,6 +183,10 @@ void Machine::signal(int64_t sem, int target_gc, int64_t inc, const VectorClock*
 
 void Machine::wait(int64_t sem, int gc, int64_t value, bool run_work, const std::string& where) {
   if (value < 0) throw Error("semaphore wait for a negative amount " + std::to_string(value));
+  std::optional<Timeline::Span> span;
+  if (timeline_)
+    span.emplace(*timeline_, gc, run_work ? "dma_wait" : "semaphore_wait", "wait",
+                 TraceArgs{arg("semaphore", semaphore_name(sem)), arg("value", value)});
   while (true) {
     Semaphore& s = semaphore(sem);
     if (run_work) {
@@ -191,6 +200,7 @@ void Machine::wait(int64_t sem, int gc, int64_t value, bool run_work, const std:
     Semaphore& s2 = semaphore(sem);
     if (s2.count[gc] >= value) {
       s2.count[gc] -= value;
+      if (timeline_) timeline_->waited(sem, gc, value);
       if (opts_.detect_races) {
         VectorClock& mine = clock(gc);
         mine.join(s2.clock[gc]);
@@ -241,6 +251,18 @@ void Machine::dma_start(const DmaRequest& req, int issuer_gc) {
   auto dma = std::make_shared<Dma>();
   dma->req = req;
   dma->thread = next_dma_thread_++;
+  if (timeline_) {
+    // From its start to the wait that takes its bytes from the destination semaphore.
+    std::string src_space(mem_space_name(req.src->space)), dst_space(mem_space_name(req.dst_space));
+    BufferRef dst = find(req.dst_device, req.dst_core, req.dst_space, req.dst_id);  // req.dst_name is the issuer's twin
+    TraceArgs args{arg("semaphore", semaphore_name(req.dst_sem)), arg("bytes", dma->bytes()),
+                   arg("src", src_space), arg("dst", dst_space), arg("src_buffer", req.src->describe() + region_str(req.src_region)),
+                   arg("dst_buffer", (dst ? dst->describe() : req.dst_name) + region_str(req.dst_region))};
+    if (req.dst_device != req.src->device) args.push_back(arg("dst_device", static_cast<int64_t>(req.dst_device)));
+    dma->timeline_id = timeline_->async_begin(issuer_gc, "DMA " + src_space + "->" + dst_space, "dma", std::move(args));
+    timeline_->expect_wait(req.dst_sem, req.dst_gc, dma->bytes(), dma->timeline_id);
+    dma_issuer_[dma->thread] = issuer_gc;
+  }
   if (opts_.detect_races) {
     VectorClock& mine = clock(issuer_gc);
     dma->clock = mine;
@@ -262,6 +284,8 @@ void Machine::barrier(BarrierState& b, int gc, const std::string& what) {
     b.arrived = 0;
     ++b.generation;
   } else {
+    std::optional<Timeline::Span> span;
+    if (timeline_) span.emplace(*timeline_, gc, "barrier", "wait", TraceArgs{arg("for", what)});
     sched_.wait_until([&b, gen] { return b.generation != gen; }, [what] { return what; });
   }
   if (opts_.detect_races) {
@@ -302,7 +326,16 @@ void Machine::access(const MemBuffer& b, const Region& r, bool write, int thread
                      const std::string& what, const Loc& loc) {
   if (!opts_.detect_races || b.is_semaphore()) return;
   Access a{thread, clock.get(thread), write, r, what, loc};
-  races_.check({b.device, b.core, static_cast<int>(b.space), b.id}, b.describe(), a, clock);
+  try {
+    races_.check({b.device, b.core, static_cast<int>(b.space), b.id}, b.describe(), a, clock);
+  } catch (const Error& e) {
+    if (timeline_) {
+      auto issuer = dma_issuer_.find(thread);
+      timeline_->instant(issuer != dma_issuer_.end() ? issuer->second : thread, "race", "race",
+                         {arg("buffer", b.describe()), arg("message", e.message())});
+    }
+    throw;
+  }
 }
 
 void Machine::on_read(const MemBuffer& b, const Region& r, int gc, const std::string& what, const Loc& loc) {

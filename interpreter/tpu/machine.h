@@ -21,6 +21,7 @@
 #include "interpreter/array.h"
 #include "interpreter/interpreter.h"
 #include "interpreter/region.h"
+#include "interpreter/timeline.h"
 #include "interpreter/tpu/races.h"
 #include "interpreter/tpu/scheduler.h"
 
@@ -67,7 +68,8 @@ struct BarrierState {
 
 class Machine {
  public:
-  Machine(const RunOptions& opts, Scheduler& sched);
+  // `timeline`: where DMA, wait and race events go (null: off).
+  Machine(const RunOptions& opts, Scheduler& sched, Timeline* timeline = nullptr);
   ~Machine();
 
   const RunOptions& opts() const { return opts_; }
@@ -141,6 +143,7 @@ class Machine {
   void on_write(const MemBuffer& b, const Region& r, int gc, const std::string& what, const Loc& loc);
   void access(const MemBuffer& b, const Region& r, bool write, int thread, const VectorClock& clock,
               const std::string& what, const Loc& loc);
+  Timeline* timeline() const { return timeline_; }
 
   // Grid-point trace.
   void record(int device, int core, const std::vector<int64_t>& point);
@@ -158,6 +161,8 @@ class Machine {
   std::map<int, VectorClock> clocks_;
   RaceDetector races_;
   int next_dma_thread_;
+  Timeline* timeline_;
+  std::map<int, int> dma_issuer_;  // with a timeline: DMA thread -> the global core that started it
 };
 
 }  // namespace tessera::interp::tpu
