@@ -39,7 +39,7 @@ def attention(q, k, v):
 KERNELS = {
     "add": (lambda: {"x": normal(1024, 512), "y": normal(1024, 512)}, lambda x, y: x + y, {}),
     "cumsum": (lambda: {"x": normal(8, 1024)}, lambda x: np.cumsum(x, axis=1), {}),
-    "dma_pipeline": (lambda: {"x": normal(2048, 128)}, lambda x: 2 * x, {"jvp": "34:3"}),
+    "dma_pipeline": (lambda: {"x": normal(2048, 128)}, lambda x: 2 * x, {}),
     "flash_attention": (lambda: {"q": normal(4, 256, 64), "k": normal(4, 256, 64), "v": normal(4, 256, 64)},
                         attention, {}),
     "gather_rows": (lambda: {"idx": RNG.integers(0, 1024, 16, dtype=np.int32), "table": normal(1024, 128)},
@@ -47,7 +47,7 @@ KERNELS = {
     "layernorm": (lambda: {"x": normal(256, 512), "gamma": normal(512), "beta": normal(512)}, layernorm, {}),
     "matmul": (lambda: {"x": normal(512, 256), "y": normal(256, 384)}, lambda x, y: x @ y, {}),
     "ring_allreduce": (lambda: {"x": normal(4, 8, 128)}, lambda x: np.broadcast_to(x.sum(axis=0), x.shape),
-                       {"jvp": "56:9", "discharge,dce": "44:3"}),
+                       {"discharge,dce": "44:3"}),
     "row_sum": (lambda: {"x": normal(512, 1024)}, lambda x: x.sum(axis=1), {}),
     "softmax": (lambda: {"x": normal(256, 1000)}, softmax, {}),
 }
