@@ -64,6 +64,7 @@ TESSERA_FLOAT_UNARY(Tanh, std::tanh(x))
 TESSERA_FLOAT_UNARY(Logistic, T(1) / (T(1) + std::exp(-x)))
 TESSERA_FLOAT_UNARY(Sin, std::sin(x))
 TESSERA_FLOAT_UNARY(Cos, std::cos(x))
+TESSERA_FLOAT_UNARY(Tan, std::tan(x))
 TESSERA_FLOAT_UNARY(Floor, std::floor(x))
 TESSERA_FLOAT_UNARY(Ceil, std::ceil(x))
 TESSERA_FLOAT_UNARY(Round, std::round(x))
@@ -127,6 +128,9 @@ struct Mul {
     if constexpr (is_fp<T>) return a * b;
     else return static_cast<T>(WrapT<T>(a) * WrapT<T>(b));
   }
+};
+struct Square {
+  template <class T> T operator()(T x) const { return Mul{}(x, x); }
 };
 struct Div {
   template <class T> T operator()(T a, T b) const {
@@ -461,6 +465,7 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("logistic", unary_kernel<F::floating, Logistic>());
   t.set("sin", unary_kernel<F::floating, Sin>());
   t.set("cos", unary_kernel<F::floating, Cos>());
+  t.set("tan", unary_kernel<F::floating, Tan>());
   t.set("floor", unary_kernel<F::floating, Floor>());
   t.set("ceil", unary_kernel<F::floating, Ceil>());
   t.set("round", unary_kernel<F::floating, Round>());
@@ -476,6 +481,7 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("reduce_precision", reduce_precision_kernel);
   t.set("neg", unary_kernel<F::numeric, Neg>());
   t.set("abs", unary_kernel<F::numeric, Abs>());
+  t.set("square", unary_kernel<F::numeric, Square>());
   t.set("sign", unary_kernel<F::numeric, Sign>());
   t.set("not", not_kernel);
   t.set("population_count", unary_kernel<F::integer, PopCount>());

@@ -78,6 +78,8 @@ Value d_logistic(Builder& b, Value, Value y, Value d) {
   return b.binary("mul", d, b.binary("mul", y, b.binary("sub", lit(y, 1), y)));
 }
 Value d_sin(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("cos", x)); }
+Value d_tan(Builder& b, Value, Value y, Value d) { return b.binary("mul", d, b.binary("add", lit(y, 1), b.binary("mul", y, y))); }
+Value d_square(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.binary("mul", x, lit(x, 2))); }
 Value d_cos(Builder& b, Value x, Value, Value d) { return b.unary("neg", b.binary("mul", d, b.unary("sin", x))); }
 Value d_abs(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("sign", x)); }
 // cbrt: d / (3 y^2); reciprocal: -d y^2; erf_inv: d sqrt(pi)/2 exp(y^2).
@@ -100,7 +102,7 @@ void register_elementwise(Registry& r) {
     Primitive::TangentFn tangent;  // null: piecewise constant
   };
   for (auto [n, tangent] : {UnaryMath{"exp", d_exp}, {"log", d_log}, {"sqrt", d_sqrt}, {"rsqrt", d_rsqrt},
-                            {"tanh", d_tanh}, {"logistic", d_logistic}, {"sin", d_sin}, {"cos", d_cos}, {"floor", nullptr},
+                            {"tanh", d_tanh}, {"logistic", d_logistic}, {"sin", d_sin}, {"cos", d_cos}, {"tan", d_tan}, {"floor", nullptr},
                             {"ceil", nullptr}, {"round", nullptr}, {"exp2", d_exp2}, {"log1p", d_log1p},
                             {"expm1", d_expm1}, {"erf", d_erf}, {"cbrt", d_cbrt}, {"erf_inv", d_erf_inv}}) {
     Primitive& p = add(r, n, std::string("elementwise ") + n, 1, DTypeClass::floating);
@@ -109,6 +111,8 @@ void register_elementwise(Registry& r) {
   }
   add(r, "neg", "elementwise negation", 1, DTypeClass::numeric);
   add(r, "abs", "elementwise absolute value", 1, DTypeClass::numeric).tangent = d_abs;
+  // lax.square: x * x (integers wrap, as mul does).
+  add(r, "square", "elementwise x * x", 1, DTypeClass::numeric).tangent = d_square;
   add(r, "sign", "elementwise sign (-1, 0, 1)", 1, DTypeClass::numeric).piecewise_constant = true;
   add(r, "not", "bitwise / logical not", 1, DTypeClass::int_or_bool);
   // pl.reciprocal: `approx` lets a backend use a fast approximation; the

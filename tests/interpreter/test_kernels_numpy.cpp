@@ -77,7 +77,7 @@ np.save('erfish.npy', np.exp(-c) * np.log1p(np.abs(c)))
   check_close(e, values(read_npy(dir + "/erfish.npy", DType::f32, {5, 6, 7})), 1e-6, 1e-6, "exp*log1p");
 }
 
-TEST_CASE("numpy: cbrt, reciprocal, is_finite, atan2 and clamp in f16, f32 and f64, clamp on i32 too") {
+TEST_CASE("numpy: cbrt, reciprocal, is_finite, atan2, clamp, tan and square in f16, f32 and f64, clamp and square on i32 too") {
   NumpyDir scratch("kernels_numpy_more");
   if (!scratch) return;
   const std::string& dir = scratch.path;
@@ -100,6 +100,8 @@ with np.errstate(all='ignore'):
     np.save('atan2.npy', np.arctan2(y, x).astype(out))
     np.save('pow3.npy', (x ** 3).astype(out))
     np.save('powm2.npy', (x ** -2).astype(out))
+    np.save('tan.npy', np.tan(x).astype(out))
+    np.save('square.npy', np.square(x).astype(out))
 np.save('fin.npy', np.isfinite(x))
 np.save('clamp.npy', np.minimum(np.maximum(x, lo), t(1.5)).astype(out))
 )");
@@ -112,15 +114,21 @@ np.save('clamp.npy', np.minimum(np.maximum(x, lo), t(1.5)).astype(out))
     check_close(run("integer_pow", {x}, {{"y", int64_t{3}}}), want("pow3"), tol, tol, "integer_pow 3");
     check_close(run("integer_pow", {x}, {{"y", int64_t{-2}}}), want("powm2"), tol, tol, "integer_pow -2");
     check_equal(run("clamp", {lo, x, hi}), want("clamp"), "clamp");
+    check_close(run("tan", {x}), want("tan"), tol, tol, "tan");
+    check_close(run("square", {x}), want("square"), tol, tol, "square");
   }
   Array xi = random_array(DType::i32, {40}, 94, -50, 50);
   write_npy(dir + "/xi.npy", xi);
   run_numpy(dir, "xi = np.load('xi.npy')\nnp.save('ci.npy', np.clip(xi, -7, 9).astype(np.int32))\n"
-                 "np.save('pi.npy', (xi ** 5).astype(np.int32))\n");
+                 "np.save('pi.npy', (xi ** 5).astype(np.int32))\n"
+                 "np.save('sq.npy', np.square(xi * np.int32(46341)))\n");
   check_equal(run("clamp", {Array::scalar(DType::i32, -7), xi, Array::scalar(DType::i32, 9)}),
               values(read_npy(dir + "/ci.npy", DType::i32, {40})), "clamp i32");
   // 50^5 wraps in i32, as NumPy's int32 power does.
   check_equal(run("integer_pow", {xi}, {{"y", int64_t{5}}}), values(read_npy(dir + "/pi.npy", DType::i32, {40})), "integer_pow i32");
+  // (46341 x)^2 passes 2^31: square wraps in i32, as NumPy's int32 does.
+  check_equal(run("square", {run("mul", {xi, Array::scalar(DType::i32, 46341)})}), values(read_npy(dir + "/sq.npy", DType::i32, {40})),
+              "square i32");
 }
 
 TEST_CASE("numpy: roll with static and run-time shifts, any axis, negative and oversized shifts") {

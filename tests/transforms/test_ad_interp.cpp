@@ -579,7 +579,7 @@ func @main(%s: i32, %x: f32[4]) -> f32[4] {
                        doctest::Contains("prng_seed with batched operands is not supported"), Error);
 }
 
-TEST_CASE("nextafter, reduce_precision, split and float rem: jvp equals finite differences (f64), vmap equals separate calls") {
+TEST_CASE("nextafter, reduce_precision, split, float rem, tan, square: jvp equals finite differences (f64), vmap equals separate calls") {
   // nextafter moves x1 by one ulp: its derivative is 1 in x1 and 0 in x2.
   // reduce_precision[11, 40] keeps 40 mantissa bits: its steps (2^-40
   // relative) are far below the finite-difference step, so the difference
@@ -594,7 +594,11 @@ TEST_CASE("nextafter, reduce_precision, split and float rem: jvp equals finite d
   %d = add %y, 5.0
   %e = mul %d, 0.5
   %m = rem %x, %e
-  return %n, %r, %a, %b, %ns, %m
+  %h = mul %x, 0.5
+  %t = tan %h
+  %q = square %t
+  %mq = add %m, %q
+  return %n, %r, %a, %b, %ns, %mq
 }
 )",
                           "lax_more");
