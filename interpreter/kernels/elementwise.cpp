@@ -11,7 +11,7 @@
 //   shift_right_arithmetic.
 // Float semantics: IEEE; max / min propagate NaN; rem is fmod (C's, as
 // lax.rem: the dividend's sign); `round` rounds half away from zero
-// (lax.round's default); sign keeps NaN and +-0; nextafter keeps subnormals
+// (lax.round's default; rounding_method=to_nearest_even rounds them to even); sign keeps NaN and +-0; nextafter keeps subnormals
 // (a TPU may flush them).
 #include <bit>
 #include <cmath>
@@ -326,6 +326,22 @@ std::vector<Array> clamp_kernel(const Op& op, std::span<const Array> args) {
   return {out};
 }
 
+// round: halves away from zero (std::round), or, with
+// rounding_method=to_nearest_even, to the even neighbour: a half is
+// 2 * round(x / 2) (exact: only |x| < 2^52 has halves).
+std::vector<Array> round_kernel(const Op& op, std::span<const Array> args) {
+  if (op.str_param("rounding_method") != "to_nearest_even") return unary_kernel<DTypeClass::floating, Round>()(op, args);
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  Array out = Array::uninitialized(x.dtype(), x.shape());
+  visit_family<DTypeClass::floating>(op, x.dtype(), [&](auto tag, auto rnd) {
+    using T = typename decltype(tag)::type;
+    auto to_even = [](T v) { return std::fabs(v - std::trunc(v)) == T(0.5) ? T(2) * std::round(v / T(2)) : std::round(v); };
+    map1(x.data<T>(), out.data<T>(), x.size(), to_even, rnd);
+  });
+  return {out};
+}
+
 // integer_pow[y] x: x ** y by squaring, in the dtype (integers wrap, as mul
 // does); a negative y is 1 / x ** -y (floats only, checked by the shape rule).
 std::vector<Array> integer_pow_kernel(const Op& op, std::span<const Array> args) {
@@ -468,7 +484,7 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("tan", unary_kernel<F::floating, Tan>());
   t.set("floor", unary_kernel<F::floating, Floor>());
   t.set("ceil", unary_kernel<F::floating, Ceil>());
-  t.set("round", unary_kernel<F::floating, Round>());
+  t.set("round", round_kernel);
   t.set("exp2", unary_kernel<F::floating, Exp2>());
   t.set("log1p", unary_kernel<F::floating, Log1p>());
   t.set("expm1", unary_kernel<F::floating, Expm1>());

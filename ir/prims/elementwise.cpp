@@ -103,12 +103,17 @@ void register_elementwise(Registry& r) {
   };
   for (auto [n, tangent] : {UnaryMath{"exp", d_exp}, {"log", d_log}, {"sqrt", d_sqrt}, {"rsqrt", d_rsqrt},
                             {"tanh", d_tanh}, {"logistic", d_logistic}, {"sin", d_sin}, {"cos", d_cos}, {"tan", d_tan}, {"floor", nullptr},
-                            {"ceil", nullptr}, {"round", nullptr}, {"exp2", d_exp2}, {"log1p", d_log1p},
+                            {"ceil", nullptr}, {"exp2", d_exp2}, {"log1p", d_log1p},
                             {"expm1", d_expm1}, {"erf", d_erf}, {"cbrt", d_cbrt}, {"erf_inv", d_erf_inv}}) {
     Primitive& p = add(r, n, std::string("elementwise ") + n, 1, DTypeClass::floating);
     p.tangent = tangent;
     p.piecewise_constant = !tangent;
   }
+  // lax.round's rounding_method: half away from zero (its default) or to even.
+  Primitive& round = add(r, "round", "elementwise round to an integer value, halves away from zero or to even", 1,
+                         DTypeClass::floating);
+  round.params = {choice("rounding_method", {"away_from_zero", "to_nearest_even"}, "away_from_zero")};
+  round.piecewise_constant = true;
   add(r, "neg", "elementwise negation", 1, DTypeClass::numeric);
   add(r, "abs", "elementwise absolute value", 1, DTypeClass::numeric).tangent = d_abs;
   // lax.square: x * x (integers wrap, as mul does).

@@ -333,6 +333,30 @@ np.save('h.npy', h)
                        doctest::Contains("reduce_precision of f16 is not supported yet"), Error);
 }
 
+TEST_CASE("numpy: round with halves away from zero and to even, f32 and f64") {
+  NumpyDir scratch("kernels_numpy_round");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
+  for (DType d : {DType::f32, DType::f64}) {
+    INFO(dtype_name(d));
+    Array x = random_array(d, {64}, 121, -6, 6);
+    for (int i = 0; i < 13; ++i) x.set(i * 3, (i - 6) + 0.5);  // every half from -5.5 to 6.5
+    x.set(1, -0.0), x.set(2, INFINITY), x.set(4, NAN), x.set(5, -0.25);
+    write_npy(dir + "/x.npy", x);
+    run_numpy(dir, R"(
+x = np.load('x.npy')
+np.save('even.npy', np.round(x))
+np.save('away.npy', (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype))
+)");
+    Array even = run("round", {x}, {{"rounding_method", std::string("to_nearest_even")}});
+    Array away = run("round", {x});
+    check_equal(even, values(read_npy(dir + "/even.npy", d, {64})), "to_nearest_even");
+    check_equal(away, values(read_npy(dir + "/away.npy", d, {64})), "away_from_zero");
+    CHECK(std::signbit(even.get(1)));  // -0 stays -0
+    CHECK(std::signbit(even.get(5)));  // -0.25 rounds to -0
+  }
+}
+
 TEST_CASE("numpy: split on every axis, with empty pieces; float rem is fmod; sort by two keys is lexsort") {
   NumpyDir scratch("kernels_numpy_split");
   if (!scratch) return;

@@ -390,3 +390,11 @@ TEST_CASE("split: sizes whose sum overflows are an error, not undefined behaviou
   CHECK_OP_ERROR("%x: f32[4]", "%a, %b = split[sizes=(9223372036854775807, 9223372036854775807), axis=0] %x",
                  "split: sizes (9223372036854775807, 9223372036854775807) overflow");
 }
+
+TEST_CASE("round: rounding_method is one of lax's two, away_from_zero by default") {
+  Module m = parse(one_op_module("%x: f32[8]", "%r = round %x"));
+  CHECK(m.find("f")->ops().back().str_param("rounding_method") == "away_from_zero");
+  CHECK(result_types("%x: bf16[8]", "round[rounding_method=to_nearest_even] %x") == "bf16[8]");
+  CHECK_OP_ERROR("%x: f32[8]", "round[rounding_method=half_up] %x",
+                 "parameter 'rounding_method' of round is 'half_up'; expected one of away_from_zero, to_nearest_even");
+}
