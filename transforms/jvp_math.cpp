@@ -151,6 +151,23 @@ RuleResult clamp_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   return {r, {tadd(b, tadd(b, where(below, dx[0]), where(inside, dx[1])), where(above, dx[2]))}};
 }
 
+// nextafter(x1, x2) is x1 moved by one ulp towards x2, a step constant
+// between binade boundaries: d = dx1, and x2 only picks the direction. (JAX
+// defines no jvp for nextafter_p in jax/_src/lax/lax.py; this is the
+// derivative almost everywhere, which finite differences agree with.)
+RuleResult nextafter_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  Vals y = emit_primal(c, op, x);
+  return {y, {dx[0]}};  // a rank-0 dx1 beside an array x2 is broadcast by the pass
+}
+
+// split: every piece's tangent is the same piece of the tangent.
+RuleResult split_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  Vals y = emit_primal(c, op, x);
+  if (!dx[0] || !differentiable(x[0].type())) return {y, Tans(y.size())};
+  Vals pieces = ad::emit_like(c.b, op, {*dx[0]});
+  return {y, Tans(pieces.begin(), pieces.end())};
+}
+
 // rem(x, y) = x - y * trunc(x / y): d = dx - dy * trunc(x / y)
 RuleResult rem_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   Vals y = emit_primal(c, op, x);
@@ -264,6 +281,10 @@ void add_math_rules(RuleTable<JvpRule>& t) {
   t.set("integer_pow", integer_pow_rule);
   t.set("clamp", clamp_rule);
   t.set("rem", rem_rule);
+  t.set("nextafter", nextafter_rule);
+  // lax's rule (jax/_src/lax/lax.py, ad.deflinear on reduce_precision_p):
+  // the tangent is rounded to the same format.
+  t.set("reduce_precision", linear());
   t.set("select_n", select_rule);
   t.set("convert_element_type", convert_rule);
   t.set("dot_general", dot_rule);
@@ -275,6 +296,7 @@ void add_structural_rules(RuleTable<JvpRule>& t) {
     t.set(n, linear({0}));
   t.set("roll", linear({0}));
   t.set("take_along_axis", linear({0}));
+  t.set("split", split_rule);
   t.set("concatenate", linear());
   t.set("pad", linear({0, 1}));
   t.set("dynamic_update_slice", linear({0, 1}));

@@ -274,6 +274,10 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
       t.set(count, on_operands([](IntEncoder&, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
               return op.name() + " is not modelled" + where(op);
             }));
+    t.set("square", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
+            if (in.size() != 1 || in[0].is_bool()) return "square on bools" + where(op);
+            return e.arith(op, "mul", in[0], in[0], d);
+          }));
     t.set("neg", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
             return e.fit(op, derived(-in[0].e, -in[0].iv, {&in[0]}), d);
           }));

@@ -9,8 +9,10 @@
 //   shift amounts are read as unsigned: an amount >= the bit width gives 0 for
 //   shift_left / shift_right_logical and the sign fill (0 or -1) for
 //   shift_right_arithmetic.
-// Float semantics: IEEE; max / min propagate NaN; rem is fmod; `round` rounds
-// half away from zero (lax.round's default); sign keeps NaN and +-0.
+// Float semantics: IEEE; max / min propagate NaN; rem is fmod (C's, as
+// lax.rem: the dividend's sign); `round` rounds half away from zero
+// (lax.round's default; rounding_method=to_nearest_even rounds them to even); sign keeps NaN and +-0; nextafter keeps subnormals
+// (a TPU may flush them).
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -62,6 +64,7 @@ TESSERA_FLOAT_UNARY(Tanh, std::tanh(x))
 TESSERA_FLOAT_UNARY(Logistic, T(1) / (T(1) + std::exp(-x)))
 TESSERA_FLOAT_UNARY(Sin, std::sin(x))
 TESSERA_FLOAT_UNARY(Cos, std::cos(x))
+TESSERA_FLOAT_UNARY(Tan, std::tan(x))
 TESSERA_FLOAT_UNARY(Floor, std::floor(x))
 TESSERA_FLOAT_UNARY(Ceil, std::ceil(x))
 TESSERA_FLOAT_UNARY(Round, std::round(x))
@@ -126,6 +129,9 @@ struct Mul {
     else return static_cast<T>(WrapT<T>(a) * WrapT<T>(b));
   }
 };
+struct Square {
+  template <class T> T operator()(T x) const { return Mul{}(x, x); }
+};
 struct Div {
   template <class T> T operator()(T a, T b) const {
     if constexpr (is_fp<T>) {
@@ -167,6 +173,9 @@ struct Pow {
 };
 struct Atan2 {
   template <class T> T operator()(T a, T b) const { return std::atan2(a, b); }
+};
+struct NextAfter {
+  template <class T> T operator()(T a, T b) const { return std::nextafter(a, b); }
 };
 struct And {
   template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); }
@@ -317,6 +326,22 @@ std::vector<Array> clamp_kernel(const Op& op, std::span<const Array> args) {
   return {out};
 }
 
+// round: halves away from zero (std::round), or, with
+// rounding_method=to_nearest_even, to the even neighbour: a half is
+// 2 * round(x / 2) (exact: only |x| < 2^52 has halves).
+std::vector<Array> round_kernel(const Op& op, std::span<const Array> args) {
+  if (op.str_param("rounding_method") != "to_nearest_even") return unary_kernel<DTypeClass::floating, Round>()(op, args);
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  Array out = Array::uninitialized(x.dtype(), x.shape());
+  visit_family<DTypeClass::floating>(op, x.dtype(), [&](auto tag, auto rnd) {
+    using T = typename decltype(tag)::type;
+    auto to_even = [](T v) { return std::fabs(v - std::trunc(v)) == T(0.5) ? T(2) * std::round(v / T(2)) : std::round(v); };
+    map1(x.data<T>(), out.data<T>(), x.size(), to_even, rnd);
+  });
+  return {out};
+}
+
 // integer_pow[y] x: x ** y by squaring, in the dtype (integers wrap, as mul
 // does); a negative y is 1 / x ** -y (floats only, checked by the shape rule).
 std::vector<Array> integer_pow_kernel(const Op& op, std::span<const Array> args) {
@@ -337,6 +362,68 @@ std::vector<Array> integer_pow_kernel(const Op& op, std::span<const Array> args)
     };
     map1(x.data<T>(), out.data<T>(), x.size(), pow, rnd);
   });
+  return {out};
+}
+
+// nextafter steps by one unit of the storage type: right for f32 and f64; a
+// bf16 or f16 (stored as float) would need steps of its own bit pattern.
+std::vector<Array> nextafter_kernel(const Op& op, std::span<const Array> args) {
+  for (const Array& a : args)
+    if (is_rounded_float(a.dtype()))
+      fail(op, "nextafter of " + std::string(dtype_name(a.dtype())) + " is not supported yet (f32 and f64 are)");
+  static const Kernel kernel = binary_kernel<DTypeClass::floating, NextAfter>();
+  return kernel(op, args);
+}
+
+// XLA's ReducePrecision on the bits U of a float F with src_e exponent and
+// src_m mantissa bits (xla/service/elemental_ir_emitter.cc): the mantissa
+// rounded to m bits, to nearest even (a carry may bump the exponent); then an
+// exponent above the e-bit format's range gives a signed infinity and one at
+// or below its smallest normal a signed zero (its subnormals flush). A NaN
+// stays itself, except with m = 0, where XLA gives infinity.
+template <class U, class F>
+F reduce_precision_bits(F x, int src_e, int src_m, int64_t e, int64_t m) {
+  if (x != x) return m > 0 ? x : std::numeric_limits<F>::infinity();
+  U bits = std::bit_cast<U>(x);
+  if (m < src_m) {
+    int drop = src_m - static_cast<int>(m);
+    U last = U(1) << drop;  // the lowest mantissa bit kept
+    U bias = ((last >> 1) - 1) + ((bits & last) >> drop);
+    bits = (bits + bias) & ~(last - 1);
+  }
+  if (e < src_e) {
+    U sign = U(1) << (sizeof(U) * 8 - 1);
+    U exp_mask = ((U(1) << src_e) - 1) << src_m;
+    U bias = (U(1) << (src_e - 1)) - 1, reduced_bias = (U(1) << (e - 1)) - 1;
+    U exponent = bits & exp_mask;
+    if (exponent > (bias + reduced_bias) << src_m) bits = (bits & sign) | exp_mask;
+    else if (exponent <= (bias - reduced_bias) << src_m) bits &= sign;
+  }
+  return std::bit_cast<F>(bits);
+}
+
+// reduce_precision[exponent_bits, mantissa_bits]: on the f32 bits for f32 and
+// bf16 (whose 7 mantissa bits are the f32's high ones), on the f64 bits for f64.
+std::vector<Array> reduce_precision_kernel(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  int64_t e = op.int_param("exponent_bits"), m = op.int_param("mantissa_bits");
+  if (e < 1 || m < 0) fail(op, "needs exponent_bits >= 1 and mantissa_bits >= 0");
+  Array out = Array::uninitialized(x.dtype(), x.shape());
+  switch (x.dtype()) {
+    case DType::f32:
+    case DType::bf16: {
+      int64_t mm = x.dtype() == DType::bf16 ? std::min<int64_t>(m, 7) : m;
+      map1(x.data<float>(), out.data<float>(), x.size(),
+           [=](float v) { return reduce_precision_bits<uint32_t>(v, 8, 23, e, mm); }, NoRound{});
+      break;
+    }
+    case DType::f64:
+      map1(x.data<double>(), out.data<double>(), x.size(),
+           [=](double v) { return reduce_precision_bits<uint64_t>(v, 11, 52, e, m); }, NoRound{});
+      break;
+    default: fail(op, "does not apply to dtype " + std::string(dtype_name(x.dtype())) + " (f32, bf16 and f64 are supported)");
+  }
   return {out};
 }
 
@@ -394,9 +481,10 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("logistic", unary_kernel<F::floating, Logistic>());
   t.set("sin", unary_kernel<F::floating, Sin>());
   t.set("cos", unary_kernel<F::floating, Cos>());
+  t.set("tan", unary_kernel<F::floating, Tan>());
   t.set("floor", unary_kernel<F::floating, Floor>());
   t.set("ceil", unary_kernel<F::floating, Ceil>());
-  t.set("round", unary_kernel<F::floating, Round>());
+  t.set("round", round_kernel);
   t.set("exp2", unary_kernel<F::floating, Exp2>());
   t.set("log1p", unary_kernel<F::floating, Log1p>());
   t.set("expm1", unary_kernel<F::floating, Expm1>());
@@ -406,8 +494,10 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("reciprocal", unary_kernel<F::floating, Reciprocal>());
   t.set("is_finite", is_finite_kernel);
   t.set("integer_pow", integer_pow_kernel);
+  t.set("reduce_precision", reduce_precision_kernel);
   t.set("neg", unary_kernel<F::numeric, Neg>());
   t.set("abs", unary_kernel<F::numeric, Abs>());
+  t.set("square", unary_kernel<F::numeric, Square>());
   t.set("sign", unary_kernel<F::numeric, Sign>());
   t.set("not", not_kernel);
   t.set("population_count", unary_kernel<F::integer, PopCount>());
@@ -422,6 +512,7 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   t.set("min", binary_kernel<F::numeric, Min>());
   t.set("pow", binary_kernel<F::floating, Pow>());
   t.set("atan2", binary_kernel<F::floating, Atan2>());
+  t.set("nextafter", nextafter_kernel);
   t.set("clamp", clamp_kernel);
   t.set("and", binary_kernel<F::int_or_bool, And>());
   t.set("or", binary_kernel<F::int_or_bool, Or>());

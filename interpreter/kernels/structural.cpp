@@ -1,6 +1,6 @@
 // Structural kernels: broadcast_in_dim, reshape, squeeze, expand_dims,
 // transpose, iota, concatenate, slice, dynamic_slice, dynamic_update_slice,
-// pad, rev, roll, take_along_axis and bitcast_convert_type. Reshapes share the operand's buffer (O(1)); the rest are one
+// split, pad, rev, roll, take_along_axis and bitcast_convert_type. Reshapes share the operand's buffer (O(1)); the rest are one
 // strided copy each (kernels/copy.cpp).
 #include <algorithm>
 #include <bit>
@@ -165,6 +165,25 @@ std::vector<Array> slice(const Op& op, std::span<const Array> args) {
     s.push_back((limit[d] - start[d] + steps[d] - 1) / steps[d]);
   }
   return {take_box(x, start, s, steps)};
+}
+
+// split: each piece is the box at the running offset along the axis.
+std::vector<Array> split(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  int64_t axis = op.int_param("axis");
+  if (axis < 0 || axis >= x.rank()) fail(op, "axis out of range");
+  std::vector<int64_t> start(x.rank(), 0), steps(x.rank(), 1);
+  std::vector<Array> out;
+  for (int64_t size : op.ints_param("sizes")) {
+    Shape piece = x.shape();
+    piece[axis] = size;
+    if (size < 0 || size > x.shape()[axis] - start[axis]) fail(op, "sizes do not fit dimension " + std::to_string(axis));
+    out.push_back(take_box(x, start, piece, steps));
+    start[axis] += size;
+  }
+  if (start[axis] != x.shape()[axis]) fail(op, "sizes do not add up to dimension " + std::to_string(axis));
+  return out;
 }
 
 // Run-time start indices, clamped so the box [start, start + size) fits, as lax does.
@@ -354,6 +373,7 @@ void register_structural_kernels(RuleTable<Kernel>& t) {
   t.set("pad", pad);
   t.set("rev", rev);
   t.set("roll", roll);
+  t.set("split", split);
   t.set("take_along_axis", take_along_axis);
   t.set("bitcast_convert_type", bitcast_convert_type);
 }

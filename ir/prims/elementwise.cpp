@@ -78,6 +78,8 @@ Value d_logistic(Builder& b, Value, Value y, Value d) {
   return b.binary("mul", d, b.binary("mul", y, b.binary("sub", lit(y, 1), y)));
 }
 Value d_sin(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("cos", x)); }
+Value d_tan(Builder& b, Value, Value y, Value d) { return b.binary("mul", d, b.binary("add", lit(y, 1), b.binary("mul", y, y))); }
+Value d_square(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.binary("mul", x, lit(x, 2))); }
 Value d_cos(Builder& b, Value x, Value, Value d) { return b.unary("neg", b.binary("mul", d, b.unary("sin", x))); }
 Value d_abs(Builder& b, Value x, Value, Value d) { return b.binary("mul", d, b.unary("sign", x)); }
 // cbrt: d / (3 y^2); reciprocal: -d y^2; erf_inv: d sqrt(pi)/2 exp(y^2).
@@ -100,15 +102,22 @@ void register_elementwise(Registry& r) {
     Primitive::TangentFn tangent;  // null: piecewise constant
   };
   for (auto [n, tangent] : {UnaryMath{"exp", d_exp}, {"log", d_log}, {"sqrt", d_sqrt}, {"rsqrt", d_rsqrt},
-                            {"tanh", d_tanh}, {"logistic", d_logistic}, {"sin", d_sin}, {"cos", d_cos}, {"floor", nullptr},
-                            {"ceil", nullptr}, {"round", nullptr}, {"exp2", d_exp2}, {"log1p", d_log1p},
+                            {"tanh", d_tanh}, {"logistic", d_logistic}, {"sin", d_sin}, {"cos", d_cos}, {"tan", d_tan}, {"floor", nullptr},
+                            {"ceil", nullptr}, {"exp2", d_exp2}, {"log1p", d_log1p},
                             {"expm1", d_expm1}, {"erf", d_erf}, {"cbrt", d_cbrt}, {"erf_inv", d_erf_inv}}) {
     Primitive& p = add(r, n, std::string("elementwise ") + n, 1, DTypeClass::floating);
     p.tangent = tangent;
     p.piecewise_constant = !tangent;
   }
+  // lax.round's rounding_method: half away from zero (its default) or to even.
+  Primitive& round = add(r, "round", "elementwise round to an integer value, halves away from zero or to even", 1,
+                         DTypeClass::floating);
+  round.params = {choice("rounding_method", {"away_from_zero", "to_nearest_even"}, "away_from_zero")};
+  round.piecewise_constant = true;
   add(r, "neg", "elementwise negation", 1, DTypeClass::numeric);
   add(r, "abs", "elementwise absolute value", 1, DTypeClass::numeric).tangent = d_abs;
+  // lax.square: x * x (integers wrap, as mul does).
+  add(r, "square", "elementwise x * x", 1, DTypeClass::numeric).tangent = d_square;
   add(r, "sign", "elementwise sign (-1, 0, 1)", 1, DTypeClass::numeric).piecewise_constant = true;
   add(r, "not", "bitwise / logical not", 1, DTypeClass::int_or_bool);
   // pl.reciprocal: `approx` lets a backend use a fast approximation; the
@@ -127,9 +136,34 @@ void register_elementwise(Registry& r) {
       fail(op, "a negative exponent y = " + std::to_string(op.int_param("y")) + " needs a float dtype, got " + out[0].str());
     return out;
   };
+  // lax.reduce_precision: x rounded to a float format with exponent_bits
+  // and mantissa_bits (XLA's ReducePrecision); f16 is not supported yet.
+  Primitive& rp = add(r, "reduce_precision", "elementwise x rounded to exponent_bits / mantissa_bits (lax.reduce_precision)", 1,
+                      DTypeClass::floating);
+  rp.params = {req("exponent_bits", ParamKind::Int), req("mantissa_bits", ParamKind::Int)};
+  rp.shape = [rule = rp.shape](const Op& op) {
+    std::vector<Type> out = rule(op);
+    if (op.int_param("exponent_bits") < 1)
+      fail(op, "exponent_bits must be at least 1, got " + std::to_string(op.int_param("exponent_bits")));
+    if (op.int_param("mantissa_bits") < 0)
+      fail(op, "mantissa_bits must be at least 0, got " + std::to_string(op.int_param("mantissa_bits")));
+    if (out[0].dtype() == DType::f16) fail(op, "reduce_precision of f16 is not supported yet");
+    return out;
+  };
   for (const char* n : {"add", "sub", "mul", "div", "rem", "max", "min"})
     add(r, n, std::string("elementwise ") + n + " (integer div and rem round toward zero)", 2, DTypeClass::numeric);
   add(r, "pow", "elementwise x ** y", 2, DTypeClass::floating);
+  // lax.nextafter: the neighbour of x1 in its dtype, towards x2 (f32 and f64:
+  // stepping in bf16 or f16 needs their own bit patterns, not supported yet).
+  Primitive& next = add(r, "nextafter", "elementwise nextafter %x1, %x2: the next representable float after x1 towards x2", 2,
+                        DTypeClass::floating);
+  next.shape = [rule = next.shape](const Op& op) {
+    std::vector<Type> out = rule(op);
+    DType d = out[0].dtype();
+    if (d == DType::bf16 || d == DType::f16)
+      fail(op, "nextafter of " + std::string(dtype_name(d)) + " is not supported yet (f32 and f64 are)");
+    return out;
+  };
   add(r, "atan2", "elementwise atan2(y, x): the angle of the point (x, y), in [-pi, pi]", 2, DTypeClass::floating);
   // lax.clamp(min, x, max): min(max(x, min), max), as XLA defines it; scalars broadcast.
   add(r, "clamp", "clamp %lo, %x, %hi: x limited to [lo, hi] (lax.clamp)", 3, DTypeClass::numeric);

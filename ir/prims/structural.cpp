@@ -1,5 +1,5 @@
 // Shape-changing ops: broadcast, reshape, transpose, squeeze, expand_dims, iota,
-// concatenate, slices, pad, rev, gather, sort.
+// concatenate, slices, split, pad, rev, gather, sort.
 #include <algorithm>
 #include <numeric>
 
@@ -235,6 +235,32 @@ std::vector<Type> take_along_axis(const Op& op) {
   return one(Type::array(x.dtype(), idx.shape()));
 }
 
+// split[sizes=(a, b, ...), axis=d] x (lax.split): consecutive pieces of x
+// along d, one result per size; the sizes add up to that dimension.
+std::vector<Type> split(const Op& op) {
+  expect_operands(op, 1);
+  Type x = array_operand(op, 0);
+  int64_t axis = op.int_param("axis");
+  check_axis(op, axis, x.rank());
+  const auto& sizes = op.ints_param("sizes");
+  if (sizes.empty()) fail(op, "sizes must name at least one piece");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) fail(op, "sizes must be non-negative, got " + shape_str(sizes));
+    if (__builtin_add_overflow(total, s, &total)) fail(op, "sizes " + shape_str(sizes) + " overflow");
+  }
+  if (total != x.shape()[axis])
+    fail(op, "sizes " + shape_str(sizes) + " add up to " + std::to_string(total) + ", but dimension " + std::to_string(axis) +
+                 " of " + x.str() + " has size " + std::to_string(x.shape()[axis]));
+  std::vector<Type> out;
+  for (int64_t s : sizes) {
+    Shape piece = x.shape();
+    piece[axis] = s;
+    out.push_back(Type::array(x.dtype(), piece));
+  }
+  return out;
+}
+
 std::vector<Type> gather(const Op& op) {
   expect_operands(op, 2);
   Type x = array_operand(op, 0);
@@ -290,6 +316,8 @@ void register_structural(Registry& r) {
          {}, false});
   r.add({"roll", "rotates along axis by shift (a param, or a run-time operand), wrapping around",
          {req("axis", K::Int), opt("shift", K::Int)}, roll, {}, false, {1, 2}});
+  r.add({"split", "consecutive pieces of x along axis, one result per entry of sizes", {req("sizes", K::Ints), req("axis", K::Int)},
+         split, {}, false});
   r.add({"gather", "x indexed along axis by a 1-D index array (indices clamped)", {opt("axis", K::Int, int64_t{0})},
          gather, {}, false});
   r.add({"sort", "stable sort along dimension by the first num_keys operands",

@@ -328,6 +328,16 @@ TEST_CASE("clamp in an index map: bounds follow the clamp; a bound one too high 
   CHECK(o.grid_points[0][0] == 5);  // clamp(0, 4, 4) = 4: the first grid point past the array
 }
 
+TEST_CASE("square in an index map: modelled as i * i; a grid one step too long fails at its last point") {
+  // Blocks of 4 over 64 elements: block i * i is in bounds for i < 4 (9 < 16), not at i = 4.
+  const std::string map = "  %b = square %i\n  return %b";
+  CHECK(find(prove_text(one_d(64, "4", "4", 4, "arbitrary", map)), "in[0]", "bounds").verdict == Verdict::proved);
+  Obligation o = find(prove_text(one_d(64, "4", "4", 5, "arbitrary", map)), "in[0]", "bounds");
+  CHECK(o.verdict == Verdict::failed);
+  REQUIRE(o.grid_points.size() == 1);
+  CHECK(o.grid_points[0][0] == 4);
+}
+
 TEST_CASE("debug_check in a kernel is part of the kernel claim: proved when it holds at every grid point, else the failing point") {
   auto text = [](int limit) {
     return "kernel @k(%x: ref<f32[16], vmem>, %o: ref<f32[16], vmem>) {\n"

@@ -77,7 +77,7 @@ np.save('erfish.npy', np.exp(-c) * np.log1p(np.abs(c)))
   check_close(e, values(read_npy(dir + "/erfish.npy", DType::f32, {5, 6, 7})), 1e-6, 1e-6, "exp*log1p");
 }
 
-TEST_CASE("numpy: cbrt, reciprocal, is_finite, atan2 and clamp in f16, f32 and f64, clamp on i32 too") {
+TEST_CASE("numpy: cbrt, reciprocal, is_finite, atan2, clamp, tan and square in f16, f32 and f64, clamp and square on i32 too") {
   NumpyDir scratch("kernels_numpy_more");
   if (!scratch) return;
   const std::string& dir = scratch.path;
@@ -100,6 +100,8 @@ with np.errstate(all='ignore'):
     np.save('atan2.npy', np.arctan2(y, x).astype(out))
     np.save('pow3.npy', (x ** 3).astype(out))
     np.save('powm2.npy', (x ** -2).astype(out))
+    np.save('tan.npy', np.tan(x).astype(out))
+    np.save('square.npy', np.square(x).astype(out))
 np.save('fin.npy', np.isfinite(x))
 np.save('clamp.npy', np.minimum(np.maximum(x, lo), t(1.5)).astype(out))
 )");
@@ -112,15 +114,21 @@ np.save('clamp.npy', np.minimum(np.maximum(x, lo), t(1.5)).astype(out))
     check_close(run("integer_pow", {x}, {{"y", int64_t{3}}}), want("pow3"), tol, tol, "integer_pow 3");
     check_close(run("integer_pow", {x}, {{"y", int64_t{-2}}}), want("powm2"), tol, tol, "integer_pow -2");
     check_equal(run("clamp", {lo, x, hi}), want("clamp"), "clamp");
+    check_close(run("tan", {x}), want("tan"), tol, tol, "tan");
+    check_close(run("square", {x}), want("square"), tol, tol, "square");
   }
   Array xi = random_array(DType::i32, {40}, 94, -50, 50);
   write_npy(dir + "/xi.npy", xi);
   run_numpy(dir, "xi = np.load('xi.npy')\nnp.save('ci.npy', np.clip(xi, -7, 9).astype(np.int32))\n"
-                 "np.save('pi.npy', (xi ** 5).astype(np.int32))\n");
+                 "np.save('pi.npy', (xi ** 5).astype(np.int32))\n"
+                 "np.save('sq.npy', np.square(xi * np.int32(46341)))\n");
   check_equal(run("clamp", {Array::scalar(DType::i32, -7), xi, Array::scalar(DType::i32, 9)}),
               values(read_npy(dir + "/ci.npy", DType::i32, {40})), "clamp i32");
   // 50^5 wraps in i32, as NumPy's int32 power does.
   check_equal(run("integer_pow", {xi}, {{"y", int64_t{5}}}), values(read_npy(dir + "/pi.npy", DType::i32, {40})), "integer_pow i32");
+  // (46341 x)^2 passes 2^31: square wraps in i32, as NumPy's int32 does.
+  check_equal(run("square", {run("mul", {xi, Array::scalar(DType::i32, 46341)})}), values(read_npy(dir + "/sq.npy", DType::i32, {40})),
+              "square i32");
 }
 
 TEST_CASE("numpy: roll with static and run-time shifts, any axis, negative and oversized shifts") {
@@ -213,4 +221,183 @@ for axis in range(3):
   bad.set(7, 5);
   CHECK_THROWS_WITH_AS(run("take_along_axis", {x, bad}, {{"axis", int64_t{1}}}),
                        doctest::Contains("index 5 at position 7 is outside [0, 5) along axis 1"), Error);
+}
+
+TEST_CASE("numpy: nextafter in f32 and f64 (zeros, infinities, NaN, equal operands), bf16 and f16 a clear error") {
+  NumpyDir scratch("kernels_numpy_nextafter");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
+  for (DType d : {DType::f32, DType::f64}) {
+    INFO(dtype_name(d));
+    Array x = random_array(d, {6, 20}, 111, -3, 3), y = random_array(d, {6, 20}, 112, -3, 3);
+    // Signed zeros, infinities, NaN, equal operands and the largest finite value.
+    double big = d == DType::f32 ? 3.4028234663852886e38 : 1.7976931348623157e308;
+    const double special[][2] = {{0.0, 1.0}, {0.0, -1.0}, {-0.0, 0.0}, {0.0, -0.0}, {INFINITY, 0.0}, {-INFINITY, INFINITY},
+                                 {big, INFINITY}, {1.0, 1.0}, {NAN, 1.0}, {1.0, NAN}, {1.0, 2.0}, {-1.0, -2.0}};
+    for (int i = 0; i < 12; ++i) x.set(i * 7, special[i][0]), y.set(i * 7, special[i][1]);
+    write_npy(dir + "/x.npy", x);
+    write_npy(dir + "/y.npy", y);
+    run_numpy(dir, "x, y = np.load('x.npy'), np.load('y.npy')\nwith np.errstate(all='ignore'):\n"
+                   "    np.save('n.npy', np.nextafter(x, y))\n    np.save('s.npy', np.nextafter(x, x.dtype.type(-1.5)))\n");
+    Array got = run("nextafter", {x, y});
+    Array want = read_npy(dir + "/n.npy", d, {6, 20});
+    check_equal(got, values(want), "nextafter");
+    // Bit for bit: the sign of a zero result, too.
+    for (int64_t i = 0; i < got.size(); ++i)
+      if (got.get(i) == 0.0) CHECK_MESSAGE(std::signbit(got.get(i)) == std::signbit(want.get(i)), "sign of zero at " << i);
+    check_equal(run("nextafter", {x, Array::scalar(d, -1.5)}), values(read_npy(dir + "/s.npy", d, {6, 20})), "rank-0 x2");
+  }
+  for (DType d : {DType::bf16, DType::f16}) {
+    std::string want = "nextafter of " + std::string(dtype_name(d)) + " is not supported yet";
+    CHECK_THROWS_WITH_AS(run("nextafter", {Array(d, {4}), Array(d, {4})}), doctest::Contains(want.c_str()), Error);
+  }
+}
+
+TEST_CASE("numpy: reduce_precision against the rounding formula (f64, f32, bf16) and float16 conversion") {
+  NumpyDir scratch("kernels_numpy_reduce_precision");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
+  // Magnitudes from 2^-20 to 2^20, both signs, plus zeros, infinities, NaN and ties.
+  auto inputs = [](DType d) {
+    Array x = random_array(d, {8, 32}, 113, -1, 1);
+    Array k = random_array(DType::f64, {8, 32}, 114, -20, 20);
+    for (int64_t i = 0; i < x.size(); ++i) x.set(i, x.get(i) * std::exp2(std::round(k.get(i))));
+    // Ties: 0.75 and -1.5 with no mantissa bits, 1 + 2^-8 and 1 + 3 * 2^-8 with 7.
+    const double special[] = {0.0,     -0.0, INFINITY, -INFINITY,       NAN,           65504.0, 65520.0,
+                              -70000.0, 1e-6, 6.103515625e-05, 0.75, -1.5, 1.00390625, 1.01171875};
+    for (int i = 0; i < 14; ++i) x.set(i * 5, special[i]);
+    return x;
+  };
+  // The reference: round x / 2^(e - M) half to even, e = floor(log2 |x|);
+  // then past the E-bit range an infinity, below its smallest normal a zero.
+  struct Case {
+    DType dtype;
+    int64_t e, m;
+  };
+  for (Case c : {Case{DType::f64, 11, 52}, Case{DType::f64, 11, 20}, Case{DType::f64, 8, 23}, Case{DType::f64, 5, 10},
+                 Case{DType::f64, 4, 3}, Case{DType::f64, 2, 0}, Case{DType::f32, 8, 23}, Case{DType::f32, 8, 7},
+                 Case{DType::f32, 5, 10}, Case{DType::f32, 5, 2}, Case{DType::f32, 3, 1}, Case{DType::f32, 11, 30},
+                 Case{DType::bf16, 8, 7}, Case{DType::bf16, 5, 2}, Case{DType::bf16, 8, 0}}) {
+    std::string what = std::string(dtype_name(c.dtype)) + " E=" + std::to_string(c.e) + " M=" + std::to_string(c.m);
+    CAPTURE(what);
+    Array x = inputs(c.dtype);
+    DType file = c.dtype == DType::f64 ? DType::f64 : DType::f32;  // bf16 values travel as f32 (exact there)
+    write_npy(dir + "/x.npy", convert(x, file));
+    int src_e = c.dtype == DType::f64 ? 11 : 8, src_m = c.dtype == DType::f64 ? 52 : c.dtype == DType::bf16 ? 7 : 23;
+    run_numpy(dir, "E, M, SE, SM = " + std::to_string(c.e) + ", " + std::to_string(c.m) + ", " + std::to_string(src_e) + ", " +
+                       std::to_string(src_m) + R"(
+x = np.load('x.npy').astype(np.float64)
+r = x.copy()
+fin = np.isfinite(x) & (x != 0)
+if M < SM:
+    e = np.frexp(x[fin])[1] - 1
+    q = np.ldexp(1.0, e - M)
+    r[fin] = np.round(x[fin] / q) * q
+    if M == 0:  # no mantissa bit to make even: a tie goes to the even exponent field (XLA's bit arithmetic)
+        xf, even = x[fin], (e + 2 ** (SE - 1) - 1) % 2 == 0
+        r[fin] = np.where(np.abs(xf) == 1.5 * q, np.sign(xf) * np.where(even, q, 2 * q), r[fin])
+if E < SE:
+    bias = 2 ** (E - 1) - 1
+    a = np.abs(r)
+    r = np.where(np.isfinite(x) & (a >= 2.0 ** (bias + 1)), np.copysign(np.inf, x), r)
+    r = np.where(np.isfinite(x) & (a < 2.0 ** (1 - bias)), np.copysign(0.0, x), r)
+if M == 0:  # no mantissa bits: no NaN either; XLA gives infinity
+    r = np.where(np.isnan(x), np.inf, r)
+np.save('r.npy', r.astype(np.load('x.npy').dtype))
+)");
+    Array got = run("reduce_precision", {x}, {{"exponent_bits", c.e}, {"mantissa_bits", c.m}});
+    CHECK(got.dtype() == c.dtype);
+    Array want = read_npy(dir + "/r.npy", file, {8, 32});
+    for (int64_t i = 0; i < got.size(); ++i) {
+      CAPTURE(i);
+      CAPTURE(x.get(i));
+      double g = got.get(i), w = want.get(i);
+      if (std::isnan(w)) CHECK(std::isnan(g));
+      else CHECK((g == w && std::signbit(g) == std::signbit(w)));
+    }
+  }
+  // reduce_precision[5, 10] of an f32 is its float16 rounding, except that
+  // float16's subnormals flush to zero.
+  Array x = inputs(DType::f32);
+  write_npy(dir + "/x.npy", x);
+  run_numpy(dir, R"(
+x = np.load('x.npy')
+with np.errstate(all='ignore'):
+    h = x.astype(np.float16).astype(np.float32)
+h = np.where(np.abs(h) < 2.0 ** -14, np.copysign(np.float32(0), x), h)
+np.save('h.npy', h)
+)");
+  check_equal(run("reduce_precision", {x}, {{"exponent_bits", int64_t{5}}, {"mantissa_bits", int64_t{10}}}),
+              values(read_npy(dir + "/h.npy", DType::f32, {8, 32})), "float16");
+  CHECK_THROWS_WITH_AS(run("reduce_precision", {Array(DType::f16, {4})}, {{"exponent_bits", int64_t{4}}, {"mantissa_bits", int64_t{3}}}),
+                       doctest::Contains("reduce_precision of f16 is not supported yet"), Error);
+}
+
+TEST_CASE("numpy: round with halves away from zero and to even, f32 and f64") {
+  NumpyDir scratch("kernels_numpy_round");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
+  for (DType d : {DType::f32, DType::f64}) {
+    INFO(dtype_name(d));
+    Array x = random_array(d, {64}, 121, -6, 6);
+    for (int i = 0; i < 13; ++i) x.set(i * 3, (i - 6) + 0.5);  // every half from -5.5 to 6.5
+    x.set(1, -0.0), x.set(2, INFINITY), x.set(4, NAN), x.set(5, -0.25);
+    write_npy(dir + "/x.npy", x);
+    run_numpy(dir, R"(
+x = np.load('x.npy')
+np.save('even.npy', np.round(x))
+np.save('away.npy', (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype))
+)");
+    Array even = run("round", {x}, {{"rounding_method", std::string("to_nearest_even")}});
+    Array away = run("round", {x});
+    check_equal(even, values(read_npy(dir + "/even.npy", d, {64})), "to_nearest_even");
+    check_equal(away, values(read_npy(dir + "/away.npy", d, {64})), "away_from_zero");
+    CHECK(std::signbit(even.get(1)));  // -0 stays -0
+    CHECK(std::signbit(even.get(5)));  // -0.25 rounds to -0
+  }
+}
+
+TEST_CASE("numpy: split on every axis, with empty pieces; float rem is fmod; sort by two keys is lexsort") {
+  NumpyDir scratch("kernels_numpy_split");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
+  Array x = random_array(DType::f32, {4, 6, 5}, 115);
+  Array a = random_array(DType::f64, {50}, 116, -9, 9), b = random_array(DType::f64, {50}, 117, -3, 3);
+  b.set(0, 0.0), a.set(1, -0.0), b.set(2, INFINITY), a.set(3, INFINITY);
+  Array k1 = random_array(DType::i32, {3, 40}, 118, 0, 3), k2 = random_array(DType::f32, {3, 40}, 119, -2, 2);
+  Array v = random_array(DType::i32, {3, 40}, 120, -100, 100);
+  for (const auto& [name, arr] : std::vector<std::pair<const char*, const Array*>>{
+           {"x", &x}, {"a", &a}, {"b", &b}, {"k1", &k1}, {"k2", &k2}, {"v", &v}})
+    write_npy(dir + "/" + name + ".npy", *arr);
+  run_numpy(dir, R"(
+x, a, b = np.load('x.npy'), np.load('a.npy'), np.load('b.npy')
+k1, k2, v = np.load('k1.npy'), np.load('k2.npy'), np.load('v.npy')
+sizes = {0: (1, 0, 3), 1: (2, 4), 2: (5,)}
+for axis, s in sizes.items():
+    for i, p in enumerate(np.split(x, np.cumsum(s)[:-1], axis=axis)):
+        np.save(f's{axis}_{i}.npy', np.ascontiguousarray(p))
+with np.errstate(all='ignore'):
+    np.save('rem.npy', np.fmod(a, b))
+order = np.lexsort((k2, k1), axis=1)   # k1 first, then k2; stable
+np.save('sk1.npy', np.take_along_axis(k1, order, 1))
+np.save('sk2.npy', np.take_along_axis(k2, order, 1))
+np.save('sv.npy', np.take_along_axis(v, order, 1))
+)");
+  const std::vector<std::vector<int64_t>> sizes = {{1, 0, 3}, {2, 4}, {5}};
+  for (int64_t axis = 0; axis < 3; ++axis) {
+    CAPTURE(axis);
+    std::vector<Array> pieces = run_all("split", {x}, {{"sizes", sizes[axis]}, {"axis", axis}});
+    REQUIRE(pieces.size() == sizes[axis].size());
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      Shape s{4, 6, 5};
+      s[axis] = sizes[axis][i];
+      CHECK(pieces[i].shape() == s);
+      check_equal(pieces[i], values(read_npy(dir + "/s" + std::to_string(axis) + "_" + std::to_string(i) + ".npy", DType::f32, s)));
+    }
+  }
+  check_equal(run("rem", {a, b}), values(read_npy(dir + "/rem.npy", DType::f64, {50})), "float rem");
+  std::vector<Array> sorted = run_all("sort", {k1, k2, v}, {{"dimension", int64_t{1}}, {"num_keys", int64_t{2}}});
+  check_equal(sorted[0], values(read_npy(dir + "/sk1.npy", DType::i32, {3, 40})), "first key");
+  check_equal(sorted[1], values(read_npy(dir + "/sk2.npy", DType::f32, {3, 40})), "second key");
+  check_equal(sorted[2], values(read_npy(dir + "/sv.npy", DType::i32, {3, 40})), "payload");
 }

@@ -366,4 +366,53 @@ TEST_CASE("custom_jvp_call: call takes the operands; jvp takes them and their ta
                  "custom_jvp_call[call=fn(%a: f32[8]) -> f32[8] { debug_print[fmt=\"a\"]\n return %a }, " + rule + "] %x",
                  "call must be pure, but has effects");
   CHECK_HAS(op_error("%x: f32[8]", "custom_jvp_call[" + call + "] %x"), "jvp");
+
+TEST_CASE("nextafter: two floats of one dtype, f32 or f64; bf16 and f16 are not supported yet") {
+  CHECK(result_types("%x: f32[8], %y: f32[8]", "nextafter %x, %y") == "f32[8]");
+  CHECK(result_types("%x: f64[2,3], %y: f64", "nextafter %x, %y") == "f64[2,3]");
+  CHECK_OP_ERROR("%x: f32[8], %y: f64[8]", "nextafter %x, %y", "nextafter: operand dtypes differ: (f32[8], f64[8])");
+  CHECK_OP_ERROR("%x: f32[8], %y: f32[4]", "nextafter %x, %y", "nextafter: operand shapes differ");
+  CHECK_OP_ERROR("%x: i32[8], %y: i32[8]", "nextafter %x, %y", "nextafter: expects a floating-point dtype, got i32[8]");
+  CHECK_OP_ERROR("%x: bf16[8], %y: bf16[8]", "nextafter %x, %y", "nextafter: nextafter of bf16 is not supported yet (f32 and f64 are)");
+  CHECK_OP_ERROR("%x: f16[8], %y: f16[8]", "nextafter %x, %y", "nextafter of f16 is not supported yet");
+}
+
+TEST_CASE("reduce_precision: exponent_bits >= 1 and mantissa_bits >= 0, both required; floats but f16") {
+  CHECK(result_types("%x: f32[8]", "reduce_precision[exponent_bits=5, mantissa_bits=10] %x") == "f32[8]");
+  CHECK(result_types("%x: bf16[8]", "reduce_precision[exponent_bits=4, mantissa_bits=3] %x") == "bf16[8]");
+  CHECK(result_types("%x: f64", "reduce_precision[exponent_bits=11, mantissa_bits=0] %x") == "f64");
+  CHECK_OP_ERROR("%x: f32[8]", "reduce_precision[exponent_bits=0, mantissa_bits=10] %x",
+                 "reduce_precision: exponent_bits must be at least 1, got 0");
+  CHECK_OP_ERROR("%x: f32[8]", "reduce_precision[exponent_bits=8, mantissa_bits=-1] %x",
+                 "reduce_precision: mantissa_bits must be at least 0, got -1");
+  CHECK_OP_ERROR("%x: i32[8]", "reduce_precision[exponent_bits=8, mantissa_bits=7] %x", "expects a floating-point dtype, got i32[8]");
+  CHECK_OP_ERROR("%x: f16[8]", "reduce_precision[exponent_bits=4, mantissa_bits=3] %x", "reduce_precision of f16 is not supported yet");
+  CHECK_HAS(op_error("%x: f32[8]", "reduce_precision[exponent_bits=8] %x"), "mantissa_bits");
+}
+
+TEST_CASE("split: one result per size along the axis; sizes non-negative and adding up to the dimension") {
+  CHECK(result_types("%x: f32[4,5]", "%a, %b = split[sizes=(2, 3), axis=1] %x") == "(f32[4,2], f32[4,3])");
+  CHECK(result_types("%x: i32[6]", "%a, %b, %c = split[sizes=(0, 6, 0), axis=0] %x") == "(i32[0], i32[6], i32[0])");
+  CHECK(result_types("%x: bf16[3,2]", "%a = split[sizes=(3), axis=0] %x") == "bf16[3,2]");
+  CHECK_OP_ERROR("%x: f32[4,5]", "%a, %b = split[sizes=(2, 2), axis=1] %x",
+                 "split: sizes (2, 2) add up to 4, but dimension 1 of f32[4,5] has size 5");
+  CHECK_OP_ERROR("%x: f32[4,5]", "%a, %b = split[sizes=(7, -2), axis=1] %x", "split: sizes must be non-negative, got (7, -2)");
+  CHECK_OP_ERROR("%x: f32[4,5]", "%a = split[sizes=(4), axis=2] %x", "split: axis 2 is out of range for rank 2");
+  CHECK_OP_ERROR("%x: f32[4,5]", "split[sizes=(), axis=0] %x", "split: sizes must name at least one piece");
+  CHECK_OP_ERROR("%x: f32", "%a = split[sizes=(1), axis=0] %x", "split: axis 0 is out of range for rank 0");
+  // The parser checks the result count against the shape rule's.
+  CHECK_HAS(op_error("%x: f32[4,5]", "%a = split[sizes=(2, 3), axis=1] %x"), "t.tsr:2:");
+}
+
+TEST_CASE("split: sizes whose sum overflows are an error, not undefined behaviour") {
+  CHECK_OP_ERROR("%x: f32[4]", "%a, %b = split[sizes=(9223372036854775807, 9223372036854775807), axis=0] %x",
+                 "split: sizes (9223372036854775807, 9223372036854775807) overflow");
+}
+
+TEST_CASE("round: rounding_method is one of lax's two, away_from_zero by default") {
+  Module m = parse(one_op_module("%x: f32[8]", "%r = round %x"));
+  CHECK(m.find("f")->ops().back().str_param("rounding_method") == "away_from_zero");
+  CHECK(result_types("%x: bf16[8]", "round[rounding_method=to_nearest_even] %x") == "bf16[8]");
+  CHECK_OP_ERROR("%x: f32[8]", "round[rounding_method=half_up] %x",
+                 "parameter 'rounding_method' of round is 'half_up'; expected one of away_from_zero, to_nearest_even");
 }

@@ -670,4 +670,60 @@ TEST_CASE("custom_jvp_call: jvp uses the given rule, not the derivative of `call
     CHECK(got2[2].get(e) == doctest::Approx(3.0 * dx.get(e)));  // the tangent of the primal: the rule
     CHECK(got2[3].get(e) == doctest::Approx(0.0));               // the tangent of the rule's output
   }
+
+TEST_CASE("nextafter, reduce_precision, split, float rem, tan, square: jvp equals finite differences (f64), vmap equals separate calls") {
+  // nextafter moves x1 by one ulp: its derivative is 1 in x1 and 0 in x2.
+  // reduce_precision[11, 40] keeps 40 mantissa bits: its steps (2^-40
+  // relative) are far below the finite-difference step, so the difference
+  // quotient sees the tangent that lax's rule rounds the same way.
+  // rem's inputs keep |x / y| away from integers (y in [2, 3], x in [-2, 2]).
+  Module m = parse_module(R"(func @main(%x: f64[4,6], %y: f64[4,6], %s: f64) -> (f64[4,6], f64[4,6], f64[4,2], f64[4,4], f64[4,6], f64[4,6]) {
+  %n = nextafter %x, %y
+  %ns = nextafter %s, %y
+  %r = reduce_precision[exponent_bits=11, mantissa_bits=40] %x
+  %sq = mul %x, %y
+  %a, %b = split[sizes=(2, 4), axis=1] %sq
+  %d = add %y, 5.0
+  %e = mul %d, 0.5
+  %m = rem %x, %e
+  %h = mul %x, 0.5
+  %t = tan %h
+  %q = square %t
+  %mq = add %m, %q
+  return %n, %r, %a, %b, %ns, %mq
+}
+)",
+                          "lax_more");
+  for (uint32_t seed : {3u, 4u}) check_jvp_against_fd(m, seed);
+  check_vmap_against_loop(m, "0|0|none", 5);
+  check_vmap_against_loop(m, "1|none|0", 6);
+  check_vmap_against_loop(m, "none|1|0", 7);
+}
+
+TEST_CASE("reduce_precision: jvp rounds the tangent as the primal (lax's rule); bf16 vmap equals separate calls") {
+  Module m = parse_module(R"(func @main(%x: f32[8]) -> f32[8] {
+  %r = reduce_precision[exponent_bits=5, mantissa_bits=2] %x
+  return %r
+}
+)",
+                          "rp");
+  Module j = run_pipeline(m, "jvp", {false, true, nullptr, ""});
+  Array x = random_array(m.entry()->params()[0]->type, 41), dx = random_array(m.entry()->params()[0]->type, 42);
+  std::vector<Array> out = interp::run_function(j, "main", {x, dx});
+  REQUIRE(out.size() == 2);
+  std::vector<Array> rounded = interp::run_function(m, "main", {dx});
+  for (int64_t i = 0; i < dx.size(); ++i) {
+    CAPTURE(i);
+    CHECK(out[1].get(i) == rounded[0].get(i));
+  }
+  CHECK(print_module(j).find("reduce_precision[exponent_bits=5, mantissa_bits=2] %x_dot") != std::string::npos);
+  Module b = parse_module(R"(func @main(%x: bf16[4,8], %y: bf16) -> bf16[4,8] {
+  %s = add %x, %y
+  %r = reduce_precision[exponent_bits=4, mantissa_bits=3] %s
+  return %r
+}
+)",
+                          "rp_bf16");
+  check_vmap_against_loop(b, "0|none", 43);
+  check_vmap_against_loop(b, "2|0", 44);
 }
