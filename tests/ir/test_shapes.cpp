@@ -366,6 +366,7 @@ TEST_CASE("custom_jvp_call: call takes the operands; jvp takes them and their ta
                  "custom_jvp_call[call=fn(%a: f32[8]) -> f32[8] { debug_print[fmt=\"a\"]\n return %a }, " + rule + "] %x",
                  "call must be pure, but has effects");
   CHECK_HAS(op_error("%x: f32[8]", "custom_jvp_call[" + call + "] %x"), "jvp");
+}
 
 TEST_CASE("nextafter: two floats of one dtype, f32 or f64; bf16 and f16 are not supported yet") {
   CHECK(result_types("%x: f32[8], %y: f32[8]", "nextafter %x, %y") == "f32[8]");

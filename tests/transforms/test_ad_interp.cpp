@@ -670,6 +670,7 @@ TEST_CASE("custom_jvp_call: jvp uses the given rule, not the derivative of `call
     CHECK(got2[2].get(e) == doctest::Approx(3.0 * dx.get(e)));  // the tangent of the primal: the rule
     CHECK(got2[3].get(e) == doctest::Approx(0.0));               // the tangent of the rule's output
   }
+}
 
 TEST_CASE("nextafter, reduce_precision, split, float rem, tan, square: jvp equals finite differences (f64), vmap equals separate calls") {
   // nextafter moves x1 by one ulp: its derivative is 1 in x1 and 0 in x2.
