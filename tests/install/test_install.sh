@@ -50,6 +50,18 @@ for h in $internal; do [ ! -e "$include/$h" ] || fail "internal header $h instal
 done > "$tmp/all_headers.cpp"
 c++ -std=c++20 -fsyntax-only $(pkg-config --cflags tessera) "$tmp/all_headers.cpp"
 
+# Every ```cpp block of docs/embedding.md is a verbatim part of the programs.
+python3 - "$src" <<'PY'
+import pathlib, re, sys
+src = pathlib.Path(sys.argv[1])
+code = "".join(p.read_text() for p in sorted((src / "examples/embedding").glob("*.cpp")))
+blocks = re.findall(r"^```cpp\n(.*?)^```", (src / "docs/embedding.md").read_text(), re.S | re.M)
+stale = [b for b in blocks if b not in code]
+for b in stale:
+    print("docs/embedding.md: this cpp block is not part of examples/embedding/*.cpp:\n" + b)
+sys.exit(1 if stale or not blocks else 0)
+PY
+
 # The installed executable runs.
 tessera=$(find "$root" -path '*/bin/tessera' -type f)
 "$tessera" verify "$src/examples/add.tsr"
