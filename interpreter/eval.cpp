@@ -46,7 +46,7 @@ struct BodyPlan {
 namespace {
 
 const RuleTable<ExecRule>& exec_rules();
-bool is_array_rule(ExecRule r);
+ExecRule array_rule();  // runs the op's array kernel
 
 Val literal_val(const Literal& l) {
   Array a = Array::uninitialized(l.dtype, {});
@@ -83,11 +83,15 @@ std::unique_ptr<BodyPlan> build_plan(const Body& b) {
     const Op& op = ops[i];
     OpPlan o;
     o.op = &op;
-    o.rule = exec_rules().at(*op.prim, op.loc);
+    // A primitive without a rule of its own is pure: its array kernel runs
+    // it. Looked up here, not copied into exec_rules(), so a kernel an
+    // embedding program adds later is found (docs/embedding.md).
+    const ExecRule* rule = exec_rules().find(*op.prim);
+    if (!rule) o.kernel = &array_kernels().at(*op.prim, op.loc);
+    o.rule = rule ? *rule : array_rule();
     for (const Value& v : op.operands) o.in.push_back(operand(v, static_cast<int>(i)));
     for (const Var* r : op.results) o.out.push_back(new_slot(r));
     o.main = op.main_operands();
-    if (is_array_rule(o.rule)) o.kernel = &array_kernels().at(*op.prim, op.loc);
     p->ops.push_back(std::move(o));
   }
   int end = static_cast<int>(ops.size());
@@ -688,8 +692,6 @@ namespace {
 const RuleTable<ExecRule>& exec_rules() {
   static const RuleTable<ExecRule> table = [] {
     RuleTable<ExecRule> t("interpret");
-    for (const Primitive* p : registry().all())
-      if (array_kernels().find(*p)) t.set(p->name, &Exec::array);
     t.set("get", &Exec::get);
     t.set("load", &Exec::load);
     t.set("swap", &Exec::plain_swap);
@@ -725,11 +727,11 @@ const RuleTable<ExecRule>& exec_rules() {
   return table;
 }
 
-bool is_array_rule(ExecRule r) { return r == &Exec::array; }
+ExecRule array_rule() { return &Exec::array; }
 
 }  // namespace
 
-bool has_interpret_rule(const Primitive& p) { return exec_rules().find(p) != nullptr; }
+bool has_interpret_rule(const Primitive& p) { return exec_rules().find(p) || array_kernels().find(p); }
 
 std::vector<Val> Interp::eval(const Body& b, std::vector<Val> args, Ctx& ctx) {
   const BodyPlan& p = plan(b);

@@ -18,7 +18,9 @@ namespace tessera::interp {
 
 using Kernel = std::function<std::vector<Array>(const Op& op, std::span<const Array> args)>;
 
-// The table of array kernels, keyed by primitive ("interpret" pass).
-const RuleTable<Kernel>& array_kernels();
+// The table of array kernels, keyed by primitive ("interpret" pass). An
+// embedding program adds the kernel of its own pure primitive with
+// `array_kernels().set(name, kernel)` before running it (docs/embedding.md).
+RuleTable<Kernel>& array_kernels();
 
 }  // namespace tessera::interp

@@ -63,8 +63,11 @@ std::vector<const Primitive*> Registry::all() const {
   return out;
 }
 
-const Registry& registry() {
-  static const Registry r = [] {
+namespace {
+
+// tessera's own families, then whatever register_primitive adds.
+Registry& global_registry() {
+  static Registry r = [] {
     Registry reg;
     reg.add_family(Family::elementwise, register_elementwise);
     reg.add_family(Family::structural, register_structural);
@@ -76,6 +79,17 @@ const Registry& registry() {
     return reg;
   }();
   return r;
+}
+
+}  // namespace
+
+const Registry& registry() { return global_registry(); }
+
+const Primitive& register_primitive(Primitive p) {
+  // The Builder runs the shape rule of every op it makes: an empty one would
+  // only fail there, far from the registration.
+  if (!p.shape) throw Error("primitive '" + p.name + "' has no shape rule");
+  return global_registry().add(std::move(p));
 }
 
 }  // namespace tessera

@@ -105,6 +105,14 @@ class Registry {
 
 // The registry of every primitive, filled on first use.
 const Registry& registry();
+
+// Adds a primitive defined outside tessera (an embedding program,
+// docs/embedding.md), with the family and traits the caller sets. Call it at
+// start-up, before the first parse, pass or run and from one thread: rule
+// tables that give a whole family its rules (vmap's pointwise rule, jvp's
+// rule from `tangent`) are filled on first use and see only the primitives
+// registered by then. Throws Error on a duplicate name or a missing shape rule.
+const Primitive& register_primitive(Primitive p);
 inline const Primitive& prim(std::string_view name) { return registry().get(name); }
 
 // A per-pass table of rules keyed by primitive.

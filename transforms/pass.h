@@ -60,6 +60,13 @@ std::string describe_passes();
 // Every pass, by name (transforms/pass_manager.cpp).
 const std::vector<PassInfo>& all_passes();
 
+// Adds a pass defined outside tessera (an embedding program,
+// docs/embedding.md) to the ones pipelines name. Call it at start-up, before
+// running pipelines and from one thread (it may move the PassInfos that
+// find_pass points at). The strings must outlive the program (literals).
+// Throws Error on a duplicate or ill-formed name, or a missing `run`.
+void register_pass(PassInfo pass);
+
 struct PipelineOptions {
   bool print_after_all = false;  // print the module after each pass to `log`
   bool verify_each = false;      // run the verifier after each pass

@@ -33,14 +33,17 @@ int64_t PassOptions::get_int(std::string_view key, int64_t fallback) const {
   return v;
 }
 
-const std::vector<PassInfo>& all_passes() {
+namespace {
+
+// tessera's passes, then whatever register_pass adds.
+std::vector<PassInfo>& pass_list() {
   // `func` in every pass: the function it transforms (`--func` sets it for the
   // steps that do not name one).
   auto func = [](const char* default_value, const char* help) {
     return PassOptionInfo{"func", OptionType::Symbol, default_value, help};
   };
   const PassOptionInfo wrt{"wrt", OptionType::List, "every float input", "the inputs to differentiate, e.g. 0|2"};
-  static const std::vector<PassInfo> passes = {
+  static std::vector<PassInfo> passes = {
       {"dce", "remove ops whose results are unused and that have no effects", dce_pass,
        {func("main", "must name a function; dce simplifies every symbol")}},
       {"discharge", "turn Ref effects into pure value threading; pallas_call becomes a loop over its grid",
@@ -62,6 +65,22 @@ const std::vector<PassInfo>& all_passes() {
        {wrt, func("main", "the function to linearize into NAME_primal and NAME_tangent")}},
   };
   return passes;
+}
+
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
+
+}  // namespace
+
+const std::vector<PassInfo>& all_passes() { return pass_list(); }
+
+void register_pass(PassInfo pass) {
+  std::string_view name = pass.name ? pass.name : "";
+  // The pipeline parser reads a pass name as these characters only.
+  if (name.empty() || !std::all_of(name.begin(), name.end(), is_name_char))
+    throw Error("cannot register pass '" + std::string(name) + "': a pass name is letters, digits, '_' and '-'");
+  if (find_pass(name)) throw Error("pass '" + std::string(name) + "' registered twice");
+  if (!pass.run) throw Error("pass '" + std::string(name) + "' has no run function");
+  pass_list().push_back(std::move(pass));
 }
 
 BodyPtr entry_function(const Module& m, const PassOptions& o, std::string_view pass) {
@@ -110,8 +129,6 @@ const PassInfo* find_pass(std::string_view name) {
 }
 
 namespace {
-
-bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
 
 std::string known_passes() {
   std::string s;

@@ -4,8 +4,8 @@
 
 namespace tessera::interp {
 
-const RuleTable<Kernel>& array_kernels() {
-  static const RuleTable<Kernel> table = [] {
+RuleTable<Kernel>& array_kernels() {
+  static RuleTable<Kernel> table = [] {
     RuleTable<Kernel> t("interpret");
     kern::register_elementwise_kernels(t);
     kern::register_convert_kernels(t);
