@@ -15,10 +15,16 @@ bool Effects::empty() const {
 }
 
 std::string Effects::str(const Body& body) const {
+  std::vector<std::string> names;
+  for (const Var* p : body.params()) names.push_back("%" + p->name);
+  return str(names);
+}
+
+std::string Effects::str(const std::vector<std::string>& param_names) const {
   std::string out;
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
   for (size_t p = 0; p < on_param.size(); ++p) {
-    const std::string name = "%" + body.params()[p]->name;
+    const std::string& name = param_names[p];
     if (on_param[p] & kRead) add("read(" + name + ")");
     if (on_param[p] & kWrite) add("write(" + name + ")");
     if (on_param[p] & kAccum) add("accum(" + name + ")");

@@ -25,7 +25,10 @@ struct Effects {
   bool reads(int p) const { return on_param[p] & kRead; }
   bool writes(int p) const { return on_param[p] & kWrite; }
   bool accums(int p) const { return on_param[p] & kAccum; }
-  std::string str(const Body& body) const;  // "read(%x), write(%o), io"
+  // "read(%x), write(%o), io", writing parameter p as `param_names[p]` (the
+  // printer's unique names: two parameters may share a name hint).
+  std::string str(const std::vector<std::string>& param_names) const;
+  std::string str(const Body& body) const;  // parameters by their name hints
   bool operator==(const Effects&) const = default;
 };
 

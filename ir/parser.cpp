@@ -418,6 +418,11 @@ class Parser {
     }
     if (accept_punct(":")) {
       DType d = parse_dtype_tok();
+      // A float written with an integer dtype is truncated; one outside the
+      // int64 range (or NaN) has no integer value at all.
+      constexpr double kTwo63 = 9223372036854775808.0;
+      if (is_float(lit.dtype) && !is_float(d) && !(lit.f >= -kTwo63 && lit.f < kTwo63))
+        fail(t, "float literal with no " + std::string(dtype_name(d)) + " value: NaN, infinite or beyond 2^63");
       lit = is_float(d) ? Literal::of_float(d, lit.as_double()) : Literal::of_int(d, lit.as_int());
     } else if (untyped) {
       *untyped = true;

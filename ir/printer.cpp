@@ -52,8 +52,9 @@ class Printer {
     scopes_.push_back(&scope);
     if (top_level) {
       Effects fx = compute_effects(b);
-      for (Var* p : b.params()) name_of(p);  // reserve parameter names first
-      if (!fx.empty()) out += pad(indent) + "// effects: " + fx.str(b) + "\n";
+      std::vector<std::string> param_names;  // reserve parameter names first
+      for (Var* p : b.params()) param_names.push_back(name_of(p));
+      if (!fx.empty()) out += pad(indent) + "// effects: " + fx.str(param_names) + "\n";
       out += pad(indent) + std::string(body_kind_name(b.kind())) + " @" + b.name();
     } else {
       for (Var* p : b.params()) name_of(p);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tessera needs, only those missing.
 set -euo pipefail
-# clang (clang++ 14) is the second compiler CI builds with (.ci/run).
-PKGS="meson ninja-build g++ clang pkg-config libz3-dev libboost-graph-dev librange-v3-dev doctest-dev libbenchmark-dev
+# clang (clang++ 14) is the second compiler CI builds with (.ci/run), and with
+# libclang-rt-14-dev (libFuzzer, the sanitizers' runtimes) it builds the fuzz targets.
+PKGS="meson ninja-build g++ clang libclang-rt-14-dev pkg-config libz3-dev libboost-graph-dev librange-v3-dev doctest-dev libbenchmark-dev
       libmimalloc-dev llvm-19-dev llvm-19-tools mlir-19-tools python3-numpy
       pybind11-dev python3-dev"
 missing=""

@@ -114,6 +114,15 @@ TEST_CASE("unknown dtype and memory space") {
         "t.tsr:1:17: error: integer out of range: 99999999999999999999");
 }
 
+TEST_CASE("float literals with an integer dtype: truncated, an error beyond the int64 range") {
+  CHECK(parse("func @f(%x: i32) {\n  %y = add %x, 2.5:i32\n}\n").find("f")->ops()[0].operands[1].literal().str() == "2:i32");
+  // Found by clang's UBSan: converting 1e40 to int64 was undefined behaviour.
+  for (const char* lit : {"1e40:i32", "-1e40:i64", "nan:i32", "-inf:u8", "9223372036854775808.0:i64"})
+    CHECK(parse_error("func @f(%x: i32) {\n  %y = add %x, " + std::string(lit) + "\n}\n") ==
+          "t.tsr:2:16: error: float literal with no " + std::string(lit).substr(std::string(lit).find(':') + 1) +
+              " value: NaN, infinite or beyond 2^63");
+}
+
 TEST_CASE("float literals: overflow is an error, underflow rounds") {
   CHECK(parse_error("func @f(%x: f32) {\n  %y = add %x, 1e99999\n}\n") ==
         "t.tsr:2:16: error: float literal out of range: 1e99999 (write inf)");
