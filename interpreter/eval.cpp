@@ -141,7 +141,12 @@ Region resolve_indexer(const Indexer* ix, const Shape& shape, const std::vector<
     switch (e.kind) {
       case IndexEntry::Full: break;
       case IndexEntry::Point: r[d] = Sel{start, 1, 1, false}; break;
-      case IndexEntry::Slice: r[d] = Sel{start, e.size, e.stride, true}; break;
+      case IndexEntry::Slice: {
+        // A dynamic size is the run-time value (checked by the op), not the static bound.
+        int64_t size = e.has_dynamic_size() ? operands.at(e.dyn_size)->arr.get_int(0) : e.size;
+        r[d] = Sel{start, size, e.stride, true};
+        break;
+      }
     }
   }
   return r;
@@ -226,7 +231,15 @@ struct Exec {
   }
   Region region_of(int k) const {
     tpu::MemBuffer& b = ref_of(k);
-    return resolve_indexer(op().indexer_for(p.main[k]), b.data.shape(), operand_ptrs());
+    const Indexer* ix = op().indexer_for(p.main[k]);
+    Region r = resolve_indexer(ix, b.data.shape(), operand_ptrs());
+    // A negative dynamic size selects nothing sensible, whatever --oob says
+    // (start + size past the dim is an out-of-bounds access like any other).
+    for (size_t d = 0; ix && d < ix->entries.size() && d < r.size(); ++d)
+      if (ix->entries[d].has_dynamic_size() && r[d].size < 0)
+        fail("dynamic slice size " + std::to_string(r[d].size) + " in dimension " + std::to_string(d) + " of " +
+             b.describe() + " is negative");
+    return r;
   }
   void no_hbm(int k) const {
     MemSpace s = main(k).ref->space;

@@ -53,13 +53,23 @@ std::vector<Type> infer_result_types(const Op& op) {
     if (static_cast<int>(ix.entries.size()) != t.rank())
       throw Error(op.loc, op.name() + ": " + std::to_string(ix.entries.size()) + " indices for a Ref of rank " +
                               std::to_string(t.rank()) + " (" + t.str() + ")");
-    for (const IndexEntry& e : ix.entries) {
-      if (!e.is_dynamic()) continue;
-      if (e.dyn_start >= static_cast<int>(op.operands.size()))
-        throw Error(op.loc, op.name() + ": index refers to a missing operand");
-      const Type& it = op.operands[e.dyn_start].type();
+    auto expect_int_operand = [&](int k, const char* what) {
+      if (k >= static_cast<int>(op.operands.size())) throw Error(op.loc, op.name() + ": index refers to a missing operand");
+      const Type& it = op.operands[k].type();
       if (!it.is_scalar() || !is_int(it.dtype()))
-        throw Error(op.loc, op.name() + ": a dynamic index must be an integer scalar, got " + it.str());
+        throw Error(op.loc, op.name() + ": a dynamic " + what + " must be an integer scalar, got " + it.str());
+    };
+    for (size_t d = 0; d < ix.entries.size(); ++d) {
+      const IndexEntry& e = ix.entries[d];
+      if (e.is_dynamic()) expect_int_operand(e.dyn_start, "index");
+      if (!e.has_dynamic_size()) continue;
+      expect_int_operand(e.dyn_size, "slice size");
+      if (e.kind != IndexEntry::Slice) throw Error(op.loc, op.name() + ": only a slice ds(start, size) can have a dynamic size");
+      if (e.stride != 1)
+        throw Error(op.loc, op.name() + ": a slice with a dynamic size must have stride 1, got stride " + std::to_string(e.stride));
+      if (!e.is_dynamic() && (e.start < 0 || e.start > t.shape()[d]))
+        throw Error(op.loc, op.name() + ": slice start " + std::to_string(e.start) + " is outside [0, " +
+                                std::to_string(t.shape()[d]) + "] in dimension " + std::to_string(d) + " of " + t.str());
     }
   }
   if (!op.prim->shape) return {};
@@ -79,6 +89,11 @@ const Op& Builder::append(const Primitive& p, std::vector<Value> operands, Param
     if (ix.base >= 0 && ix.base < static_cast<int>(op.operands.size())) {
       const Type& t = op.operands[ix.base].type();
       while (t.is_ref() && static_cast<int>(ix.entries.size()) < t.rank()) ix.entries.push_back(IndexEntry::full());
+      // A dynamic size is bounded by what the Ref leaves past the start.
+      for (size_t d = 0; t.is_ref() && d < ix.entries.size() && d < static_cast<size_t>(t.rank()); ++d) {
+        IndexEntry& e = ix.entries[d];
+        if (e.has_dynamic_size()) e.size = std::max<int64_t>(0, t.shape()[d] - (e.is_dynamic() ? 0 : e.start));
+      }
     }
   }
   op.indexers = std::move(indexers);
@@ -131,8 +146,10 @@ Params params_with(const Op& op, std::initializer_list<NamedParam> changes) {
 
 namespace {
 Indexer offset_indexer(int base, std::vector<IndexEntry> entries) {
-  for (IndexEntry& e : entries)
+  for (IndexEntry& e : entries) {
     if (e.is_dynamic()) e.dyn_start += base + 1;
+    if (e.has_dynamic_size()) e.dyn_size += base + 1;
+  }
   return Indexer{base, std::move(entries)};
 }
 }  // namespace

@@ -5,7 +5,7 @@ namespace tessera {
 bool is_index_operand(const std::vector<Indexer>& indexers, int i) {
   for (const Indexer& ix : indexers)
     for (const IndexEntry& e : ix.entries)
-      if (e.is_dynamic() && e.dyn_start == i) return true;
+      if ((e.is_dynamic() && e.dyn_start == i) || (e.has_dynamic_size() && e.dyn_size == i)) return true;
   return false;
 }
 
@@ -19,6 +19,12 @@ Shape indexed_shape(const Indexer& ix, const Shape& ref_shape) {
     else if (e.kind == IndexEntry::Slice) out.push_back(e.size);
   }
   return out;
+}
+
+bool has_dynamic_size(const Indexer& ix) {
+  for (const IndexEntry& e : ix.entries)
+    if (e.has_dynamic_size()) return true;
+  return false;
 }
 
 std::vector<BlockDim> block_dims(const BlockSpec& spec, const Shape& shape) {

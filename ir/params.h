@@ -20,23 +20,39 @@ namespace tessera {
 class Body;
 using BodyPtr = std::shared_ptr<Body>;
 
-// ---- Indexers: `%ref[%i, 0:8, ds(%j, 128), :]` --------------------------------
-// One entry per dimension of the indexed Ref. Dynamic starts are operands of
-// the op; an entry names them by operand position.
+// ---- Indexers: `%ref[%i, 0:8, ds(%j, 128), ds(0, %n), :]` -------------------
+// One entry per dimension of the indexed Ref. Dynamic starts and sizes are
+// operands of the op; an entry names them by operand position.
+//
+// A dynamic size (`ds(0, %n)`, Pallas's `pl.ds(0, n)` with a traced n) is
+// allowed only in dma_start / dma_wait. Its `size` holds the static bound the
+// Ref allows (the dim minus a static start, or the dim for a dynamic start):
+// the static type of the selected region uses the bound, the run-time size is
+// checked against the Ref when the op runs.
 struct IndexEntry {
   enum Kind : uint8_t { Full, Point, Slice };
   Kind kind = Full;
   int64_t start = 0;     // static start (Point / Slice), when dyn_start < 0
   int dyn_start = -1;    // operand index of a dynamic start, or -1
-  int64_t size = 0;      // Slice only
+  int64_t size = 0;      // Slice only: the size, or the static bound of a dynamic size
   int64_t stride = 1;    // Slice only
+  int dyn_size = -1;     // Slice only: operand index of a dynamic size, or -1
 
   static IndexEntry full() { return {}; }
   static IndexEntry point(int64_t i) { return {Point, i, -1, 1, 1}; }
   static IndexEntry dyn_point(int operand) { return {Point, 0, operand, 1, 1}; }
   static IndexEntry slice(int64_t start, int64_t size, int64_t stride = 1) { return {Slice, start, -1, size, stride}; }
   static IndexEntry dyn_slice(int operand, int64_t size, int64_t stride = 1) { return {Slice, 0, operand, size, stride}; }
+  // `ds(start, %n)`: a slice whose size is operand `size_operand`; the
+  // Builder fills in the static bound.
+  static IndexEntry dyn_sized(int64_t start, int size_operand) { return {Slice, start, -1, 0, 1, size_operand}; }
+  IndexEntry with_dyn_size(int size_operand) const {
+    IndexEntry e = *this;
+    e.dyn_size = size_operand;
+    return e;
+  }
   bool is_dynamic() const { return dyn_start >= 0; }
+  bool has_dynamic_size() const { return dyn_size >= 0; }
   bool operator==(const IndexEntry&) const = default;
 };
 
@@ -46,13 +62,16 @@ struct Indexer {
   bool operator==(const Indexer&) const = default;
 };
 
-// Whether operand `i` of an op is the dynamic start of an entry of one of its
-// `indexers`: an index operand, not one of the op's main operands.
+// Whether operand `i` of an op is the dynamic start or size of an entry of one
+// of its `indexers`: an index operand, not one of the op's main operands.
 bool is_index_operand(const std::vector<Indexer>& indexers, int i);
 
 // Shape of the value an indexer selects from a Ref of shape `ref_shape`:
-// Point entries drop their dimension, Full keeps it, Slice gives `size`.
+// Point entries drop their dimension, Full keeps it, Slice gives `size` (the
+// static bound of a dynamic size).
 Shape indexed_shape(const Indexer& ix, const Shape& ref_shape);
+// Whether an entry of `ix` has a dynamic size.
+bool has_dynamic_size(const Indexer& ix);
 
 // ---- Block specs: how pallas_call cuts an operand into blocks ---------------
 enum class BlockDimKind : uint8_t { Blocked, Element, Squeezed, BoundedSlice };

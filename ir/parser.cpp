@@ -464,7 +464,8 @@ class Parser {
       if (at(Tok::Percent)) e.dyn_start = dynamic();
       else e.start = parse_int("a slice start");
       expect_punct(",");
-      e.size = parse_int("a slice size");
+      if (at(Tok::Percent)) e.dyn_size = dynamic();  // bounded by the Builder
+      else e.size = parse_int("a slice size");
       if (accept_punct(",")) e.stride = parse_int("a slice stride");
       expect_punct(")");
       return e;

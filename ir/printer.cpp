@@ -127,8 +127,10 @@ class Printer {
         case IndexEntry::Full: return ":";
         case IndexEntry::Point: return start();
         case IndexEntry::Slice:
-          if (!e.is_dynamic() && e.stride == 1) return std::to_string(e.start) + ":" + std::to_string(e.start + e.size);
-          return "ds(" + start() + ", " + std::to_string(e.size) + (e.stride != 1 ? ", " + std::to_string(e.stride) : "") + ")";
+          if (!e.is_dynamic() && !e.has_dynamic_size() && e.stride == 1)
+            return std::to_string(e.start) + ":" + std::to_string(e.start + e.size);
+          return "ds(" + start() + ", " + (e.has_dynamic_size() ? value(op.operands[e.dyn_size]) : std::to_string(e.size)) +
+                 (e.stride != 1 ? ", " + std::to_string(e.stride) : "") + ")";
       }
       return ":";
     }, "[", "]");

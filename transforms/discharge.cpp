@@ -259,6 +259,9 @@ void dma_start_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   auto m = op.main_operands();
   if (m.size() != 3)
     throw Error(op.loc, "discharge: a remote dma_start (to another device) cannot be discharged; run it in the interpreter");
+  // The copied value would need a shape known only at run time.
+  for (const Indexer& ix : op.indexers)
+    if (has_dynamic_size(ix)) throw Error(op.loc, "discharge: dma_start with a dynamic size is not supported");
   // A local DMA is a copy; running it at its start is one legal schedule of the
   // asynchronous copy (the interpreter's `eager` mode), so the wait is a no-op.
   auto vals = operand_values(op, env);

@@ -51,9 +51,14 @@ std::vector<Range> ranges(z3::context& ctx, const Access& a, const Shape& shape)
       out.push_back({ctx.int_val(0), ctx.int_val(shape[d] - 1), true});
       continue;
     }
+    // A dynamic size (`ds(s, %n)`, DMAs only) is over-approximated by its
+    // static bound: a read may touch up to the bound, and a write fills an
+    // unknown part of it, so it covers no later read (sound, maybe `failed`
+    // where the exact size would prove it).
     int64_t span = e.kind == IndexEntry::Point ? 0 : std::max<int64_t>(e.size - 1, 0) * e.stride;
     const z3::expr& s = a.starts.at(d).e;
-    out.push_back({s, s + ctx.int_val(span), e.kind == IndexEntry::Point || e.stride == 1 || e.size <= 1});
+    bool dense = !e.has_dynamic_size() && (e.kind == IndexEntry::Point || e.stride == 1 || e.size <= 1);
+    out.push_back({s, s + ctx.int_val(span), dense});
   }
   return out;
 }

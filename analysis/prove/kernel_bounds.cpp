@@ -21,11 +21,30 @@ struct Check {
   z3::expr ok;
   z3::expr path;
   std::string what;                  // "get %x at f.tsr:3:4: index outside ..."
-  std::vector<Sym> shown;            // values to show in the counterexample
-  std::string shown_label;           // "index" / "slice start" / "value"
+  // Values to show in the counterexample, each with its label ("index", "slice start", "size").
+  std::vector<std::pair<std::string, Sym>> shown;
   std::vector<std::string> opaque;
   bool done = false;
 };
+
+// A slice `ds(s, n)` with a run-time size n (only DMAs have them): 0 <= n and
+// the n elements from s fit in the dim, 0 <= s and s + n <= D, as the
+// interpreter checks when the DMA runs.
+void dynamic_size_checks(CallContext& c, IntEncoder& enc, const Sym& n, const Sym& s, int64_t D, const std::string& what,
+                         size_t d, const Type& rt, std::vector<Check>& checks) {
+  enc.need(n.deps);
+  std::vector<std::string> opaque = merge_opaque(s.opaque, n.opaque);
+  std::string dim = " in dimension " + std::to_string(d) + " of " + rt.str();
+  if (!(c.opts.use_intervals && n.iv.lo >= 0))
+    checks.push_back({n.e >= 0, enc.path(), what + "negative dynamic slice size" + dim, {{"size", n}}, n.opaque});
+  // Intervals settle it when the largest start plus the largest size fits.
+  bool settled = c.opts.use_intervals && s.iv.lo >= 0 && n.iv.lo >= 0 && s.iv.hi < Interval::kInf &&
+                 n.iv.hi < Interval::kInf && s.iv.hi + n.iv.hi <= D;
+  if (!settled)
+    checks.push_back({s.e >= 0 && s.e + n.e <= c.ctx.int_val(D), enc.path(),
+                      what + "slice of dynamic size outside [0, " + std::to_string(D) + ")" + dim,
+                      {{"slice start", s}, {"size", n}}, opaque});
+}
 
 // The checks of one access: each point index in [0, D), each slice inside the dim.
 void access_checks(CallContext& c, IntEncoder& enc, const Access& a, std::vector<Check>& checks) {
@@ -47,7 +66,11 @@ void access_checks(CallContext& c, IntEncoder& enc, const Access& a, std::vector
       if (!settled)
         checks.push_back({s.e >= 0 && s.e < c.ctx.int_val(D), enc.path(),
                           what + "index outside [0, " + std::to_string(D) + ") in dimension " + std::to_string(d) + " of " + rt.str(),
-                          {s}, "index", s.opaque});
+                          {{"index", s}}, s.opaque});
+      continue;
+    }
+    if (e.has_dynamic_size()) {
+      dynamic_size_checks(c, enc, *a.dyn_sizes.at(d), s, D, what, d, rt, checks);
       continue;
     }
     if (e.size <= 0) continue;
@@ -57,7 +80,7 @@ void access_checks(CallContext& c, IntEncoder& enc, const Access& a, std::vector
       checks.push_back({s.e >= 0 && s.e + c.ctx.int_val(span) < c.ctx.int_val(D), enc.path(),
                         what + "slice of " + std::to_string(e.size) + (e.stride != 1 ? " (stride " + std::to_string(e.stride) + ")" : "") +
                             " outside [0, " + std::to_string(D) + ") in dimension " + std::to_string(d) + " of " + rt.str(),
-                        {s}, "slice start", s.opaque});
+                        {{"slice start", s}}, s.opaque});
   }
 }
 
@@ -88,7 +111,7 @@ Obligation prove_kernel_bounds(CallContext& c) {
     enc.need(pred.deps);
     z3::expr holds = pred.is_bool() ? pred.e : pred.e != 0;
     if (!(c.opts.use_intervals && !pred.is_bool() && pred.iv.lo > 0))
-      access.push_back({holds, enc.path(), "debug_check" + where(op) + ": " + op.str_param("msg"), {}, "", pred.opaque});
+      access.push_back({holds, enc.path(), "debug_check" + where(op) + ": " + op.str_param("msg"), {}, pred.opaque});
   };
   w.walk(kernel);
   // The guards that are obligations come first: a false hint or an overflow
@@ -96,7 +119,7 @@ Obligation prove_kernel_bounds(CallContext& c) {
   std::vector<Check> checks;
   for (const Guard& gd : enc.guards)
     if (gd.needed && (!gd.settled || !c.opts.use_intervals))
-      checks.push_back({gd.ok, gd.path, gd.what + (gd.loc.known() ? " at " + gd.loc.str() : ""), {}, "", gd.opaque});
+      checks.push_back({gd.ok, gd.path, gd.what + (gd.loc.known() ? " at " + gd.loc.str() : ""), {}, gd.opaque});
   for (Check& ch : access) checks.push_back(std::move(ch));
 
   ob.method = checks.empty() ? "intervals" : "z3";
@@ -133,7 +156,9 @@ Obligation prove_kernel_bounds(CallContext& c) {
       ob.verdict = Verdict::failed;
       ob.grid_points = {gp};
       ob.detail = "at grid point " + tuple_str(gp) + ": " + ch.what;
-      if (!ch.shown.empty()) ob.detail += " (" + ch.shown_label + " " + std::to_string(c.eval(mo, ch.shown[0].e)) + ")";
+      for (size_t k = 0; k < ch.shown.size(); ++k)
+        ob.detail += (k ? ", " : " (") + ch.shown[k].first + " " + std::to_string(c.eval(mo, ch.shown[k].second.e)) +
+                     (k + 1 == ch.shown.size() ? ")" : "");
       ob.millis = timer.millis();
       return ob;
     }

@@ -64,8 +64,9 @@ void KernelWalker::in_loop(const std::function<void()>& f) {
 void KernelWalker::record(const Op& op) {
   for (const Indexer& ix : op.indexers) {
     const Value& ref = op.operands.at(ix.base);
-    Access a{op, ix, ref.is_var() ? root(ref.var()) : nullptr, {}, loops_};
+    Access a{op, ix, ref.is_var() ? root(ref.var()) : nullptr, {}, {}, loops_};
     for (const IndexEntry& e : ix.entries) {
+      a.dyn_sizes.push_back(e.has_dynamic_size() ? std::optional<Sym>(enc_.value(op.operands.at(e.dyn_size))) : std::nullopt);
       if (e.kind == IndexEntry::Full) a.starts.push_back(Sym{c_.ctx.int_val(0), Interval::of(0), {}, {}});
       else if (e.is_dynamic()) a.starts.push_back(enc_.value(op.operands.at(e.dyn_start)));
       else a.starts.push_back(Sym{c_.ctx.int_val(e.start), Interval::of(e.start), {}, {}});

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -27,6 +28,7 @@ struct Access {
   const Indexer& ix;
   const Var* root;                   // the Ref this is: a kernel parameter or a scoped allocation
   std::vector<Sym> starts;           // per dim: the start of the entry (0 for a full dim)
+  std::vector<std::optional<Sym>> dyn_sizes;  // per dim: the run-time size of a `ds(s, %n)` entry
   std::vector<int> loops;            // the loops (ids) the access sits in, outermost first
 };
 

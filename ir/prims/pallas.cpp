@@ -23,10 +23,37 @@ void expect_semaphore(const Op& op, int k, std::initializer_list<DType> kinds, c
   if (!s.empty()) fail(op, std::string(what) + " must select a single semaphore; index " + r.str() + " down to one element");
 }
 
-Shape region(const Op& op, int k) {
+// The region main operand k selects, one extent per kept dim: a static size,
+// or the Var of a dynamic size (`ds(0, %n)`).
+struct Extent {
+  int64_t size = 0;
+  const Var* dyn = nullptr;
+  bool operator==(const Extent&) const = default;
+};
+
+std::vector<Extent> region(const Op& op, int k) {
   Type r = ref_operand(op, k);
   const Indexer* ix = op.indexer_for(op.main_operand_index(k));
-  return ix ? indexed_shape(*ix, r.shape()) : r.shape();
+  std::vector<Extent> out;
+  for (int d = 0; d < r.rank(); ++d) {
+    IndexEntry e = ix && d < static_cast<int>(ix->entries.size()) ? ix->entries[d] : IndexEntry::full();
+    if (e.kind == IndexEntry::Point) continue;
+    if (e.has_dynamic_size()) {
+      const Value& n = op.operands.at(e.dyn_size);
+      // A literal size is as good as a static one.
+      if (n.is_var()) out.push_back({0, n.var()});
+      else out.push_back({n.literal().as_int(), nullptr});
+    } else {
+      out.push_back({e.kind == IndexEntry::Full ? r.shape()[d] : e.size, nullptr});
+    }
+  }
+  return out;
+}
+
+std::string region_str(const std::vector<Extent>& r) {
+  std::string s = "(";
+  for (size_t i = 0; i < r.size(); ++i) s += (i ? ", " : "") + (r[i].dyn ? "%" + r[i].dyn->name : std::to_string(r[i].size));
+  return s + (r.size() == 1 ? ",)" : ")");
 }
 
 // dma_start %src[..], %dst[..], %dst_sem[..]                       (local)
@@ -36,8 +63,10 @@ std::vector<Type> dma_start(const Op& op) {
   if (n != 3 && n != 5) fail(op, "expects src, dst, dst_sem (local) or src, dst, dst_sem, src_sem, device_id (remote)");
   Type src = ref_operand(op, 0), dst = ref_operand(op, 1);
   if (src.dtype() != dst.dtype()) fail(op, "source and destination dtypes differ: " + src.str() + " vs " + dst.str());
+  // Dynamic sizes must be the same value in the same dim on both sides, so
+  // the copy always has matching shapes (each side is bounds-checked at run time).
   if (region(op, 0) != region(op, 1))
-    fail(op, "source region " + shape_str(region(op, 0)) + " and destination region " + shape_str(region(op, 1)) + " differ");
+    fail(op, "source region " + region_str(region(op, 0)) + " and destination region " + region_str(region(op, 1)) + " differ");
   expect_semaphore(op, 2, {DType::dma_sem}, "destination semaphore");
   if (n == 5) {
     expect_semaphore(op, 3, {DType::dma_sem}, "source semaphore");

@@ -243,3 +243,55 @@ TEST_CASE("prove rules: every elementwise op on integers is modelled; everything
   CHECK(modelled_elsewhere == std::set<std::string>{"axis_index", "get", "multiple_of", "num_programs", "program_id"});
   MESSAGE("opaque to the prover:" << opaque);
 }
+
+TEST_CASE("kernel bounds of a DMA with a dynamic size: 0 <= n and start + n <= dim, proved or a counterexample") {
+  // Copies the first n rows (n from scalar prefetch) of x into the output block.
+  const std::string text = R"(kernel @k(%n_ref: ref<i32[1], smem>, %x: ref<f32[16,128], any>, %o: ref<f32[16,128], vmem>,
+          %sem: ref<dma_sem, semaphore>) {
+  %n = get %n_ref[0]
+  swap %o[:, :], 0.0
+  dma_start %x[ds(0, %n), :], %o[ds(0, %n), :], %sem
+  dma_wait %sem, %o[ds(0, %n), :]
+}
+func @main(%n: i32[1], %x: f32[16,128]) -> f32[16,128] {
+  %out = pallas_call[kernel=@k, grid=(1), num_scalar_prefetch=1, in_specs=[spec(mem=any)], out_specs=[spec()],
+                     out_shapes=[f32[16,128]], scratch=[ref<dma_sem, semaphore>]] %n, %x
+  return %out
+}
+)";
+  auto bounds = [&](const std::string& t, const std::vector<Assumption>& assume) {
+    Options o;
+    o.assumptions = assume;
+    return find(prove_text(t, o), "kernel", "bounds");
+  };
+  // With n declared in [0, 16] every region fits.
+  Obligation ok = bounds(text, {parse_assumption("n in [0, 16]")});
+  CHECK_MESSAGE(ok.verdict == Verdict::proved, ok.line());
+  // One row too many: the counterexample shows the start and the size.
+  Obligation big = bounds(text, {parse_assumption("n in [0, 17]")});
+  CHECK_MESSAGE(big.verdict == Verdict::failed, big.line());
+  CHECK_HAS(big.detail, "dma_start %x at <test>:5:3: slice of dynamic size outside [0, 16) in dimension 0 of ref<f32[16,128], any>");
+  CHECK_HAS(big.detail, "(slice start 0, size 17)");
+  // Nothing known about n: a negative size is a counterexample too.
+  Obligation any = bounds(text, {});
+  CHECK_MESSAGE(any.verdict == Verdict::failed, any.line());
+  CHECK_HAS(any.detail, "negative dynamic slice size in dimension 0");
+  // A bound check in the kernel proves it without assumptions (`n = min(max(n, 0), 16)`)...
+  const std::string clamped = replace_once(text, "  %n = get %n_ref[0]\n",
+                                           "  %n0 = get %n_ref[0]\n  %n1 = max %n0, 0\n  %n = min %n1, 16\n");
+  Obligation c = bounds(clamped, {});
+  CHECK_MESSAGE(c.verdict == Verdict::proved, c.line());
+  // ...and only the upper bound leaves the negative sizes.
+  const std::string upper = replace_once(text, "  %n = get %n_ref[0]\n", "  %n0 = get %n_ref[0]\n  %n = min %n0, 16\n");
+  Obligation u = bounds(upper, {});
+  CHECK_MESSAGE(u.verdict == Verdict::failed, u.line());
+  CHECK_HAS(u.detail, "negative dynamic slice size");
+  // A dynamic start plus a dynamic size: the sum is what must fit.
+  const std::string both = replace_once(replace_once(text, "%x[ds(0, %n), :]", "%x[ds(%n, %n), :]"), "  %n = get %n_ref[0]\n",
+                                        "  %n0 = get %n_ref[0]\n  %n1 = max %n0, 0\n  %n = min %n1, 9\n");
+  Obligation b = bounds(both, {});
+  CHECK_MESSAGE(b.verdict == Verdict::failed, b.line());
+  CHECK_HAS(b.detail, "(slice start 9, size 9)");
+  Obligation b8 = bounds(replace_once(both, "min %n1, 9", "min %n1, 8"), {});
+  CHECK_MESSAGE(b8.verdict == Verdict::proved, b8.line());
+}

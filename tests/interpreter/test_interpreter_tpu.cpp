@@ -408,3 +408,92 @@ func @main(%x: f32[2,8]) -> f32[2,8] {
     CHECK_FALSE(contains(e, "device 0"));
   }
 }
+
+// ---- DMA with a dynamic size: `ds(0, %n)` (Pallas's `pl.ds(0, n)` with a traced n) ----
+namespace {
+
+// Copies the first n rows of x (n from scalar prefetch) into a zeroed output:
+// the region, the byte count and the wait all use the run-time n.
+const char* kFirstRows = R"(
+kernel @k(%n_ref: ref<i32[1], smem>, %x: ref<f32[16,128], any>, %o: ref<f32[16,128], vmem>,
+          %sem: ref<dma_sem, semaphore>) {
+  %n = get %n_ref[0]
+  swap %o[:, :], 0.0
+  dma_start %x[ds(0, %n), :], %o[ds(0, %n), :], %sem
+  dma_wait %sem, %o[ds(0, %n), :]
+}
+func @main(%n: i32[1], %x: f32[16,128]) -> f32[16,128] {
+  %out = pallas_call[kernel=@k, grid=(1), num_scalar_prefetch=1, in_specs=[spec(mem=any)], out_specs=[spec()],
+                     out_shapes=[f32[16,128]], scratch=[ref<dma_sem, semaphore>]] %n, %x
+  return %out
+}
+)";
+
+Array scalar_n(int64_t n) {
+  Array a(DType::i32, {1});
+  a.set(0, static_cast<double>(n));
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("DMA with a dynamic size copies the first n rows; the semaphore counts the bytes copied") {
+  Array x = random(DType::f32, {16, 128}, 7);
+  for (int64_t n : {0, 1, 5, 15, 16})
+    for (auto dma : {RunOptions::Dma::eager, RunOptions::Dma::on_wait}) {
+      INFO("n " << n);
+      std::vector<Array> out = run(kFirstRows, {scalar_n(n), x}, opts(1, std::nullopt, dma, true));
+      REQUIRE(out.size() == 1);
+      // The naive reference: rows below n copied, the rest zero.
+      for (int64_t i = 0; i < 16; ++i)
+        for (int64_t j = 0; j < 128; ++j) CHECK(out[0].get(i * 128 + j) == (i < n ? x.get(i * 128 + j) : 0.0));
+    }
+  // The wait names the bytes of its own region: the whole buffer is more than 5 rows sent.
+  std::string whole = kFirstRows;
+  whole.replace(whole.find("dma_wait %sem, %o[ds(0, %n), :]"), 31, "dma_wait %sem, %o[:, :]        ");
+  CHECK(contains(run_error(whole, {scalar_n(5), x}), "waits for semaphore scratch \"sem\" to reach 8192 (it holds 2560)"));
+}
+
+TEST_CASE("DMA with a dynamic size: a size past the Ref or negative is a located run-time error") {
+  Array x = random(DType::f32, {16, 128}, 8);
+  for (auto oob : {RunOptions::Oob::raise, RunOptions::Oob::uninitialized})
+    for (auto dma : {RunOptions::Dma::eager, RunOptions::Dma::on_wait}) {
+      RunOptions o = opts(1, std::nullopt, dma, false);
+      o.oob = oob;
+      std::string err = run_error(kFirstRows, {scalar_n(17), x}, o);
+      // --oob uninitialized lets the source read past the end; the write never may.
+      CHECK(contains(err, oob == RunOptions::Oob::raise ? "dma_start: Out-of-bounds read of" : "dma_start: Out-of-bounds write of"));
+      CHECK(contains(err, "[0:17, 0:128] but buffer has shape (16, 128)"));
+      CHECK(contains(err, "test.tsr:6:3"));
+      CHECK(contains(err, "(in kernel @k in iteration (0,))"));
+      std::string neg = run_error(kFirstRows, {scalar_n(-1), x}, o);
+      CHECK(contains(neg, "test.tsr:6:3: error: dma_start: dynamic slice size -1 in dimension 0 of"));
+      CHECK(contains(neg, "is negative (in kernel @k in iteration (0,))"));
+    }
+}
+
+TEST_CASE("race: reading rows of a DMA destination before the wait races only when the dynamic size reaches them") {
+  const char* text = R"(
+kernel @k(%n_ref: ref<i32[1], smem>, %x: ref<f32[16,128], any>, %o: ref<f32[16,128], vmem>,
+          %buf: ref<f32[16,128], vmem>, %sem: ref<dma_sem, semaphore>) {
+  %n = get %n_ref[0]
+  swap %buf[:, :], 0.0
+  dma_start %x[ds(0, %n), :], %buf[ds(0, %n), :], %sem
+  %early = get %buf[8:16, :]
+  dma_wait %sem, %buf[ds(0, %n), :]
+  swap %o[8:16, :], %early
+}
+func @main(%n: i32[1], %x: f32[16,128]) -> f32[16,128] {
+  %out = pallas_call[kernel=@k, grid=(1), num_scalar_prefetch=1, in_specs=[spec(mem=any)], out_specs=[spec()],
+                     out_shapes=[f32[16,128]], scratch=[ref<f32[16,128], vmem>, ref<dma_sem, semaphore>]] %n, %x
+  return %out
+}
+)";
+  Array x = random(DType::f32, {16, 128}, 9);
+  for (auto dma : {RunOptions::Dma::eager, RunOptions::Dma::on_wait}) {
+    CHECK(run_error(text, {scalar_n(8), x}, opts(1, 0, dma, true)) == "");
+    std::string err = run_error(text, {scalar_n(9), x}, opts(1, 0, dma, true));
+    CHECK(contains(err, "RACE DETECTED"));
+    CHECK(contains(err, "write of vmem buffer of scratch \"buf\" (device 0, core 0)[0:9, 0:128] by DMA"));
+  }
+}

@@ -184,6 +184,35 @@ TEST_CASE("state: get, swap, addupdate, load, store through indexers") {
   CHECK_OP_ERROR("%s: ref<sem[2], semaphore>", "get %s[0]", "cannot read or write a semaphore Ref ref<sem[2], semaphore> as data");
 }
 
+TEST_CASE("DMA with a dynamic size: ds(start, %n) bounded by the Ref; only DMAs take it; both sides must agree") {
+  const std::string dma =
+      "%x: ref<f32[64,128], any>, %b: ref<f32[32,128], vmem>, %s: ref<dma_sem[2], semaphore>, %n: i32, %m: i32, %i: i32, "
+      "%f: f32, %x3: ref<i32[64,128,2], any>";
+  CHECK(result_types(dma, "dma_start %x[ds(0, %n), :], %b[ds(0, %n), :], %s[0]") == "()");
+  CHECK(result_types(dma, "dma_start %x[ds(%i, %n), :], %b[ds(8, %n), :], %s[0]") == "()");
+  CHECK(result_types(dma, "dma_wait %s[0], %b[ds(0, %n), :]") == "()");
+  // The static bound: dim - start, or the dim for a dynamic start.
+  {
+    Module m = parse(one_op_module(dma, "dma_start %x[ds(%i, %n), :], %b[ds(8, %n), :], %s[0]"));
+    const Op& op = m.find("f")->ops().back();
+    CHECK(op.indexers[0].entries[0].size == 64);
+    CHECK(op.indexers[1].entries[0].size == 24);
+    CHECK(op.indexers[1].entries[0].dyn_size == 4);
+    CHECK(op.num_main_operands() == 3);
+  }
+  CHECK_OP_ERROR(dma, "dma_start %x[ds(0, %n), :], %b[ds(0, %m), :], %s[0]", "source region (%n, 128) and destination region (%m, 128) differ");
+  CHECK_OP_ERROR(dma, "dma_start %x[ds(0, %n), :], %b[0:8, :], %s[0]", "source region (%n, 128) and destination region (8, 128) differ");
+  CHECK_OP_ERROR(dma, "dma_start %x[:, ds(0, %n)], %b[ds(0, %n), :], %s[0]", "source region (64, %n) and destination region (%n, 128) differ");
+  CHECK_OP_ERROR(dma, "dma_start %x3[ds(0, %n), :, 0], %b[ds(0, %n), :], %s[0]", "dtypes differ");
+  CHECK_OP_ERROR(dma, "dma_start %x[ds(0, %f), :], %b[ds(0, %f), :], %s[0]", "a dynamic slice size must be an integer scalar, got f32");
+  CHECK_OP_ERROR(dma, "dma_start %x[ds(0, %n, 2), :], %b[ds(0, %n, 2), :], %s[0]", "a slice with a dynamic size must have stride 1");
+  CHECK_OP_ERROR(dma, "dma_start %x[ds(65, %n), :], %b[ds(0, %n), :], %s[0]", "slice start 65 is outside [0, 64] in dimension 0");
+  CHECK_OP_ERROR(dma, "dma_start %x[0:8, :], %b[0:8, :], %s[ds(0, %n)]", "must select a single semaphore");
+  for (const char* stmt : {"%v = get %b[ds(0, %n), :]", "swap %b[ds(0, %n), :], 1.0", "addupdate %b[ds(0, %n), :], 1.0",
+                           "%v = load %b[ds(0, %n), :]", "store %b[ds(0, %n), :], 1.0"})
+    CHECK_OP_ERROR(dma, stmt, "a dynamic slice size is only allowed in dma_start and dma_wait");
+}
+
 TEST_CASE("pallas kernel primitives: grid queries, DMAs, semaphores, devices, debugging") {
   CHECK(result_types("", "program_id[axis=0]") == "i32");
   CHECK(result_types("", "num_programs[axis=1]") == "i32");

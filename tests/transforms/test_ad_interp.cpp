@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <unordered_set>
 
 #include "ir/primitive.h"
@@ -193,6 +194,48 @@ TEST_CASE("jvp of kernels that DMA (a double-buffered pipeline, a ring all-reduc
     REQUIRE(a.size() == b.size());
     for (size_t i = 0; i < a.size(); ++i) require_close(b[i], a[i], 0);
   }
+}
+
+TEST_CASE("jvp of a kernel whose DMA has a dynamic size (ds(0, %n)) equals finite differences (f64)") {
+  // The first n rows of x (n from scalar prefetch, 0..7 from the random
+  // inputs) land in a zeroed scratch buffer; the output is their sine. The
+  // tangent DMA copies the same n rows of the tangent Ref.
+  const std::string text = R"(kernel @k(%n_ref: ref<i32[1], smem>, %x: ref<f64[16,8], any>, %o: ref<f64[16,8], vmem>,
+          %buf: ref<f64[16,8], vmem>, %sem: ref<dma_sem, semaphore>) {
+  %n = get %n_ref[0]
+  swap %buf[:, :], 0.0
+  dma_start %x[ds(0, %n), :], %buf[ds(0, %n), :], %sem
+  dma_wait %sem, %buf[ds(0, %n), :]
+  %v = get %buf[:, :]
+  %s = sin %v
+  swap %o[:, :], %s
+}
+func @main(%n: i32[1], %x: f64[16,8]) -> f64[16,8] {
+  %out = pallas_call[kernel=@k, grid=(1), num_scalar_prefetch=1, in_specs=[spec(mem=any)], out_specs=[spec()],
+                     out_shapes=[f64[16,8]], scratch=[ref<f64[16,8], vmem>, ref<dma_sem, semaphore>]] %n, %x
+  return %out
+}
+)";
+  Module m = parse_module(text, "dyn_dma");
+  std::set<int64_t> sizes;
+  for (uint32_t seed : {41u, 50u, 60u, 70u}) {
+    CAPTURE(seed);
+    sizes.insert(static_cast<int64_t>(random_inputs(*m.entry(), seed)[0].get(0)));
+    check_jvp_against_fd(m, seed);
+  }
+  CHECK(sizes.size() >= 2);
+  // The tangent copy keeps the dynamic size operand.
+  std::string jt = print_module(run_pipeline(m, "jvp", {false, true, nullptr, ""}));
+  size_t first = jt.find("[ds(0, %n), :], %sem");
+  REQUIRE(first != std::string::npos);
+  CHECK(jt.find("[ds(0, %n), :]", jt.find("dma_start", jt.find("dma_start") + 1)) != std::string::npos);
+  // vmap: a batched n loops over the batch; an unbatched n with a batched x
+  // keeps one kernel whose DMA size is the same for every element.
+  check_vmap_against_loop(m, "0|0", 11);
+  check_vmap_against_loop(m, "none|0", 12);
+  // discharge cannot give the copy a static shape.
+  CHECK_THROWS_WITH_AS(run_pipeline(m, "discharge", {false, true, nullptr, ""}),
+                       doctest::Contains("discharge: dma_start with a dynamic size is not supported"), Error);
 }
 
 TEST_CASE("compositions: vmap of jvp equals stacking jvp of separate calls; discharged, the same numbers") {
