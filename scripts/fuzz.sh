@@ -93,8 +93,8 @@ passed=0 failed=0
 for t in $targets; do
   log="$BUILD/fuzz-logs/$t.log"
   rc=$(cat "$BUILD/fuzz-logs/$t.rc" 2>/dev/null || echo 1)
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  execs=$(grep -oE 'stat::number_of_executed_units: +[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+  rate=$(grep -oE 'stat::average_exec_per_sec: +[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
   corpus=$(ls "$BUILD/fuzz-corpus/$t" | wc -l)
   line="fuzz_$t: ${execs:-?} executions, ${rate:-?}/s, corpus $corpus inputs"
   if [ "$rc" -eq 0 ]; then
