@@ -2,10 +2,10 @@
 // in and out (python/arrays.h) and interp::RunOptions as keyword arguments.
 #include <pybind11/stl.h>
 
-#include <map>
 
 #include "interpreter/interpreter.h"
 #include "interpreter/memory_limit.h"
+#include "interpreter/option_words.h"
 #include "python/arrays.h"
 #include "python/errors.h"
 #include "python/module_handle.h"
@@ -14,15 +14,6 @@ namespace py = pybind11;
 
 namespace tessera::python {
 namespace {
-
-template <class E>
-E choice(const std::string& option, const std::string& value, const std::map<std::string, E>& choices) {
-  auto it = choices.find(value);
-  if (it != choices.end()) return it->second;
-  std::string all;
-  for (const auto& [k, _] : choices) all += (all.empty() ? "'" : "', '") + k;
-  throw Error(option + " must be one of " + all + "', got '" + value + "'");
-}
 
 using Opts = interp::RunOptions;
 
@@ -67,9 +58,9 @@ py::list run(const ModuleHandle& h, const py::object& inputs, const std::string&
              const std::string& trace_file, bool allow_hbm_scoped, int64_t max_steps, std::optional<int64_t> max_memory,
              bool debug_checks) {
   Opts opts;
-  opts.dma = choice<Opts::Dma>("dma", dma, {{"eager", Opts::Dma::eager}, {"on_wait", Opts::Dma::on_wait}});
-  opts.oob = choice<Opts::Oob>("oob", oob, {{"raise", Opts::Oob::raise}, {"uninitialized", Opts::Oob::uninitialized}});
-  opts.uninit = choice<Opts::Uninit>("uninit", uninit, {{"nan", Opts::Uninit::nan}, {"zero", Opts::Uninit::zero}});
+  interp::set_option_word(opts, "dma", dma, "dma");
+  interp::set_option_word(opts, "oob", oob, "oob");
+  interp::set_option_word(opts, "uninit", uninit, "uninit");
   if (cores < 1 || cores > 1024) throw Error("cores must be between 1 and 1024, got " + std::to_string(cores));
   if (max_steps < 0) throw Error("max_steps must be at least 0 (0: no limit)");
   if (max_memory && *max_memory < 0) throw Error("max_memory must be at least 0 bytes (0: no limit)");

@@ -11,6 +11,7 @@
 #include "interpreter/interpreter.h"
 #include "interpreter/memory_limit.h"
 #include "interpreter/npy.h"
+#include "interpreter/option_words.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 
@@ -48,15 +49,6 @@ int64_t parse_bytes(const std::string& flag, const std::string& v) {
   }
   if (n < 0 || n > (INT64_MAX >> shift)) throw Error(flag + " must be between 0 and 2^63 bytes, got '" + v + "'");
   return n << shift;
-}
-
-template <class E>
-E parse_choice(const std::string& flag, const std::string& v, const std::map<std::string, E>& choices) {
-  auto it = choices.find(v);
-  if (it != choices.end()) return it->second;
-  std::string all;
-  for (const auto& [k, _] : choices) all += (all.empty() ? "" : "|") + k;
-  throw Error(flag + " must be one of " + all + ", got '" + v + "'");
 }
 
 }  // namespace
@@ -99,13 +91,8 @@ int cmd_run(const Argv& argv) {
   const std::string& path = a.positionals()[0];
   try {
     interp::RunOptions opts;
-    opts.dma = parse_choice<interp::RunOptions::Dma>(
-        "--dma", a.get("--dma"), {{"eager", interp::RunOptions::Dma::eager}, {"on_wait", interp::RunOptions::Dma::on_wait}});
-    opts.oob = parse_choice<interp::RunOptions::Oob>(
-        "--oob", a.get("--oob"),
-        {{"raise", interp::RunOptions::Oob::raise}, {"uninitialized", interp::RunOptions::Oob::uninitialized}});
-    opts.uninit = parse_choice<interp::RunOptions::Uninit>(
-        "--uninit", a.get("--uninit"), {{"nan", interp::RunOptions::Uninit::nan}, {"zero", interp::RunOptions::Uninit::zero}});
+    for (const char* name : {"dma", "oob", "uninit"})
+      interp::set_option_word(opts, name, a.get(std::string("--") + name), std::string("--") + name);
     opts.detect_races = a.has("--detect-races");
     opts.debug_checks = !a.has("--no-debug-checks");
     opts.cores = static_cast<int>(parse_int("--cores", a.get("--cores")));

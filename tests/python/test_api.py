@@ -472,7 +472,7 @@ class Errors(unittest.TestCase):
         add = tessera.parse(ADD)
         x = np.zeros((1024, 512), np.float32)
         self.assert_at(self.error(tessera.run, add, [x, x], dma="later"), None, 0, 0,
-                       "dma must be one of 'eager', 'on_wait', got 'later'")
+                       "dma must be one of eager|on_wait, got 'later'")
         self.assert_at(self.error(tessera.run, add, [x, x], cores=0), None, 0, 0, "cores must be between 1 and 1024")
         self.assert_at(self.error(tessera.run, add, [x, x], max_steps=-1), None, 0, 0, "max_steps must be at least 0")
 
