@@ -4,8 +4,8 @@ set -euo pipefail
 # clang (clang++ 14) is the second compiler CI builds with (.ci/run), and with
 # libclang-rt-14-dev (libFuzzer, the sanitizers' runtimes) it builds the fuzz targets.
 PKGS="meson ninja-build g++ clang libclang-rt-14-dev pkg-config libz3-dev libboost-graph-dev librange-v3-dev doctest-dev libbenchmark-dev
-      libmimalloc-dev llvm-19-dev llvm-19-tools mlir-19-tools python3-numpy
-      pybind11-dev python3-dev"
+      libmimalloc-dev llvm-19-dev llvm-19-tools mlir-19-tools libmlir-19 python3-numpy
+      pybind11-dev python3-dev ccache"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
