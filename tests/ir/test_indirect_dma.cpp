@@ -4,7 +4,8 @@
 // messages from jax/_src/pallas/mosaic/sc_lowering.py) is an error at the op.
 #include "ir/indirect_dma.h"
 #include "ir/printer.h"
-#include "test_util.h"
+#include "ir/effects.h"
+#include "tests/ir/ir_test_util.h"
 
 using namespace tessera;
 using namespace tessera::testing;
