@@ -308,9 +308,14 @@ void Machine::dma_start(const DmaRequest& req, int issuer_gc) {
     // From its start to the wait that takes its bytes from the destination semaphore.
     std::string src_space(mem_space_name(req.src->space)), dst_space(mem_space_name(req.dst_space));
     BufferRef dst = find(req.dst_device, req.dst_core, req.dst_space, req.dst_id);  // req.dst_name is the issuer's twin
+    // The indexed side of a gather / scatter moves the rows its offsets name, not [0, n).
+    auto rows = [&](DmaRequest::Rows side) {
+      return req.indexed == side ? " (rows by the offsets in " + req.offsets_name + ")" : std::string();
+    };
     TraceArgs args{arg("semaphore", semaphore_name(req.dst_sem)), arg("bytes", dma->bytes()),
-                   arg("src", src_space), arg("dst", dst_space), arg("src_buffer", req.src->describe() + region_str(req.src_region)),
-                   arg("dst_buffer", (dst ? dst->describe() : req.dst_name) + region_str(req.dst_region))};
+                   arg("src", src_space), arg("dst", dst_space),
+                   arg("src_buffer", req.src->describe() + region_str(req.src_region) + rows(DmaRequest::Rows::src)),
+                   arg("dst_buffer", (dst ? dst->describe() : req.dst_name) + region_str(req.dst_region) + rows(DmaRequest::Rows::dst))};
     if (req.dst_device != req.src->device) args.push_back(arg("dst_device", static_cast<int64_t>(req.dst_device)));
     dma->timeline_id = timeline_->async_begin(issuer_gc, "DMA " + src_space + "->" + dst_space, "dma", std::move(args));
     timeline_->expect_wait(req.dst_sem, req.dst_gc, dma->bytes(), dma->timeline_id);
