@@ -20,8 +20,6 @@ struct ScKernel {
 
 using ScOpRule = void (*)(const Op&, const ScKernel&, Diags&);
 
-std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
-
 // The array type the indexer of main operand 0 selects (the value a state op moves).
 Type selected(const Op& op) {
   const Type& r = op.main_operand(0).type();
@@ -43,7 +41,7 @@ void state_op(const Op& op, const ScKernel&, Diags& out) {
       strides.push_back(e.kind == IndexEntry::Slice ? e.stride : 1);
       strided |= e.kind == IndexEntry::Slice && e.stride != 1;
     }
-    if (strided) report(out, op.loc, name + " only supports slices with stride 1, got " + ints_str(strides));
+    if (strided) report(out, op.loc, name + " only supports slices with stride 1, got " + shape_str(strides));
   }
   if (value.rank() == 0) {
     bool masked = name == "load" || name == "store";
@@ -108,7 +106,7 @@ void rev(const Op& op, const ScKernel& k, Diags& out) {
   if (!needs_vector_subcore(op, k, out)) return;
   const auto& dims = op.ints_param("dimensions");
   if (dims != std::vector<int64_t>{0} || op.main_operand(0).type().rank() != 1)
-    report(out, op.loc, "Invalid dimensions for SC lax.rev: " + ints_str(dims));
+    report(out, op.loc, "Invalid dimensions for SC lax.rev: " + shape_str(dims));
 }
 
 const RuleTable<ScOpRule>& sc_op_rules() {
