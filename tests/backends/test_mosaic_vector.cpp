@@ -1,0 +1,556 @@
+// The Mosaic rules for values (backends/mosaic/vector_*.cpp): each rule's
+// exact op text, and every lowered function piped through
+// `mlir-opt-19 --allow-unregistered-dialect`, so MLIR's own parser and
+// verifiers check the pretty upstream ops (types, broadcasts) and the
+// generic form of the tpu ops.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "backends/lowering.h"
+#include "backends/mosaic/constants.h"
+#include "backends/mosaic/mlir_types.h"
+#include "backends/mosaic/rules.h"
+#include "tests/test_util.h"
+
+namespace tessera::backends::mosaic {
+namespace {
+
+using testing::error_of;
+using testing::parse;
+
+const LoweringTable& vector_table() {
+  static const LoweringTable t = [] {
+    LoweringTable table("mosaic");
+    add_vector_rules(table);
+    return table;
+  }();
+  return t;
+}
+
+std::string join_types(const std::vector<Type>& ts) {
+  std::string out;
+  for (const Type& t : ts) out += (out.empty() ? "" : ", ") + value_type(t);
+  return out;
+}
+
+// `func.func @f(...) -> (...)` around the lowered body of @f in `text`.
+std::string lower_func(std::string_view text) {
+  Module m = parse(text);
+  const Body& f = *m.find("f");
+  EmitContext ctx("mosaic");
+  ctx.literal = [](EmitContext& c, const Literal& l) { return scalar_constant(c, l); };
+  std::string params;
+  for (Var* p : f.params()) params += (params.empty() ? "" : ", ") + ctx.def(p) + ": " + value_type(p->type);
+  std::string types = join_types(f.output_types());
+  ctx.line("func.func @f(" + params + ") -> (" + types + ") {");
+  {
+    auto inside = ctx.indented();
+    lower_body(ctx, f, vector_table());
+    std::string outs;
+    for (const Value& v : f.outputs()) outs += (outs.empty() ? "" : ", ") + ctx.use(v);
+    ctx.line("return " + outs + (outs.empty() ? "" : " : " + types));
+  }
+  ctx.line("}");
+  return ctx.take_text();
+}
+
+bool have_mlir_opt() {
+  static const bool found = std::system("command -v mlir-opt-19 >/dev/null 2>&1") == 0;
+  return found;
+}
+
+// mlir-opt-19's verdict on `mlir`: "" when it parses and verifies, else its messages.
+std::string mlir_opt_errors(const std::string& mlir) {
+  auto dir = testing::temp_dir("mosaic_vector");
+  auto path = dir / "f.mlir";
+  std::ofstream(path) << mlir;
+  std::string cmd = "mlir-opt-19 --allow-unregistered-dialect " + path.string() + " 2>&1 >/dev/null";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    int rc = pclose(p);
+    if (rc != 0 && out.empty()) out = "mlir-opt-19 exited with " + std::to_string(rc);
+  }
+  return out;
+}
+
+// Lowers @f, checks that mlir-opt-19 accepts it, and returns the text.
+std::string lowered(std::string_view text) {
+  std::string mlir = lower_func(text);
+  if (have_mlir_opt()) {
+    std::string errors = mlir_opt_errors(mlir);
+    CHECK_MESSAGE(errors.empty(), "mlir-opt-19 rejects:\n" << mlir << errors);
+  } else {
+    MESSAGE("mlir-opt-19 not found: the lowered text is not verified");
+  }
+  return mlir;
+}
+
+std::string lowering_error(std::string_view text) {
+  return error_of([&] { lower_func(text); });
+}
+
+TEST_CASE("mosaic vector: mlir-opt-19 rejects a scalar where a vector is needed (the check can fail)") {
+  if (!have_mlir_opt()) return;
+  CHECK(mlir_opt_errors("func.func @f(%x: vector<8x128xf32>, %s: f32) -> vector<8x128xf32> {\n"
+                        "  %r = arith.addf %x, %s : vector<8x128xf32>\n  return %r : vector<8x128xf32>\n}\n")
+            .find("expects different type") != std::string::npos);
+}
+
+TEST_CASE("mosaic vector: binary float ops, a rank-0 operand broadcast explicitly") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %y: f32[8,128], %s: f32) -> (f32[8,128], f32) {
+  %a = add %x, 2.0
+  %b = sub %a, %y
+  %c = mul %b, %s
+  %d = div %c, %x
+  %e = rem %d, %y
+  %g = max %e, %x
+  %h = min %g, %y
+  %p = pow %h, %x
+  %q = atan2 %p, %y
+  %z = pow 2.0, %q
+  %k = mul %s, %s
+  return %z, %k
+}
+)");
+  CHECK_HAS(t, "%cst = arith.constant 2.000000e+00 : f32\n  %t = vector.broadcast %cst : f32 to vector<8x128xf32>\n"
+               "  %a = arith.addf %x, %t : vector<8x128xf32>");
+  CHECK_HAS(t, "%b = arith.subf %a, %y : vector<8x128xf32>");
+  CHECK_HAS(t, "%t_1 = vector.broadcast %s : f32 to vector<8x128xf32>\n  %c = arith.mulf %b, %t_1 : vector<8x128xf32>");
+  CHECK_HAS(t, "%d = arith.divf %c, %x");
+  CHECK_HAS(t, "%e = arith.remf %d, %y");
+  CHECK_HAS(t, "%g = arith.maximumf %e, %x");
+  CHECK_HAS(t, "%h = arith.minimumf %g, %y");
+  CHECK_HAS(t, "%p = math.powf %h, %x");
+  CHECK_HAS(t, "%q = math.atan2 %p, %y");
+  CHECK_HAS(t, "%z = math.exp2 %q : vector<8x128xf32>");  // Pallas: a literal base 2.0 is exp2
+  CHECK_HAS(t, "%k = arith.mulf %s, %s : f32");
+}
+
+TEST_CASE("mosaic vector: signed and unsigned integers choose their ops") {
+  std::string t = lowered(R"(func @f(%i: i32[8,128], %j: i32[8,128], %u: u32[8,128], %v: u32[8,128]) -> (i32[8,128], u32[8,128]) {
+  %a = div %i, %j
+  %b = rem %a, %j
+  %c = max %b, %j
+  %d = min %c, %j
+  %e = shift_right_arithmetic %d, %j
+  %g = shift_right_logical %e, %j
+  %h = shift_left %g, 3
+  %k = and %h, %j
+  %l = or %k, %j
+  %m = xor %l, %j
+  %u1 = div %u, %v
+  %u2 = rem %u1, %v
+  %u3 = max %u2, %v
+  %u4 = min %u3, %v
+  %u5 = shift_right_arithmetic %u4, %v
+  return %m, %u5
+}
+)");
+  for (const char* s : {"%a = arith.divsi %i, %j : vector<8x128xi32>", "%b = arith.remsi", "%c = arith.maxsi", "%d = arith.minsi",
+                        "%e = arith.shrsi", "%g = arith.shrui", "%c_1 = arith.constant 3 : i32", "%h = arith.shli %g, %t",
+                        "%k = arith.andi", "%l = arith.ori", "%m = arith.xori", "%u1 = arith.divui %u, %v : vector<8x128xi32>",
+                        "%u2 = arith.remui", "%u3 = arith.maxui", "%u4 = arith.minui", "%u5 = arith.shrsi"})
+    CHECK_HAS(t, s);
+}
+
+TEST_CASE("mosaic vector: unary math is math.* (abs and clz by dtype; round by its method)") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %i: i32[8,128]) -> (f32[8,128], i32[8,128]) {
+  %0 = exp %x
+  %1 = exp2 %0
+  %2 = log %1
+  %3 = log1p %2
+  %4 = sqrt %3
+  %5 = rsqrt %4
+  %6 = tanh %5
+  %7 = sin %6
+  %8 = cos %7
+  %9 = tan %8
+  %10 = erf %9
+  %11 = floor %10
+  %12 = ceil %11
+  %13 = round %12
+  %14 = round[rounding_method=to_nearest_even] %13
+  %15 = abs %14
+  %a = abs %i
+  %b = clz %a
+  %c = population_count %b
+  return %15, %c
+}
+)");
+  for (const char* s : {"math.exp %x", "math.exp2", "math.log %", "math.log1p", "math.sqrt", "math.rsqrt", "math.tanh", "math.sin",
+                        "math.cos", "math.tan %", "math.erf", "math.floor", "math.ceil", "%13 = math.round %12 : vector<8x128xf32>",
+                        "%14 = math.roundeven %13", "%15 = math.absf %14", "%a = math.absi %i : vector<8x128xi32>",
+                        "%b = math.ctlz %a", "%c = math.ctpop %b"})
+    CHECK_HAS(t, s);
+  CHECK(lowering_error("func @f(%i: i32) -> i32 {\n  %c = population_count %i\n  return %c\n}\n") ==
+        "t.tsr:2:3: error: mosaic: Population count is not supported on scalars");
+}
+
+TEST_CASE("mosaic vector: ops Pallas builds from several (neg, not, square, integer_pow, logistic, clamp)") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %i: i32[8,128], %b: bool[8,128], %s: i32) -> (f32[8,128], i32[8,128], bool[8,128], i32, f32[8,128], f32[8,128]) {
+  %n = neg %x
+  %sq = square %n
+  %p3 = integer_pow[y=3] %sq
+  %pm = integer_pow[y=-2] %p3
+  %p0 = integer_pow[y=0] %pm
+  %lg = logistic %p0
+  %cl = clamp 0.0, %lg, %x
+  %ni = neg %i
+  %nb = not %b
+  %ns = not %s
+  %p1 = integer_pow[y=1] %x
+  return %cl, %ni, %nb, %ns, %p1, %pm
+}
+)");
+  CHECK_HAS(t, "%cst = arith.constant 0.000000e+00 : f32\n  %t = vector.broadcast %cst : f32 to vector<8x128xf32>\n"
+               "  %n = arith.subf %t, %x : vector<8x128xf32>");
+  CHECK_HAS(t, "%sq = arith.mulf %n, %n");
+  // y = 3: x * x, then acc * x; y = -2: 1 / (x * x); y = 0: ones
+  CHECK_HAS(t, "%t_1 = arith.mulf %sq, %sq : vector<8x128xf32>\n  %p3 = arith.mulf %sq, %t_1 : vector<8x128xf32>\n"
+               "  %t_2 = arith.mulf %p3, %p3 : vector<8x128xf32>\n  %cst_1 = arith.constant 1.000000e+00 : f32\n"
+               "  %t_3 = vector.broadcast %cst_1 : f32 to vector<8x128xf32>\n  %pm = arith.divf %t_3, %t_2 : vector<8x128xf32>\n"
+               "  %cst_2 = arith.constant 1.000000e+00 : f32\n  %t_4 = vector.broadcast %cst_2 : f32 to vector<8x128xf32>\n");
+  // logistic of the ones: 1 / (1 + exp(-x))
+  CHECK_HAS(t, "%t_5 = arith.negf %t_4 : vector<8x128xf32>\n  %t_6 = math.exp %t_5 : vector<8x128xf32>\n"
+               "  %cst_3 = arith.constant 1.000000e+00 : f32\n  %t_7 = vector.broadcast %cst_3 : f32 to vector<8x128xf32>\n"
+               "  %t_8 = arith.addf %t_7, %t_6 : vector<8x128xf32>\n  %lg = arith.divf %t_7, %t_8 : vector<8x128xf32>");
+  CHECK_HAS(t, "%t_10 = arith.maximumf %lg, %t_9 : vector<8x128xf32>\n  %cl = arith.minimumf %t_10, %x : vector<8x128xf32>");
+  CHECK_HAS(t, "%c = arith.constant 0 : i32\n  %t_11 = vector.broadcast %c : i32 to vector<8x128xi32>\n"
+               "  %ni = arith.subi %t_11, %i : vector<8x128xi32>");
+  CHECK_HAS(t, "%cst_5 = arith.constant dense<true> : vector<8x128xi1>\n  %nb = arith.xori %b, %cst_5 : vector<8x128xi1>");
+  CHECK_HAS(t, "%c_1 = arith.constant -1 : i32\n  %ns = arith.xori %s, %c_1 : i32");
+  CHECK_HAS(t, "return %cl, %ni, %nb, %ns, %x, %pm :");  // x^1 is x itself
+}
+
+TEST_CASE("mosaic vector: sign, is_finite and reciprocal") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %h: bf16[8,128], %i: i32[8,128], %u: u32[8,128], %s: f32) -> (f32[8,128], bf16[8,128], i32[8,128], u32[8,128], bool[8,128], f32[8,128], f32) {
+  %a = sign %x
+  %b = sign %h
+  %c = sign %i
+  %d = sign %u
+  %e = is_finite %x
+  %r = reciprocal[approx=true] %x
+  %rs = reciprocal %s
+  return %a, %b, %c, %d, %e, %r, %rs
+}
+)");
+  CHECK_HAS(t, "= \"tpu.bitcast\"(%x) : (vector<8x128xf32>) -> vector<8x128xi32>");
+  CHECK_HAS(t, "arith.constant -2147483648 : i32");
+  CHECK_HAS(t, "arith.constant 1065353216 : i32");
+  CHECK_HAS(t, "math.absf %x");
+  CHECK_HAS(t, "arith.cmpf ogt, ");
+  CHECK_HAS(t, "%a = arith.select ");
+  CHECK_HAS(t, "\"tpu.bitcast\"(%h) : (vector<8x128xbf16>) -> vector<8x128xi16>");
+  CHECK_HAS(t, "arith.constant 16256 : i16");
+  CHECK_HAS(t, "arith.cmpi sgt, %i, ");
+  CHECK_HAS(t, "%c_5 = arith.subi %t_20, %t_22 : vector<8x128xi32>");  // %c was taken by a constant
+  CHECK_HAS(t, "arith.cmpi ne, %u, ");
+  CHECK_HAS(t, "%d = arith.extui ");
+  CHECK_HAS(t, "= \"tpu.weird\"(%x) : (vector<8x128xf32>) -> vector<8x128xi1>");
+  CHECK_HAS(t, "%r = \"tpu.reciprocal\"(%x) <{approx = true}> : (vector<8x128xf32>) -> vector<8x128xf32>");
+  CHECK_HAS(t, "%rs = arith.divf ");
+  CHECK(lowering_error("func @f(%h: bf16[8,128]) -> bf16[8,128] {\n  %r = reciprocal %h\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: reciprocal: Only float32 is supported.");
+}
+
+TEST_CASE("mosaic vector: comparisons (ordered float predicates, signed / unsigned, bool algebra)") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %y: f32[8,128], %i: i32[8,128], %u: u32[8,128], %p: bool[8,128], %q: bool[8,128]) -> (bool[8,128], bool[8,128], bool[8,128], bool[8,128], bool[8,128], bool[8,128], bool[8,128], bool[8,128], bool[8,128], bool[8,128]) {
+  %0 = eq %x, %y
+  %1 = ne %x, %y
+  %2 = lt %x, 0.0
+  %3 = le %x, %y
+  %4 = gt %i, %i
+  %5 = ge %u, %u
+  %6 = lt %u, %u
+  %7 = eq %p, %q
+  %8 = lt %p, %q
+  %9 = ge %p, %q
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9
+}
+)");
+  for (const char* s : {"%0 = arith.cmpf oeq, %x, %y : vector<8x128xf32>", "%1 = arith.cmpf one, %x, %y", "%2 = arith.cmpf olt, %x, %",
+                        "%3 = arith.cmpf ole", "%4 = arith.cmpi sgt, %i, %i : vector<8x128xi32>", "%5 = arith.cmpi uge, %u, %u",
+                        "%6 = arith.cmpi ult", "%7 = arith.xori %", "%8 = arith.andi %", "%9 = arith.ori %p, %"})
+    CHECK_HAS(t, s);
+}
+
+TEST_CASE("mosaic vector: select_n (bool and i32 predicates, a scalar predicate, one case; more is an error)") {
+  std::string t = lowered(R"(func @f(%p: bool[8,128], %k: i32[8,128], %c: bool, %x: f32[8,128], %y: f32[8,128]) -> (f32[8,128], f32[8,128], f32[8,128], f32[8,128]) {
+  %a = select_n %p, %x, %y
+  %b = select_n %k, %x, 1.0
+  %d = select_n %c, %x, %y
+  %e = select_n %p, %x
+  return %a, %b, %d, %e
+}
+)");
+  CHECK_HAS(t, "%a = arith.select %p, %y, %x : vector<8x128xi1>, vector<8x128xf32>");
+  CHECK_HAS(t, "= arith.cmpi ne, %k, %");
+  CHECK_HAS(t, "%b = arith.select %t_1, %t_2, %x : vector<8x128xi1>, vector<8x128xf32>");
+  CHECK_HAS(t, "%d = arith.select %c, %y, %x : vector<8x128xf32>");
+  CHECK_HAS(t, "return %a, %b, %d, %x");
+  CHECK(lowering_error("func @f(%k: i32[8], %x: f32[8]) -> f32[8] {\n  %r = select_n %k, %x, %x, %x\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: select_n only supported with <= 2 arguments (got 3 cases)");
+}
+
+TEST_CASE("mosaic vector: convert_element_type chooses Pallas's casts") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %h: bf16[8,128], %i: i32[8,128], %u: u32[8,128], %s8: i8[8,128], %u8: u8[8,128], %b: bool[8,128]) -> (bf16[8,128], f32[8,128], f32[8,128], f32[8,128], i32[8,128], u32[8,128], i32[8,128], i32[8,128], i8[8,128], u32[8,128], i32[8,128], f32[8,128], bool[8,128], bool[8,128], bool[8,128], f32[8,128]) {
+  %0 = convert_element_type[new_dtype=bf16] %x
+  %1 = convert_element_type[new_dtype=f32] %h
+  %2 = convert_element_type[new_dtype=f32] %i
+  %3 = convert_element_type[new_dtype=f32] %u
+  %4 = convert_element_type[new_dtype=i32] %x
+  %5 = convert_element_type[new_dtype=u32] %x
+  %6 = convert_element_type[new_dtype=i32] %s8
+  %7 = convert_element_type[new_dtype=i32] %u8
+  %8 = convert_element_type[new_dtype=i8] %i
+  %9 = convert_element_type[new_dtype=u32] %i
+  %10 = convert_element_type[new_dtype=i32] %b
+  %11 = convert_element_type[new_dtype=f32] %b
+  %12 = convert_element_type[new_dtype=bool] %h
+  %13 = convert_element_type[new_dtype=bool] %s8
+  %14 = convert_element_type[new_dtype=bool] %x
+  %15 = convert_element_type[new_dtype=f32] %x
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15
+}
+)");
+  for (const char* s : {"%0 = arith.truncf %x : vector<8x128xf32> to vector<8x128xbf16>", "%1 = arith.extf %h : vector<8x128xbf16> to",
+                        "%2 = arith.sitofp %i", "%3 = arith.uitofp %u", "%4 = arith.fptosi %x", "%5 = arith.fptoui %x",
+                        "%6 = arith.extsi %s8 : vector<8x128xi8> to vector<8x128xi32>", "%7 = arith.extui %u8", "%8 = arith.trunci %i",
+                        "%10 = arith.extui %b : vector<8x128xi1> to vector<8x128xi32>",
+                        "= arith.extui %b : vector<8x128xi1> to vector<8x128xi32>\n  %11 = arith.sitofp",
+                        "= arith.extf %h : vector<8x128xbf16> to vector<8x128xf32>", "%12 = arith.cmpf one, ",
+                        "= arith.extsi %s8", "%13 = arith.cmpi ne, ", "%14 = arith.cmpf one, %x, "})
+    CHECK_HAS(t, s);
+  CHECK_HAS(t, "return %0, %1, %2, %3, %4, %5, %6, %7, %8, %i, %10, %11, %12, %13, %14, %x :");  // same bits, same dtype: no op
+  CHECK(lowering_error("func @f(%h: bf16[8]) -> f16[8] {\n  %r = convert_element_type[new_dtype=f16] %h\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: Unsupported cast: bf16 -> f16");
+  CHECK(lowering_error("func @f(%h: f32[8]) -> f64[8] {\n  %r = convert_element_type[new_dtype=f64] %h\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: 64-bit types are not supported");
+}
+
+TEST_CASE("mosaic vector: bitcast_convert_type (tpu.bitcast on vectors, arith.bitcast on scalars)") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %s: f32) -> (i32[8,128], u32) {
+  %a = bitcast_convert_type[new_dtype=i32] %x
+  %b = bitcast_convert_type[new_dtype=u32] %s
+  return %a, %b
+}
+)");
+  CHECK_HAS(t, "%a = \"tpu.bitcast\"(%x) : (vector<8x128xf32>) -> vector<8x128xi32>");
+  CHECK_HAS(t, "%b = arith.bitcast %s : f32 to i32");
+  CHECK(lowering_error("func @f(%x: f32[8,128]) -> bf16[8,128,2] {\n  %r = bitcast_convert_type[new_dtype=bf16] %x\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: Changing bitwidths not supported.");
+}
+
+TEST_CASE("mosaic vector: broadcasts and reshapes") {
+  std::string t = lowered(R"(func @f(%r: f32[8], %c: f32[8,1], %s: f32, %x: f32[8,128], %one: f32[1,1]) -> (f32[8,128], f32[8,128], f32[8,128], f32[1024], f32[1,8,128], f32[8], f32[8,128], f32, f32) {
+  %a = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=(0)] %r
+  %b = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=(0, 1)] %c
+  %d = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=()] %s
+  %e = reshape[new_sizes=(1024)] %x
+  %g = expand_dims[dimensions=(0)] %x
+  %h = squeeze[dimensions=(1)] %c
+  %k = reshape[new_sizes=(8, 128)] %x
+  %l = squeeze[dimensions=(0, 1)] %one
+  %m = reshape[new_sizes=()] %one
+  return %a, %b, %d, %e, %g, %h, %k, %l, %m
+}
+)");
+  CHECK_HAS(t, "%t = vector.shape_cast %r : vector<8xf32> to vector<8x1xf32>\n"
+               "  %a = vector.broadcast %t : vector<8x1xf32> to vector<8x128xf32>");
+  CHECK_HAS(t, "%b = vector.broadcast %c : vector<8x1xf32> to vector<8x128xf32>");
+  CHECK_HAS(t, "%d = vector.broadcast %s : f32 to vector<8x128xf32>");
+  CHECK_HAS(t, "%e = vector.shape_cast %x : vector<8x128xf32> to vector<1024xf32>");
+  CHECK_HAS(t, "%g = vector.shape_cast %x : vector<8x128xf32> to vector<1x8x128xf32>");
+  CHECK_HAS(t, "%h = vector.shape_cast %c : vector<8x1xf32> to vector<8xf32>");
+  CHECK_HAS(t, "%l = vector.extract %one[0, 0] : f32 from vector<1x1xf32>");
+  CHECK_HAS(t, "%m = vector.extract %one[0, 0] : f32 from vector<1x1xf32>");
+  CHECK_HAS(t, "return %a, %b, %d, %e, %g, %h, %x, %l, %m :");
+  CHECK(lowering_error("func @f(%x: bf16[1]) -> bf16 {\n  %r = squeeze[dimensions=(0)] %x\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: Only arrays with 32-bit element types can be converted to scalars, but got: bf16. Try "
+        "casting the input before squeezing the scalar.");
+}
+
+TEST_CASE("mosaic vector: transpose, iota, concatenate, slices, split, pad") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %y: f32[8,128]) -> (f32[128,8], i32[8,128], i32[128], f32[8,128], f32[16,128], f32[4,64], f32[8,64], f32[8,64], f32[10,129]) {
+  %t = transpose[permutation=(1, 0)] %x
+  %i = iota[dtype=i32, shape=(8, 128), dimension=0]
+  %j = iota[dtype=i32, shape=(128), dimension=0]
+  %k = iota[dtype=f32, shape=(8, 128), dimension=1]
+  %c = concatenate[dimension=0] %x, %y
+  %s = slice[start_indices=(4, 64), limit_indices=(8, 128)] %x
+  %p, %q = split[sizes=(64, 64), axis=1] %y
+  %d = pad[low=(1, 0), high=(1, 1)] %x, 0.0
+  return %t, %i, %j, %k, %c, %s, %p, %q, %d
+}
+)");
+  CHECK_HAS(t, "%t = \"tpu.transpose\"(%x) <{permutation = array<i64: 1, 0>}> : (vector<8x128xf32>) -> vector<128x8xf32>");
+  CHECK_HAS(t, "%i = \"tpu.iota\"() <{dimensions = array<i32: 0>}> : () -> vector<8x128xi32>");
+  CHECK_HAS(t, "%t_1 = \"tpu.iota\"() <{dimensions = array<i32: 1>}> : () -> vector<1x128xi32>\n"
+               "  %j = vector.extract %t_1[0] : vector<128xi32> from vector<1x128xi32>");
+  CHECK_HAS(t, "%t_2 = \"tpu.iota\"() <{dimensions = array<i32: 1>}> : () -> vector<8x128xi32>\n"
+               "  %k = arith.sitofp %t_2 : vector<8x128xi32> to vector<8x128xf32>");
+  CHECK_HAS(t, "%c = \"tpu.concatenate\"(%x, %y) <{dimension = 0 : i32}> : (vector<8x128xf32>, vector<8x128xf32>) -> vector<16x128xf32>");
+  CHECK_HAS(t, "%s = vector.extract_strided_slice %x {offsets = [4, 64], sizes = [4, 64], strides = [1, 1]} : vector<8x128xf32> to vector<4x64xf32>");
+  CHECK_HAS(t, "%p = vector.extract_strided_slice %y {offsets = [0, 0], sizes = [8, 64]");
+  CHECK_HAS(t, "%q = vector.extract_strided_slice %y {offsets = [0, 64], sizes = [8, 64]");
+  CHECK_HAS(t, "%cst = arith.constant dense<0.000000e+00> : vector<1x128xf32>\n"
+               "  %t_3 = \"tpu.concatenate\"(%cst, %x) <{dimension = 0 : i32}> : (vector<1x128xf32>, vector<8x128xf32>) -> vector<9x128xf32>");
+  CHECK_HAS(t, "%t_4 = \"tpu.concatenate\"(%t_3, %cst_1) <{dimension = 0 : i32}> : (vector<9x128xf32>, vector<1x128xf32>) -> vector<10x128xf32>");
+  CHECK_HAS(t, "%d = \"tpu.concatenate\"(%t_4, %cst_2) <{dimension = 1 : i32}> : (vector<10x128xf32>, vector<10x1xf32>) -> vector<10x129xf32>");
+  CHECK(lowering_error("func @f(%x: f32[8,128]) -> f32[4,128] {\n  %r = slice[start_indices=(0, 0), limit_indices=(8, 128), strides=(2, 1)] %x\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: slice with strides other than 1 is not supported (vector.extract_strided_slice takes unit strides)");
+}
+
+TEST_CASE("mosaic vector: roll is tpu.dynamic_rotate, take_along_axis tpu.dynamic_gather") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %n: i32, %idx: i32[8,128]) -> (f32[8,128], f32[8,128], f32[8,128]) {
+  %a = roll[axis=1, shift=-1] %x
+  %b = roll[axis=0] %x, %n
+  %g = take_along_axis[axis=1] %x, %idx
+  return %a, %b, %g
+}
+)");
+  CHECK_HAS(t, "%c127_i32 = arith.constant 127 : i32\n"
+               "  %a = \"tpu.dynamic_rotate\"(%x, %c127_i32) <{dimension = 1 : si32}> : (vector<8x128xf32>, i32) -> vector<8x128xf32>");
+  CHECK_HAS(t, "%b = \"tpu.dynamic_rotate\"(%x, %n) <{dimension = 0 : si32}>");
+  CHECK_HAS(t, "%g = \"tpu.dynamic_gather\"(%x, %idx) <{dimensions = array<i32: 1>}> : (vector<8x128xf32>, vector<8x128xi32>) -> vector<8x128xf32>");
+  CHECK(lowering_error("func @f(%x: f32[4,8,128], %i: i32[4,8,128]) -> f32[4,8,128] {\n  %r = take_along_axis[axis=0] %x, %i\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: Only gathers along the two minormost dimensions supported on TC");
+}
+
+TEST_CASE("mosaic vector: reductions with identity accumulators, to vectors and to scalars") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %i: i32[8,128], %b: bool[8,128]) -> (f32[8], f32, i32[128], bool[8], bool) {
+  %s = reduce_sum[axes=(1)] %x
+  %m = reduce_max[axes=(0, 1)] %x
+  %n = reduce_min[axes=(0)] %i
+  %a = reduce_and[axes=(1)] %b
+  %o = reduce_or[axes=(0, 1)] %b
+  return %s, %m, %n, %a, %o
+}
+)");
+  CHECK_HAS(t, "%cst = arith.constant dense<0.000000e+00> : vector<8xf32>\n"
+               "  %s = vector.multi_reduction <add>, %x, %cst [1] : vector<8x128xf32> to vector<8xf32>");
+  CHECK_HAS(t, "%t = vector.shape_cast %x : vector<8x128xf32> to vector<1x8x128xf32>\n"
+               "  %cst_1 = arith.constant dense<0xFF800000> : vector<1xf32>\n"
+               "  %t_1 = vector.multi_reduction <maximumf>, %t, %cst_1 [1, 2] : vector<1x8x128xf32> to vector<1xf32>\n"
+               "  %m = vector.extract %t_1[0] : f32 from vector<1xf32>");
+  CHECK_HAS(t, "%cst_2 = arith.constant dense<2147483647> : vector<128xi32>\n"
+               "  %n = vector.multi_reduction <minsi>, %i, %cst_2 [0] : vector<8x128xi32> to vector<128xi32>");
+  // reduce_and: min over where(b, 1.0, 0.0), then > 0
+  CHECK_HAS(t, "%t_4 = arith.select %b, %t_2, %t_3 : vector<8x128xi1>, vector<8x128xf32>\n"
+               "  %cst_5 = arith.constant dense<0x7F800000> : vector<8xf32>\n"
+               "  %t_5 = vector.multi_reduction <minimumf>, %t_4, %cst_5 [1] : vector<8x128xf32> to vector<8xf32>");
+  CHECK_HAS(t, "%a = arith.cmpf ogt, %t_5, %t_6 : vector<8xf32>");
+  CHECK_HAS(t, "%t_11 = vector.multi_reduction <maximumf>, %t_10, %cst_9 [1, 2] : vector<1x8x128xf32> to vector<1xf32>");
+  CHECK_HAS(t, "%o = arith.cmpf ogt, %t_12, %cst_10 : f32");
+  CHECK(lowering_error("func @f(%x: u32[8,128]) -> u32[8] {\n  %r = reduce_sum[axes=(1)] %x\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: Reductions over unsigned integers not implemented.");
+  CHECK(lowering_error("func @f(%x: i16[8,128]) -> i16[8] {\n  %r = reduce_max[axes=(1)] %x\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: Reductions over i16 not implemented.");
+}
+
+TEST_CASE("mosaic vector: argmax / argmin are tpu.reduce_index") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %v: f32[128], %h: bf16[8,128]) -> (i32[8], i32, i32[8]) {
+  %a = argmax[axis=1] %x
+  %b = argmin[axis=0] %v
+  %c = argmax[axis=1] %h
+  return %a, %b, %c
+}
+)");
+  CHECK_HAS(t, "%a = \"tpu.reduce_index\"(%x) <{axis = 1 : i32, kind = #tpu.reduction_kind<arg_max>}> : (vector<8x128xf32>) -> vector<8xi32>");
+  CHECK_HAS(t, "%t = vector.shape_cast %v : vector<128xf32> to vector<1x128xf32>\n"
+               "  %t_1 = \"tpu.reduce_index\"(%t) <{axis = 1 : i32, kind = #tpu.reduction_kind<arg_min>}> : (vector<1x128xf32>) -> vector<1xi32>\n"
+               "  %b = vector.extract %t_1[0] : i32 from vector<1xi32>");
+  CHECK_HAS(t, "-> vector<8xi16>\n  %c = arith.extsi %t_2 : vector<8xi16> to vector<8xi32>");
+  CHECK(lowering_error("func @f(%x: i32[8,128]) -> i32[8] {\n  %r = argmax[axis=1] %x\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: Unsupported combination of input dtype (i32) and index_dtype (i32) for reduce_index");
+}
+
+TEST_CASE("mosaic vector: cumsum as a log-step scan of tpu.dynamic_rotate") {
+  std::string t = lowered(R"(func @f(%x: f32[8,8], %r: i32[4,8]) -> (f32[8,8], i32[4,8]) {
+  %c = cumsum[axis=1] %x
+  %d = cumsum[axis=0, reverse=true] %r
+  return %c, %d
+}
+)");
+  // step 1 of 3 along axis 1: roll by 1, keep where the position >= 1, add
+  CHECK_HAS(t, "%t = \"tpu.iota\"() <{dimensions = array<i32: 1>}> : () -> vector<8x8xi32>\n"
+               "  %cst = arith.constant dense<0.000000e+00> : vector<8x8xf32>\n"
+               "  %c1_i32 = arith.constant 1 : i32\n"
+               "  %t_1 = \"tpu.dynamic_rotate\"(%x, %c1_i32) <{dimension = 1 : si32}> : (vector<8x8xf32>, i32) -> vector<8x8xf32>\n"
+               "  %cst_1 = arith.constant dense<1> : vector<8x8xi32>\n"
+               "  %t_2 = arith.cmpi sge, %t, %cst_1 : vector<8x8xi32>\n"
+               "  %t_3 = arith.select %t_2, %t_1, %cst : vector<8x8xi1>, vector<8x8xf32>\n"
+               "  %t_4 = arith.addf %x, %t_3 : vector<8x8xf32>\n");
+  CHECK_HAS(t, "\"tpu.dynamic_rotate\"(%t_4, %c2_i32)");
+  CHECK_HAS(t, "\"tpu.dynamic_rotate\"(%t_8, %c4_i32)");
+  CHECK_HAS(t, "%c = arith.addf %t_8, %t_11 : vector<8x8xf32>");
+  // reverse along axis 0 (n = 4): roll by n - s, keep where the position < n - s
+  CHECK_HAS(t, "\"tpu.dynamic_rotate\"(%r, %c3_i32) <{dimension = 0 : si32}>");
+  CHECK_HAS(t, "%t_14 = arith.cmpi slt, %t_12, %cst_5 : vector<4x8xi32>");
+  CHECK_HAS(t, "%t_17 = \"tpu.dynamic_rotate\"(%t_16, %c2_i32_1) <{dimension = 0 : si32}>");
+  CHECK_HAS(t, "%d = arith.addi %t_16, %t_19 : vector<4x8xi32>");
+}
+
+TEST_CASE("mosaic vector: dot_general is tpu.matmul with dimension numbers; accumulation is a separate addf") {
+  std::string t = lowered(R"(func @f(%a: f32[128,256], %b: f32[256,64], %acc: f32[128,64], %q: bf16[2,8,128], %k: bf16[2,16,128], %m: bf16[8,128], %v: bf16[1,128]) -> (f32[128,64], f32[2,8,16], f32[8,1]) {
+  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b
+  %s = add %acc, %p
+  %qk = dot_general[lhs_contracting=(2), rhs_contracting=(2), lhs_batch=(0), rhs_batch=(0), preferred_element_type=f32] %q, %k
+  %mv = dot_general[lhs_contracting=(1), rhs_contracting=(1), preferred_element_type=f32] %m, %v
+  return %s, %qk, %mv
+}
+)");
+  CHECK_HAS(t, "%cst = arith.constant dense<0.000000e+00> : vector<128x64xf32>\n"
+               "  %p = \"tpu.matmul\"(%a, %b, %cst) <{dimension_numbers = #tpu.dot_dimension_numbers<[1], [0], [0], [1], [0, 0, 1, 1], [], []>, "
+               "transpose_lhs_hint = false}> : (vector<128x256xf32>, vector<256x64xf32>, vector<128x64xf32>) -> vector<128x64xf32>\n"
+               "  %s = arith.addf %acc, %p : vector<128x64xf32>");
+  CHECK_HAS(t, "%qk = \"tpu.matmul\"(%q, %k, %cst_1) <{dimension_numbers = #tpu.dot_dimension_numbers<[2], [2], [1], [1], [0, 0, 0, 1, 1, 1], [0], [0]>, "
+               "transpose_lhs_hint = false}> : (vector<2x8x128xbf16>, vector<2x16x128xbf16>, vector<2x8x16xf32>) -> vector<2x8x16xf32>");
+  // (8, 128) . (1, 128)^T of bf16: Pallas's multiply and lane reduction
+  CHECK_HAS(t, "%t = vector.broadcast %v : vector<1x128xbf16> to vector<8x128xbf16>\n"
+               "  %t_1 = arith.extf %m : vector<8x128xbf16> to vector<8x128xf32>\n"
+               "  %t_2 = arith.extf %t : vector<8x128xbf16> to vector<8x128xf32>\n"
+               "  %t_3 = arith.mulf %t_1, %t_2 : vector<8x128xf32>\n"
+               "  %cst_2 = arith.constant dense<0.000000e+00> : vector<8xf32>\n"
+               "  %t_4 = vector.multi_reduction <add>, %t_3, %cst_2 [1] : vector<8x128xf32> to vector<8xf32>\n"
+               "  %mv = vector.shape_cast %t_4 : vector<8xf32> to vector<8x1xf32>");
+  CHECK(lowering_error("func @f(%a: u32[8,128], %b: u32[128,128]) -> u32[8,128] {\n  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b\n  return %p\n}\n")
+            .find("mosaic: Unsigned integer dtype u32 is not supported for dot_general") != std::string::npos);
+}
+
+TEST_CASE("mosaic vector: prng_seed and prng_random_bits") {
+  std::string t = lowered(R"(func @f(%s: i32) -> i32[8,128] {
+  prng_seed %s, 7
+  %r = prng_random_bits[shape=(8, 128)]
+  return %r
+}
+)");
+  CHECK_HAS(t, "%c = arith.constant 7 : i32\n  \"tpu.prng_set_seed_32\"(%s, %c) : (i32, i32) -> ()");
+  CHECK_HAS(t, "%r = \"tpu.prng_random_bits\"() : () -> vector<8x128xi32>");
+  CHECK(lowering_error("func @f() -> i32[128] {\n  %r = prng_random_bits[shape=(128)]\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: random_bits only supports rank>=2 outputs.");
+}
+
+TEST_CASE("mosaic vector: every value primitive has a rule or a stated reason") {
+  const LoweringTable& t = vector_table();
+  for (Family f : {Family::elementwise, Family::structural, Family::reduction})
+    for (const Primitive* p : registry().of(f)) {
+      INFO(p->name);
+      CHECK(t.coverage(*p) != LoweringTable::Coverage::missing);
+      CHECK(!t.contradicts(*p));
+    }
+  CHECK(lowering_error("func @f(%x: f32[8,128]) -> f32[8,128] {\n  %r = sort %x\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: no lowering for `sort`: Pallas lowers sort only on the SparseCore (tpu.sort)");
+  CHECK(lowering_error("func @f(%x: f32[8,128]) -> f32[8,128] {\n  %r = expm1 %x\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: no lowering for `expm1`: Pallas's TensorCore lowering has no rule for it "
+        "(jax/_src/pallas/mosaic/lowering.py)");
+}
+
+}  // namespace
+}  // namespace tessera::backends::mosaic
