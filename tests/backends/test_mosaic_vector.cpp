@@ -5,15 +5,21 @@
 // generic form of the tpu ops.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <regex>
 #include <string>
 
 #include "backends/lowering.h"
 #include "backends/mosaic/constants.h"
 #include "backends/mosaic/mlir_types.h"
 #include "backends/mosaic/rules.h"
+#include "backends/mosaic/vector_values.h"
+#include "interpreter/interpreter.h"
 #include "tests/test_util.h"
 
 namespace tessera::backends::mosaic {
@@ -21,6 +27,8 @@ namespace {
 
 using testing::error_of;
 using testing::parse;
+using interp::Array;
+using interp::run_function;
 
 const LoweringTable& vector_table() {
   static const LoweringTable t = [] {
@@ -42,7 +50,7 @@ std::string lower_func(std::string_view text) {
   Module m = parse(text);
   const Body& f = *m.find("f");
   EmitContext ctx("mosaic");
-  ctx.literal = [](EmitContext& c, const Literal& l) { return scalar_constant(c, l); };
+  ctx.literal = [](EmitContext& c, const Literal& l) { return scalar_of(c, l); };
   std::string params;
   for (Var* p : f.params()) params += (params.empty() ? "" : ", ") + ctx.def(p) + ": " + value_type(p->type);
   std::string types = join_types(f.output_types());
@@ -226,6 +234,26 @@ TEST_CASE("mosaic vector: ops Pallas builds from several (neg, not, square, inte
   CHECK_HAS(t, "%cst_5 = arith.constant dense<true> : vector<8x128xi1>\n  %nb = arith.xori %b, %cst_5 : vector<8x128xi1>");
   CHECK_HAS(t, "%c_1 = arith.constant -1 : i32\n  %ns = arith.xori %s, %c_1 : i32");
   CHECK_HAS(t, "return %cl, %ni, %nb, %ns, %x, %pm :");  // x^1 is x itself
+}
+
+TEST_CASE("mosaic vector: scalar ops stay scalar; bool constants are written without a type") {
+  std::string t = lowered(R"(func @f(%b: bool, %v: bool[8], %i: i32, %x: f32) -> (bool, bool[8], i32, f32, bool) {
+  %n = not %b
+  %a = and %v, true
+  %j = add %i, 1
+  %k = convert_element_type[new_dtype=f32] %j
+  %y = select_n %n, %x, %k
+  %c = lt %x, %y
+  return %n, %a, %j, %y, %c
+}
+)");
+  CHECK_HAS(t, "%true = arith.constant true\n  %n = arith.xori %b, %true : i1");
+  CHECK_HAS(t, "%true_1 = arith.constant true\n  %t = vector.broadcast %true_1 : i1 to vector<8xi1>\n"
+               "  %a = arith.andi %v, %t : vector<8xi1>");
+  CHECK_HAS(t, "%c = arith.constant 1 : i32\n  %j = arith.addi %i, %c : i32");
+  CHECK_HAS(t, "%k = arith.sitofp %j : i32 to f32");
+  CHECK_HAS(t, "%y = arith.select %n, %k, %x : f32");
+  CHECK_HAS(t, "%c_1 = arith.cmpf olt, %x, %y : f32");
 }
 
 TEST_CASE("mosaic vector: sign, is_finite and reciprocal") {
@@ -550,6 +578,224 @@ TEST_CASE("mosaic vector: every value primitive has a rule or a stated reason") 
   CHECK(lowering_error("func @f(%x: f32[8,128]) -> f32[8,128] {\n  %r = expm1 %x\n  return %r\n}\n") ==
         "t.tsr:2:3: error: mosaic: no lowering for `expm1`: Pallas's TensorCore lowering has no rule for it "
         "(jax/_src/pallas/mosaic/lowering.py)");
+}
+
+// ---- running the lowered text: mlir-cpu-runner-19 against tessera's interpreter ----
+//
+// Functions of arith / math ops only (no tpu op: the runner has no
+// unregistered dialects). @main builds the inputs as constants, calls @f and
+// prints each result's bits as i32 (floats bitcast, bools extended), so the
+// comparison with the interpreter is not limited by vector.print's digits.
+
+bool have_runner() {
+  static const bool found = have_mlir_opt() && std::system("command -v mlir-cpu-runner-19 >/dev/null 2>&1") == 0 &&
+                            std::filesystem::exists("/usr/lib/llvm-19/lib/libmlir_c_runner_utils.so.19.1");
+  return found;
+}
+
+// `dense<[[a, b], [c, d]]>` body (or the scalar) of `a`, in MLIR's literal spelling.
+std::string dense_text(const Array& a, size_t dim = 0, int64_t offset = 0) {
+  const Shape& shape = a.shape();
+  if (dim == shape.size()) return literal_text(literal_of(a.dtype(), a.get(offset)));
+  int64_t stride = 1;
+  for (size_t d = dim + 1; d < shape.size(); ++d) stride *= shape[d];
+  std::string out = "[";
+  for (int64_t k = 0; k < shape[dim]; ++k) out += (k ? ", " : "") + dense_text(a, dim + 1, offset + k * stride);
+  return out + "]";
+}
+
+std::string main_driver(const Body& f, const std::vector<Array>& inputs) {
+  std::string text = "func.func @main() {\n", args, arg_types;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Array& a = inputs[k];
+    ArrayType t{a.dtype(), a.shape()};
+    std::string value = t.shape.empty() ? dense_text(a) : "dense<" + dense_text(a) + ">";
+    text += "  %in" + std::to_string(k) + " = arith.constant " + value + " : " + value_type(t) + "\n";
+    args += (k ? ", " : "") + std::string("%in") + std::to_string(k);
+    arg_types += (k ? ", " : "") + value_type(t);
+  }
+  std::vector<Type> outs = f.output_types();
+  text += "  %r:" + std::to_string(outs.size()) + " = call @f(" + args + ") : (" + arg_types + ") -> (" + join_types(outs) + ")\n";
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const ArrayType& t = outs[k].array_type();
+    ArrayType bits{DType::i32, t.shape};
+    std::string r = "%r#" + std::to_string(k), shown = r;
+    if (t.dtype == DType::f32) shown = "%b" + std::to_string(k), text += "  " + shown + " = arith.bitcast " + r + " : " + value_type(t) + " to " + value_type(bits) + "\n";
+    if (t.dtype == DType::i1) shown = "%b" + std::to_string(k), text += "  " + shown + " = arith.extui " + r + " : " + value_type(t) + " to " + value_type(bits) + "\n";
+    text += "  vector.print " + shown + " : " + value_type(bits) + "\n";
+  }
+  return text + "  return\n}\n";
+}
+
+// Each result's elements (row-major) as the runner printed them.
+std::vector<std::vector<int64_t>> run_on_cpu(const std::string& mlir) {
+  auto dir = testing::temp_dir("mosaic_vector_run");
+  std::ofstream(dir / "f.mlir") << mlir;
+  const std::string lib = "/usr/lib/llvm-19/lib/";
+  // Section 11 of the Mosaic reference, with math lowered first: expand what
+  // has no LLVM op (rsqrt, tanh...), then LLVM intrinsics, then libm calls.
+  std::string cmd = "mlir-opt-19 " + (dir / "f.mlir").string() +
+                    " --test-expand-math --convert-math-to-llvm --convert-math-to-libm --arith-expand --convert-vector-to-scf"
+                    " --convert-scf-to-cf --convert-vector-to-llvm --convert-func-to-llvm --convert-arith-to-llvm"
+                    " --convert-cf-to-llvm --reconcile-unrealized-casts 2>&1 | mlir-cpu-runner-19 -e main -entry-point-result=void"
+                    " -shared-libs=" + lib + "libmlir_c_runner_utils.so.19.1 -shared-libs=" + lib + "libmlir_runner_utils.so.19.1 2>&1";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    pclose(p);
+  }
+  std::vector<std::vector<int64_t>> results;
+  std::istringstream lines(out);
+  static const std::regex number("-?[0-9]+");
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || (line[0] != '(' && line[0] != '-' && !std::isdigit(static_cast<unsigned char>(line[0])))) {
+      FAIL_CHECK("runner: " << line);
+      continue;
+    }
+    std::vector<int64_t> row;
+    for (std::sregex_iterator it(line.begin(), line.end(), number), end; it != end; ++it) row.push_back(std::stoll(it->str()));
+    results.push_back(row);
+  }
+  return results;
+}
+
+// The runner's number for one element, decoded as a value of `d`.
+double decode(int64_t printed, DType d) {
+  if (d != DType::f32) return is_unsigned_int(d) ? static_cast<double>(static_cast<uint32_t>(printed)) : static_cast<double>(printed);
+  uint32_t u = static_cast<uint32_t>(printed);
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Lowers @f of `text`, runs it on the CPU and compares every result with the
+// interpreter's on `inputs`: integers exactly, floats within `rtol`.
+void check_against_interpreter(std::string_view text, const std::vector<Array>& inputs, double rtol = 1e-5) {
+  if (!have_runner()) {
+    MESSAGE("mlir-cpu-runner-19 or libmlir-19 not found: the lowered text is not executed");
+    return;
+  }
+  Module m = parse(text);
+  std::vector<Array> expected = run_function(m, "f", inputs);
+  std::string mlir = lowered(text) + main_driver(*m.find("f"), inputs);
+  std::vector<std::vector<int64_t>> got = run_on_cpu(mlir);
+  REQUIRE_MESSAGE(got.size() == expected.size(), "the runner printed " << got.size() << " results for " << expected.size());
+  const Body& f = *m.find("f");
+  for (size_t k = 0; k < expected.size(); ++k) {
+    const Array& e = expected[k];
+    REQUIRE(static_cast<int64_t>(got[k].size()) == e.size());
+    for (int64_t i = 0; i < e.size(); ++i) {
+      double want = e.get(i), have = decode(got[k][static_cast<size_t>(i)], e.dtype());
+      bool same = is_float(e.dtype()) ? (std::isnan(want) && std::isnan(have)) || std::abs(want - have) <= rtol * std::abs(want) + 1e-6
+                                      : want == have;
+      CHECK_MESSAGE(same, "result " << k << " (" << f.outputs()[k].var()->name << ") element " << i << ": interpreter " << want
+                                    << ", lowered text " << have);
+    }
+  }
+}
+
+Array values(DType d, Shape shape, std::vector<double> v) { return Array::from_values(d, std::move(shape), v); }
+
+TEST_CASE("mosaic vector: float elementwise rules compute the interpreter's numbers (mlir-cpu-runner-19)") {
+  const char* text = R"(func @f(%x: f32[2,4], %y: f32[2,4], %p: f32[2,4], %s: f32) -> (f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], f32[2,4], bool[2,4], bool[2,4], bool[2,4], bool[2,4], bool[2,4], bool[2,4], i32[2,4], u32[2,4], f32[2,4], f32) {
+  %add = add %x, %s
+  %sub = sub %x, %y
+  %mul = mul %x, 3.0
+  %div = div %x, %y
+  %rem = rem %x, %y
+  %max = max %x, %y
+  %min = min %x, %y
+  %pow = pow %p, %y
+  %atan2 = atan2 %x, %y
+  %exp = exp %x
+  %exp2 = exp2 %x
+  %log = log %p
+  %log1p = log1p %p
+  %sqrt = sqrt %p
+  %rsqrt = rsqrt %p
+  %tanh = tanh %x
+  %sin = sin %x
+  %cos = cos %x
+  %tan = tan %x
+  %erf = erf %x
+  %floor = floor %x
+  %ceil = ceil %x
+  %round = round %x
+  %even = round[rounding_method=to_nearest_even] %x
+  %abs = abs %x
+  %neg = neg %x
+  %cube = integer_pow[y=3] %x
+  %inv2 = integer_pow[y=-2] %p
+  %sig = logistic %x
+  %eq = eq %x, %y
+  %ne = ne %x, %y
+  %lt = lt %x, %y
+  %le = le %x, 0.5
+  %gt = gt %x, %y
+  %ge = ge %x, %y
+  %toi = convert_element_type[new_dtype=i32] %x
+  %tou = convert_element_type[new_dtype=u32] %p
+  %clamp = clamp -1.0, %x, 1.0
+  %ssq = square %s
+  return %add, %sub, %mul, %div, %rem, %max, %min, %pow, %atan2, %exp, %exp2, %log, %log1p, %sqrt, %rsqrt, %tanh, %sin, %cos, %tan, %erf, %floor, %ceil, %round, %even, %abs, %neg, %cube, %inv2, %sig, %eq, %ne, %lt, %le, %gt, %ge, %toi, %tou, %clamp, %ssq
+}
+)";
+  check_against_interpreter(text, {values(DType::f32, {2, 4}, {0.5, -1.5, 2.5, 1.25, -0.75, 3.0, -2.5, 0.1}),
+                                   values(DType::f32, {2, 4}, {1.5, 2.0, -0.5, 1.25, 0.3, -2.0, 4.0, 0.7}),
+                                   values(DType::f32, {2, 4}, {0.25, 1.0, 2.0, 3.5, 0.01, 7.0, 1.5, 10.0}),
+                                   Array::scalar(DType::f32, 1.75)},
+                            2e-5);
+}
+
+TEST_CASE("mosaic vector: integer elementwise rules compute the interpreter's numbers (mlir-cpu-runner-19)") {
+  const char* text = R"(func @f(%i: i32[2,4], %j: i32[2,4], %k: i32[2,4], %u: u32[2,4], %v: u32[2,4], %b: bool[2,4], %c: bool[2,4]) -> (i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], i32[2,4], u32[2,4], u32[2,4], u32[2,4], u32[2,4], u32[2,4], bool[2,4], bool[2,4], bool[2,4], bool[2,4], bool[2,4], bool[2,4], bool[2,4], bool[2,4], f32[2,4], f32[2,4], i32[2,4], i32[2,4], f32[2,4]) {
+  %add = add %i, %j
+  %sub = sub %i, %j
+  %mul = mul %i, %j
+  %div = div %i, %j
+  %rem = rem %i, %j
+  %max = max %i, %j
+  %min = min %i, %j
+  %shl = shift_left %i, %k
+  %sra = shift_right_arithmetic %i, %k
+  %srl = shift_right_logical %i, %k
+  %and = and %i, %j
+  %or = or %i, %j
+  %xor = xor %i, 12
+  %not = not %i
+  %abs = abs %i
+  %neg = neg %i
+  %clz = clz %i
+  %pop = population_count %i
+  %udiv = div %u, %v
+  %urem = rem %u, %v
+  %umax = max %u, %v
+  %umin = min %u, %v
+  %usrl = shift_right_logical %u, 4
+  %lt = lt %i, %j
+  %ult = lt %u, %v
+  %uge = ge %u, %v
+  %beq = eq %b, %c
+  %blt = lt %b, %c
+  %bge = ge %b, %c
+  %bne = ne %b, %c
+  %band = and %b, %c
+  %itof = convert_element_type[new_dtype=f32] %i
+  %utof = convert_element_type[new_dtype=f32] %u
+  %btoi = convert_element_type[new_dtype=i32] %b
+  %sel = select_n %b, %i, %j
+  %bf = convert_element_type[new_dtype=f32] %c
+  return %add, %sub, %mul, %div, %rem, %max, %min, %shl, %sra, %srl, %and, %or, %xor, %not, %abs, %neg, %clz, %pop, %udiv, %urem, %umax, %umin, %usrl, %lt, %ult, %uge, %beq, %blt, %bge, %bne, %band, %itof, %utof, %btoi, %sel, %bf
+}
+)";
+  check_against_interpreter(text, {values(DType::i32, {2, 4}, {7, -7, 100, -2147483647, 0, 65536, -1, 12345}),
+                                   values(DType::i32, {2, 4}, {2, 3, -7, 5, 9, -3, 4, 1000}),
+                                   values(DType::i32, {2, 4}, {0, 1, 4, 31, 3, 16, 2, 7}),
+                                   values(DType::u32, {2, 4}, {4000000000.0, 7, 100, 3000000000.0, 0, 65536, 4294967295.0, 12}),
+                                   values(DType::u32, {2, 4}, {3, 4000000000.0, 7, 2, 9, 3, 4294967294.0, 5}),
+                                   values(DType::i1, {2, 4}, {1, 0, 1, 0, 1, 1, 0, 0}),
+                                   values(DType::i1, {2, 4}, {1, 1, 0, 0, 0, 1, 1, 0})});
 }
 
 }  // namespace
