@@ -632,11 +632,13 @@ std::vector<std::vector<int64_t>> run_on_cpu(const std::string& mlir) {
   auto dir = testing::temp_dir("mosaic_vector_run");
   std::ofstream(dir / "f.mlir") << mlir;
   const std::string lib = "/usr/lib/llvm-19/lib/";
-  // Section 11 of the Mosaic reference, with math lowered first: expand what
-  // has no LLVM op (rsqrt, tanh...), then LLVM intrinsics, then libm calls.
+  // Section 11 of the Mosaic reference, with math lowered first (expand what
+  // has no LLVM op: rsqrt, tanh...; then LLVM intrinsics; then libm calls) and
+  // vector.multi_reduction lowered before the vector dialect.
   std::string cmd = "mlir-opt-19 " + (dir / "f.mlir").string() +
-                    " --test-expand-math --convert-math-to-llvm --convert-math-to-libm --arith-expand --convert-vector-to-scf"
-                    " --convert-scf-to-cf --convert-vector-to-llvm --convert-func-to-llvm --convert-arith-to-llvm"
+                    " --test-expand-math --convert-math-to-llvm --convert-math-to-libm --arith-expand --lower-vector-multi-reduction"
+                    " --convert-vector-to-scf --lower-affine --convert-scf-to-cf --convert-vector-to-llvm --expand-strided-metadata"
+                    " --lower-affine --finalize-memref-to-llvm --convert-func-to-llvm --convert-arith-to-llvm --convert-index-to-llvm"
                     " --convert-cf-to-llvm --reconcile-unrealized-casts 2>&1 | mlir-cpu-runner-19 -e main -entry-point-result=void"
                     " -shared-libs=" + lib + "libmlir_c_runner_utils.so.19.1 -shared-libs=" + lib + "libmlir_runner_utils.so.19.1 2>&1";
   std::string out;
@@ -669,6 +671,79 @@ double decode(int64_t printed, DType d) {
   return f;
 }
 
+// The tpu ops of the lowered text in upstream MLIR, so that the runner can run
+// them; the only place these tests trust their own reading of a tpu op:
+//   tpu.iota            -> the constant it makes (counting along one dim)
+//   tpu.transpose       -> vector.transpose
+//   tpu.dynamic_rotate  -> a call of a loop over a memref (2-D): out[(k + amount) mod n] = in[k]
+//   tpu.matmul (plain (m, k) x (k, n)) -> vector.contract
+// Any other tpu op fails the test.
+std::string rotate_helper(const std::string& name, int dim, int64_t rows, int64_t cols, const std::string& elem) {
+  std::string v = "vector<" + std::to_string(rows) + "x" + std::to_string(cols) + "x" + elem + ">";
+  std::string m = "memref<" + std::to_string(rows) + "x" + std::to_string(cols) + "x" + elem + ">";
+  std::string zero = elem[0] == 'f' ? "0.0" : "0";
+  return "func.func @" + name + "(%v: " + v + ", %amt: i32) -> " + v + " {\n" +
+         "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n" +
+         "  %rows = arith.constant " + std::to_string(rows) + " : index\n  %cols = arith.constant " + std::to_string(cols) + " : index\n" +
+         "  %n = arith.constant " + std::to_string(dim == 0 ? rows : cols) + " : index\n" +
+         "  %pad = arith.constant " + zero + " : " + elem + "\n" +
+         "  %src = memref.alloca() : " + m + "\n  %dst = memref.alloca() : " + m + "\n" +
+         "  vector.transfer_write %v, %src[%c0, %c0] {in_bounds = [true, true]} : " + v + ", " + m + "\n" +
+         "  %a0 = arith.index_cast %amt : i32 to index\n  %a1 = arith.remsi %a0, %n : index\n  %a = arith.addi %a1, %n : index\n" +
+         "  scf.for %i = %c0 to %rows step %c1 {\n    scf.for %j = %c0 to %cols step %c1 {\n" +
+         "      %s = arith.addi " + (dim == 0 ? "%i" : "%j") + ", %a : index\n      %t = arith.remsi %s, %n : index\n" +
+         "      %e = memref.load %src[%i, %j] : " + m + "\n" +
+         "      memref.store %e, %dst[" + (dim == 0 ? "%t, %j" : "%i, %t") + "] : " + m + "\n    }\n  }\n" +
+         "  %r = vector.transfer_read %dst[%c0, %c0], %pad {in_bounds = [true, true]} : " + m + ", " + v + "\n" +
+         "  return %r : " + v + "\n}\n";
+}
+
+Shape shape_of(const std::string& dims) {  // "8x128"
+  Shape out;
+  std::istringstream in(dims);
+  for (std::string d; std::getline(in, d, 'x');) out.push_back(std::stoll(d));
+  return out;
+}
+
+std::string upstream_tpu(const std::string& mlir) {
+  static const std::regex iota(R"re(^(\s*)(%\S+) = "tpu\.iota"\(\) <\{dimensions = array<i32: (\d+)>\}> : \(\) -> (vector<([\dx]+)xi32>)$)re");
+  static const std::regex transpose(
+      R"re(^(\s*)(%\S+) = "tpu\.transpose"\((%\S+)\) <\{permutation = array<i64: ([\d, ]+)>\}> : \((vector<[^>]+>)\) -> (vector<[^>]+>)$)re");
+  static const std::regex rotate(
+      R"re(^(\s*)(%\S+) = "tpu\.dynamic_rotate"\((%\S+), (%\S+)\) <\{dimension = (\d) : si32\}> : \((vector<(\d+)x(\d+)x(\w+)>), i32\) -> \S+$)re");
+  static const std::regex matmul(
+      R"re(^(\s*)(%\S+) = "tpu\.matmul"\((%\S+), (%\S+), (%\S+)\) <\{dimension_numbers = #tpu\.dot_dimension_numbers<\[1\], \[0\], \[0\], \[1\], \[0, 0, 1, 1\], \[\], \[\]>, transpose_lhs_hint = false\}> : \((vector<[^>]+>), (vector<[^>]+>), (vector<[^>]+>)\) -> \S+$)re");
+  std::string out, helpers;
+  std::istringstream lines(mlir);
+  std::smatch g;
+  for (std::string line; std::getline(lines, line);) {
+    if (std::regex_match(line, g, iota)) {
+      Shape shape = shape_of(g[5]);
+      size_t dim = std::stoul(g[3]);
+      Array a(DType::i32, shape);
+      int64_t stride = 1;
+      for (size_t d = dim + 1; d < shape.size(); ++d) stride *= shape[d];
+      for (int64_t k = 0; k < a.size(); ++k) a.set(k, static_cast<double>((k / stride) % shape[dim]));
+      line = g[1].str() + g[2].str() + " = arith.constant dense<" + dense_text(a) + "> : " + g[4].str();
+    } else if (std::regex_match(line, g, transpose)) {
+      line = g[1].str() + g[2].str() + " = vector.transpose " + g[3].str() + ", [" + g[4].str() + "] : " + g[5].str() + " to " + g[6].str();
+    } else if (std::regex_match(line, g, rotate)) {
+      std::string name = "rotate_d" + g[5].str() + "_" + g[7].str() + "x" + g[8].str() + g[9].str();
+      if (helpers.find("@" + name + "(") == std::string::npos)
+        helpers += rotate_helper(name, std::stoi(g[5]), std::stoll(g[7]), std::stoll(g[8]), g[9]);
+      line = g[1].str() + g[2].str() + " = func.call @" + name + "(" + g[3].str() + ", " + g[4].str() + ") : (" + g[6].str() + ", i32) -> " + g[6].str();
+    } else if (std::regex_match(line, g, matmul)) {
+      line = g[1].str() + g[2].str() + " = vector.contract {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, " +
+             "affine_map<(m, n, k) -> (m, n)>], iterator_types = [\"parallel\", \"parallel\", \"reduction\"], kind = #vector.kind<add>} " +
+             g[3].str() + ", " + g[4].str() + ", " + g[5].str() + " : " + g[6].str() + ", " + g[7].str() + " into " + g[8].str();
+    } else if (line.find("\"tpu.") != std::string::npos) {
+      FAIL_CHECK("no upstream replacement for: " << line);
+    }
+    out += line + "\n";
+  }
+  return out + helpers;
+}
+
 // Lowers @f of `text`, runs it on the CPU and compares every result with the
 // interpreter's on `inputs`: integers exactly, floats within `rtol`.
 void check_against_interpreter(std::string_view text, const std::vector<Array>& inputs, double rtol = 1e-5) {
@@ -678,7 +753,7 @@ void check_against_interpreter(std::string_view text, const std::vector<Array>& 
   }
   Module m = parse(text);
   std::vector<Array> expected = run_function(m, "f", inputs);
-  std::string mlir = lowered(text) + main_driver(*m.find("f"), inputs);
+  std::string mlir = upstream_tpu(lowered(text)) + main_driver(*m.find("f"), inputs);
   std::vector<std::vector<int64_t>> got = run_on_cpu(mlir);
   REQUIRE_MESSAGE(got.size() == expected.size(), "the runner printed " << got.size() << " results for " << expected.size());
   const Body& f = *m.find("f");
@@ -796,6 +871,69 @@ TEST_CASE("mosaic vector: integer elementwise rules compute the interpreter's nu
                                    values(DType::u32, {2, 4}, {3, 4000000000.0, 7, 2, 9, 3, 4294967294.0, 5}),
                                    values(DType::i1, {2, 4}, {1, 0, 1, 0, 1, 1, 0, 0}),
                                    values(DType::i1, {2, 4}, {1, 1, 0, 0, 0, 1, 1, 0})});
+}
+
+TEST_CASE("mosaic vector: reductions, broadcasts, reshapes and slices compute the interpreter's numbers (mlir-cpu-runner-19)") {
+  const char* text = R"(func @f(%x: f32[4,8], %i: i32[4,8], %b: bool[4,8], %r: f32[4], %s: f32) -> (f32[4], f32[8], f32, i32[4], i32, i32[8], bool[4], bool, bool[8], f32[4,8], f32[4,8], f32[32], f32[2,16], f32[1,4,8], f32[2,3], f32[4,5], f32[4,3], f32, f32[4,8]) {
+  %sum1 = reduce_sum[axes=(1)] %x
+  %max0 = reduce_max[axes=(0)] %x
+  %min01 = reduce_min[axes=(0, 1)] %x
+  %isum = reduce_sum[axes=(1)] %i
+  %imax = reduce_max[axes=(0, 1)] %i
+  %imin = reduce_min[axes=(0)] %i
+  %all = reduce_and[axes=(1)] %b
+  %any = reduce_or[axes=(0, 1)] %b
+  %any0 = reduce_or[axes=(0)] %b
+  %rows = broadcast_in_dim[shape=(4, 8), broadcast_dimensions=(0)] %r
+  %full = broadcast_in_dim[shape=(4, 8), broadcast_dimensions=()] %s
+  %flat = reshape[new_sizes=(32)] %x
+  %two = reshape[new_sizes=(2, 16)] %x
+  %lead = expand_dims[dimensions=(0)] %x
+  %sl = slice[start_indices=(1, 2), limit_indices=(3, 5)] %x
+  %p, %q = split[sizes=(5, 3), axis=1] %x
+  %sl1 = slice[start_indices=(2, 6), limit_indices=(3, 7)] %x
+  %el = reshape[new_sizes=()] %sl1
+  %where = select_n %b, %x, %rows
+  return %sum1, %max0, %min01, %isum, %imax, %imin, %all, %any, %any0, %rows, %full, %flat, %two, %lead, %sl, %p, %q, %el, %where
+}
+)";
+  std::vector<double> xs, is, bs;
+  for (int k = 0; k < 32; ++k) {
+    xs.push_back(std::sin(k * 1.3) * 10);
+    is.push_back((k * 37) % 23 - 11);
+    bs.push_back(k % 5 != 3);
+  }
+  check_against_interpreter(text, {values(DType::f32, {4, 8}, xs), values(DType::i32, {4, 8}, is), values(DType::i1, {4, 8}, bs),
+                                   values(DType::f32, {4}, {1.5, -2.0, 0.25, 8.0}), Array::scalar(DType::f32, -3.5)});
+}
+
+TEST_CASE("mosaic vector: cumsum, iota, transpose, roll and matmul compute the interpreter's numbers (mlir-cpu-runner-19)") {
+  const char* text = R"(func @f(%x: f32[8,6], %r: i32[4,8], %a: f32[8,16], %b: f32[16,8], %acc: f32[8,8], %n: i32) -> (f32[8,6], f32[8,6], i32[4,8], i32[4,8], i32[4,8], f32[16], f32[16,8], f32[8,6], i32[4,8], f32[8,8]) {
+  %c1 = cumsum[axis=1] %x
+  %c0 = cumsum[axis=0] %x
+  %cr = cumsum[axis=0, reverse=true] %r
+  %cr1 = cumsum[axis=1, reverse=true] %r
+  %io = iota[dtype=i32, shape=(4, 8), dimension=0]
+  %if = iota[dtype=f32, shape=(16), dimension=0]
+  %t = transpose[permutation=(1, 0)] %a
+  %ro = roll[axis=1, shift=-2] %x
+  %rd = roll[axis=0] %r, %n
+  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b
+  %s = add %acc, %p
+  return %c1, %c0, %cr, %cr1, %io, %if, %t, %ro, %rd, %s
+}
+)";
+  // quarters: every sum is exact, in any order
+  auto quarters = [](int64_t n, int mod) {
+    std::vector<double> v;
+    for (int64_t k = 0; k < n; ++k) v.push_back(((k * 7) % mod - mod / 2) / 4.0);
+    return v;
+  };
+  std::vector<double> ri;
+  for (int k = 0; k < 32; ++k) ri.push_back((k * 5) % 11 - 5);
+  check_against_interpreter(text, {values(DType::f32, {8, 6}, quarters(48, 13)), values(DType::i32, {4, 8}, ri),
+                                   values(DType::f32, {8, 16}, quarters(128, 9)), values(DType::f32, {16, 8}, quarters(128, 7)),
+                                   values(DType::f32, {8, 8}, quarters(64, 5)), Array::scalar(DType::i32, 3)});
 }
 
 }  // namespace
