@@ -11,6 +11,8 @@
 namespace tessera::backends::mosaic {
 namespace {
 
+using namespace vec;
+
 int bits(DType d) { return is_float(d) ? dtype_bytes(d) * 8 : int_bits(d); }
 
 // `%r = OP x : A to B`.

@@ -14,6 +14,8 @@
 namespace tessera::backends::mosaic {
 namespace {
 
+using namespace vec;
+
 // The op of a formula per dtype class; null where Pallas has none.
 struct ByClass {
   const char* floating;

@@ -17,6 +17,8 @@
 namespace tessera::backends::mosaic {
 namespace {
 
+using namespace vec;
+
 std::vector<int64_t> free_dims(int rank, const std::vector<int64_t>& contracting, const std::vector<int64_t>& batch) {
   std::vector<int64_t> out;
   for (int64_t d = 0; d < rank; ++d)

@@ -8,6 +8,8 @@
 namespace tessera::backends::mosaic {
 namespace {
 
+using namespace vec;
+
 void lower_prng_seed(EmitContext& ctx, const Op& op, const LoweringTable&) {
   std::vector<std::string> seeds, types;
   for (const Value& v : op.operands) {

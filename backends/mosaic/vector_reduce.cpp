@@ -20,6 +20,8 @@
 namespace tessera::backends::mosaic {
 namespace {
 
+using namespace vec;
+
 struct Reduction {
   const char* float_kind;
   const char* int_kind;

@@ -16,6 +16,8 @@
 namespace tessera::backends::mosaic {
 namespace {
 
+using namespace vec;
+
 std::string shape_cast(EmitContext& ctx, const std::string& x, const ArrayType& from, const Shape& to,
                        const Var* result = nullptr) {
   return put(ctx, "vector.shape_cast " + x + " : " + value_type(from) + " to " + vector_type(to, from.dtype), result);

@@ -5,7 +5,7 @@
 #include "backends/mosaic/constants.h"
 #include "backends/mosaic/mlir_types.h"
 
-namespace tessera::backends::mosaic {
+namespace tessera::backends::mosaic::vec {
 
 std::string put(EmitContext& ctx, const std::string& rhs, const Var* result) {
   // Temporaries are named %t, %t_1, ...: a number could be the name a tessera
@@ -99,4 +99,4 @@ std::string dense_array(const char* elem, const std::vector<int64_t>& v) {
   return out + ">";
 }
 
-}  // namespace tessera::backends::mosaic
+}  // namespace tessera::backends::mosaic::vec

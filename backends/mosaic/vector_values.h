@@ -13,7 +13,9 @@
 #include "backends/emit_context.h"
 #include "ir/ir.h"
 
-namespace tessera::backends::mosaic {
+// In namespace `vec`: the driver and the memory rules (another file group)
+// may name their own helpers `put` or `generic`.
+namespace tessera::backends::mosaic::vec {
 
 // Writes `%name = rhs`, naming `result` when given and a fresh temporary
 // (`%t`, `%t_1`, ...) otherwise; returns the name.
@@ -60,4 +62,4 @@ std::string bitcast(EmitContext& ctx, const std::string& x, const ArrayType& fro
 std::string int_list(const std::vector<int64_t>& v);
 std::string dense_array(const char* elem, const std::vector<int64_t>& v);
 
-}  // namespace tessera::backends::mosaic
+}  // namespace tessera::backends::mosaic::vec

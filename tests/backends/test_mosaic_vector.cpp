@@ -29,6 +29,7 @@ using testing::error_of;
 using testing::parse;
 using interp::Array;
 using interp::run_function;
+using namespace vec;
 
 const LoweringTable& vector_table() {
   static const LoweringTable t = [] {
