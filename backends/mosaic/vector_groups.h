@@ -14,6 +14,7 @@ void add_shape_rules(LoweringTable& t);        // vector_shape.cpp: broadcasts, 
 void add_reduce_rules(LoweringTable& t);       // vector_reduce.cpp: reduce_*, argmax / argmin, cumsum
 void add_matmul_rules(LoweringTable& t);       // vector_matmul.cpp: dot_general
 void add_random_rules(LoweringTable& t);       // vector_random.cpp: prng_seed, prng_random_bits
+void add_composite_rules(LoweringTable& t);    // vector_composite.cpp: erf_inv, nextafter
 
 // `tpu.iota` of `shape` counting along `dimension`, of dtype `d` (vector_shape.cpp).
 std::string emit_iota(EmitContext& ctx, const Shape& shape, int64_t dimension, DType d);

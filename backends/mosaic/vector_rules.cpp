@@ -14,11 +14,10 @@ void add_vector_rules(LoweringTable& t) {
   add_reduce_rules(t);
   add_matmul_rules(t);
   add_random_rules(t);
+  add_composite_rules(t);
 
   const std::string no_pallas_rule = "Pallas's TensorCore lowering has no rule for it (jax/_src/pallas/mosaic/lowering.py)";
   for (const char* name : {"expm1", "cbrt", "reduce_precision", "reduce_prod"}) t.unsupported(name, no_pallas_rule);
-  t.unsupported("erf_inv", "not lowered yet (Pallas writes a polynomial approximation, pallas/utils.py erf_inv_lowering_helper)");
-  t.unsupported("nextafter", "not lowered yet (Pallas writes it with bit operations, pallas/utils.py nextafter_lowering_helper)");
   t.unsupported("rev", "Pallas lowers rev only on the SparseCore");
   t.unsupported("sort", "Pallas lowers sort only on the SparseCore (tpu.sort)");
   t.unsupported("gather", "Only take_along_axis-like gathers supported (write take_along_axis)");

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <string>
 
@@ -678,6 +679,7 @@ double decode(int64_t printed, DType d) {
 //   tpu.transpose       -> vector.transpose
 //   tpu.dynamic_rotate  -> a call of a loop over a memref (2-D): out[(k + amount) mod n] = in[k]
 //   tpu.matmul (plain (m, k) x (k, n)) -> vector.contract
+//   tpu.bitcast (equal widths) -> arith.bitcast
 // Any other tpu op fails the test.
 std::string rotate_helper(const std::string& name, int dim, int64_t rows, int64_t cols, const std::string& elem) {
   std::string v = "vector<" + std::to_string(rows) + "x" + std::to_string(cols) + "x" + elem + ">";
@@ -712,6 +714,7 @@ std::string upstream_tpu(const std::string& mlir) {
       R"re(^(\s*)(%\S+) = "tpu\.transpose"\((%\S+)\) <\{permutation = array<i64: ([\d, ]+)>\}> : \((vector<[^>]+>)\) -> (vector<[^>]+>)$)re");
   static const std::regex rotate(
       R"re(^(\s*)(%\S+) = "tpu\.dynamic_rotate"\((%\S+), (%\S+)\) <\{dimension = (\d) : si32\}> : \((vector<(\d+)x(\d+)x(\w+)>), i32\) -> \S+$)re");
+  static const std::regex bitcast(R"re(^(\s*)(%\S+) = "tpu\.bitcast"\((%\S+)\) : \((vector<[^>]+>)\) -> (vector<[^>]+>)$)re");
   static const std::regex matmul(
       R"re(^(\s*)(%\S+) = "tpu\.matmul"\((%\S+), (%\S+), (%\S+)\) <\{dimension_numbers = #tpu\.dot_dimension_numbers<\[1\], \[0\], \[0\], \[1\], \[0, 0, 1, 1\], \[\], \[\]>, transpose_lhs_hint = false\}> : \((vector<[^>]+>), (vector<[^>]+>), (vector<[^>]+>)\) -> \S+$)re");
   std::string out, helpers;
@@ -733,6 +736,8 @@ std::string upstream_tpu(const std::string& mlir) {
       if (helpers.find("@" + name + "(") == std::string::npos)
         helpers += rotate_helper(name, std::stoi(g[5]), std::stoll(g[7]), std::stoll(g[8]), g[9]);
       line = g[1].str() + g[2].str() + " = func.call @" + name + "(" + g[3].str() + ", " + g[4].str() + ") : (" + g[6].str() + ", i32) -> " + g[6].str();
+    } else if (std::regex_match(line, g, bitcast)) {
+      line = g[1].str() + g[2].str() + " = arith.bitcast " + g[3].str() + " : " + g[4].str() + " to " + g[5].str();
     } else if (std::regex_match(line, g, matmul)) {
       line = g[1].str() + g[2].str() + " = vector.contract {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, " +
              "affine_map<(m, n, k) -> (m, n)>], iterator_types = [\"parallel\", \"parallel\", \"reduction\"], kind = #vector.kind<add>} " +
@@ -746,8 +751,9 @@ std::string upstream_tpu(const std::string& mlir) {
 }
 
 // Lowers @f of `text`, runs it on the CPU and compares every result with the
-// interpreter's on `inputs`: integers exactly, floats within `rtol`.
-void check_against_interpreter(std::string_view text, const std::vector<Array>& inputs, double rtol = 1e-5) {
+// interpreter's on `inputs`: integers exactly, floats within `rtol` and `atol`
+// (NaN matches NaN).
+void check_against_interpreter(std::string_view text, const std::vector<Array>& inputs, double rtol = 1e-5, double atol = 1e-6) {
   if (!have_runner()) {
     MESSAGE("mlir-cpu-runner-19 or libmlir-19 not found: the lowered text is not executed");
     return;
@@ -763,8 +769,8 @@ void check_against_interpreter(std::string_view text, const std::vector<Array>& 
     REQUIRE(static_cast<int64_t>(got[k].size()) == e.size());
     for (int64_t i = 0; i < e.size(); ++i) {
       double want = e.get(i), have = decode(got[k][static_cast<size_t>(i)], e.dtype());
-      bool same = is_float(e.dtype()) ? (std::isnan(want) && std::isnan(have)) || std::abs(want - have) <= rtol * std::abs(want) + 1e-6
-                                      : want == have;
+      bool same = want == have || (is_float(e.dtype()) && ((std::isnan(want) && std::isnan(have)) ||
+                                                          std::abs(want - have) <= rtol * std::abs(want) + atol));
       CHECK_MESSAGE(same, "result " << k << " (" << f.outputs()[k].var()->name << ") element " << i << ": interpreter " << want
                                     << ", lowered text " << have);
     }
@@ -935,6 +941,41 @@ TEST_CASE("mosaic vector: cumsum, iota, transpose, roll and matmul compute the i
   check_against_interpreter(text, {values(DType::f32, {8, 6}, quarters(48, 13)), values(DType::i32, {4, 8}, ri),
                                    values(DType::f32, {8, 16}, quarters(128, 9)), values(DType::f32, {16, 8}, quarters(128, 7)),
                                    values(DType::f32, {8, 8}, quarters(64, 5)), Array::scalar(DType::i32, 3)});
+}
+
+TEST_CASE("mosaic vector: erf_inv and nextafter as Pallas's helpers write them") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %y: f32[8,128]) -> (f32[8,128], f32[8,128]) {
+  %e = erf_inv %x
+  %n = nextafter %x, %y
+  return %e, %n
+}
+)");
+  CHECK_HAS(t, "math.log1p");
+  CHECK_HAS(t, "arith.cmpf olt, ");
+  CHECK_HAS(t, "arith.constant 2.8102264e-08 : f32");  // the first coefficient, as f32 reads it
+  CHECK_HAS(t, "arith.constant 0x7F800000 : f32");
+  CHECK_HAS(t, "%e = arith.select ");
+  CHECK_HAS(t, "= \"tpu.bitcast\"(%x) : (vector<8x128xf32>) -> vector<8x128xi32>");
+  CHECK_HAS(t, "= arith.cmpf uno, %x, %y : vector<8x128xf32>");
+  CHECK_HAS(t, "arith.cmpi ugt, ");
+  CHECK_HAS(t, "arith.constant 2143289344 : i32");  // the NaN pattern 0x7FC00000
+  CHECK_HAS(t, "%n = \"tpu.bitcast\"(%");
+  CHECK(lowering_error("func @f(%x: bf16[8,128]) -> bf16[8,128] {\n  %r = erf_inv %x\n  return %r\n}\n") ==
+        "t.tsr:2:3: error: mosaic: erf_inv of bf16 is not supported (f32 only)");
+}
+
+TEST_CASE("mosaic vector: erf_inv and nextafter compute the interpreter's numbers (mlir-cpu-runner-19)") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Array x = values(DType::f32, {2, 8}, {0.0, 0.5, -0.5, 0.9, -0.999, 1.0, -1.0, 0.1, 0.0, -0.0, 1e-30, 0.75, 0.3, -0.2, nan, 0.999999});
+  Array y = values(DType::f32, {2, 8}, {1.0, 0.5, 1.0, -1.0, -1.0, 2.0, -inf, 0.1, -1.0, 1.0, 0.0, inf, nan, -0.2, 0.0, -3.0});
+  check_against_interpreter("func @f(%x: f32[2,8]) -> f32[2,8] {\n  %e = erf_inv %x\n  return %e\n}\n", {x}, 2e-6);
+  // nextafter moves by one ulp: only exact bits pass
+  check_against_interpreter(R"(func @f(%x: f32[2,8], %y: f32[2,8], %s: f32, %t: f32) -> (f32[2,8], f32) {
+  %n = nextafter %x, %y
+  %m = nextafter %s, %t
+  return %n, %m
+}
+)", {x, y, Array::scalar(DType::f32, 1.0), Array::scalar(DType::f32, 2.0)}, 0, 0);
 }
 
 }  // namespace
