@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <limits>
 #include <regex>
 #include <string>
@@ -771,7 +772,8 @@ void check_against_interpreter(std::string_view text, const std::vector<Array>& 
       double want = e.get(i), have = decode(got[k][static_cast<size_t>(i)], e.dtype());
       bool same = want == have || (is_float(e.dtype()) && ((std::isnan(want) && std::isnan(have)) ||
                                                           std::abs(want - have) <= rtol * std::abs(want) + atol));
-      CHECK_MESSAGE(same, "result " << k << " (" << f.outputs()[k].var()->name << ") element " << i << ": interpreter " << want
+      CHECK_MESSAGE(same, "result " << k << " (" << f.outputs()[k].var()->name << ") element " << i << ": interpreter "
+                                    << std::setprecision(9) << want
                                     << ", lowered text " << have);
     }
   }
