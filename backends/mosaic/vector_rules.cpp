@@ -1,7 +1,6 @@
 // Every value primitive (vregs) gets a rule from one of the groups, or the
 // reason Mosaic has none: Pallas's TensorCore lowering
-// (jax/_src/pallas/mosaic/lowering.py) has no rule for it, or tessera does
-// not lower Pallas's helper yet.
+// (jax/_src/pallas/mosaic/lowering.py) has no rule for it.
 #include "backends/mosaic/rules.h"
 #include "backends/mosaic/vector_groups.h"
 

@@ -2,7 +2,9 @@
 // exact op text, and every lowered function piped through
 // `mlir-opt-19 --allow-unregistered-dialect`, so MLIR's own parser and
 // verifiers check the pretty upstream ops (types, broadcasts) and the
-// generic form of the tpu ops.
+// generic form of the tpu ops. At the end, lowered functions run on the CPU
+// (mlir-cpu-runner-19) and their numbers are compared with the interpreter's.
+// Each check is skipped, with a MESSAGE, when its tool is not installed.
 #include <doctest/doctest.h>
 
 #include <cmath>
