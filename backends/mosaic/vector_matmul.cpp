@@ -7,6 +7,8 @@
 // (m, k) x (1, k)^T product not of two f32 operands is a multiply and a
 // lane reduction, as Pallas writes it. tessera's dot_general has no precision
 // parameter, so no `precision` attribute is written (Mosaic's default).
+// Mosaic's verifier wants a 32-bit accumulator: a bf16 or i8 result is an
+// error at the op, not text Mosaic would reject.
 #include <algorithm>
 
 #include "backends/mosaic/constants.h"
@@ -82,6 +84,11 @@ void lower_dot_general(EmitContext& ctx, const Op& op, const LoweringTable&) {
     lower_matvec(ctx, op, a, b, out);
     return;
   }
+  // Mosaic's MatmulOp verifier (jaxlib/mosaic/dialect/tpu/tpu_ops.cc): the
+  // accumulator, of the result's type, must be 32-bit.
+  if (dtype_bytes(out.dtype) != 4)
+    throw ctx.error(op, "Expected matmul acc to be 32-bit: a " + std::string(dtype_name(out.dtype)) +
+                            " dot_general result needs preferred_element_type=f32 (or i32)");
   std::string x = ctx.use(op.operands[0]), y = ctx.use(op.operands[1]);
   std::string zero = splat_constant(ctx, literal_of(out.dtype, 0), out.shape);
   std::string props = "dimension_numbers = " + dimension_numbers(op, static_cast<int>(a.shape.size()), static_cast<int>(b.shape.size())) +

@@ -7,6 +7,7 @@
 // Each check is skipped, with a MESSAGE, when its tool is not installed.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -555,6 +556,8 @@ TEST_CASE("mosaic vector: dot_general is tpu.matmul with dimension numbers; accu
                "  %mv = vector.shape_cast %t_4 : vector<8xf32> to vector<8x1xf32>");
   CHECK(lowering_error("func @f(%a: u32[8,128], %b: u32[128,128]) -> u32[8,128] {\n  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b\n  return %p\n}\n")
             .find("mosaic: Unsigned integer dtype u32 is not supported for dot_general") != std::string::npos);
+  CHECK(lowering_error("func @f(%a: bf16[8,128], %b: bf16[128,128]) -> bf16[8,128] {\n  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b\n  return %p\n}\n") ==
+        "t.tsr:2:3: error: mosaic: Expected matmul acc to be 32-bit: a bf16 dot_general result needs preferred_element_type=f32 (or i32)");
 }
 
 TEST_CASE("mosaic vector: prng_seed and prng_random_bits") {
@@ -583,6 +586,59 @@ TEST_CASE("mosaic vector: every value primitive has a rule or a stated reason") 
   CHECK(lowering_error("func @f(%x: f32[8,128]) -> f32[8,128] {\n  %r = expm1 %x\n  return %r\n}\n") ==
         "t.tsr:2:3: error: mosaic: no lowering for `expm1`: Pallas's TensorCore lowering has no rule for it "
         "(jax/_src/pallas/mosaic/lowering.py)");
+}
+
+// Every value op of the kernel zoo, alone in a function of its operands:
+// each lowers, and mlir-opt-19 accepts the text.
+void collect_value_ops(const Body& b, std::vector<const Op*>& out) {
+  for (const Op& op : b.ops()) {
+    Family f = op.prim->family;
+    if (f == Family::elementwise || f == Family::structural || f == Family::reduction) out.push_back(&op);
+    for (const BodyPtr& nested : op.nested_bodies()) collect_value_ops(*nested, out);
+  }
+}
+
+std::string lower_one_op(const Op& op, const std::string& name) {
+  EmitContext ctx("mosaic");
+  ctx.literal = [](EmitContext& c, const Literal& l) { return scalar_of(c, l); };
+  std::string params;
+  std::vector<const Var*> seen;
+  for (const Value& v : op.operands) {
+    if (!v.is_var() || std::find(seen.begin(), seen.end(), v.var()) != seen.end()) continue;
+    seen.push_back(v.var());
+    params += (params.empty() ? "" : ", ") + ctx.def(v.var()) + ": " + value_type(v.var()->type);
+  }
+  std::vector<Type> types;
+  for (const Var* r : op.results) types.push_back(r->type);
+  ctx.line("func.func @" + name + "(" + params + ") -> (" + join_types(types) + ") {");
+  {
+    auto inside = ctx.indented();
+    (*vector_table().find(*op.prim))(ctx, op, vector_table());
+    std::string outs;
+    for (Var* r : op.results) outs += (outs.empty() ? "" : ", ") + ctx.use(r);
+    ctx.line("return " + outs + " : " + join_types(types));
+  }
+  ctx.line("}");
+  return ctx.take_text();
+}
+
+TEST_CASE("mosaic vector: every value op of the kernel zoo lowers to text mlir-opt-19 accepts") {
+  int lowered_ops = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(testing::examples_dir())) {
+    if (entry.path().extension() != ".tsr") continue;
+    Module m = parse_module(testing::read_file(entry.path()), entry.path().filename().string());
+    std::vector<const Op*> ops;
+    for (const BodyPtr& b : m.symbols()) collect_value_ops(*b, ops);
+    std::string module;  // one mlir-opt run per file
+    for (const Op* op : ops) {
+      INFO(entry.path().filename().string() << ": " << op->name() << " at line " << op->loc.line);
+      REQUIRE(vector_table().find(*op->prim));
+      module += lower_one_op(*op, "op" + std::to_string(op->loc.line) + "_" + std::to_string(lowered_ops++));
+    }
+    if (have_mlir_opt()) CHECK_MESSAGE(mlir_opt_errors(module).empty(), entry.path().filename().string() << ":\n" << module
+                                                                          << mlir_opt_errors(module));
+  }
+  CHECK(lowered_ops > 40);  // the zoo's kernels and index maps hold dozens
 }
 
 // ---- running the lowered text: mlir-cpu-runner-19 against tessera's interpreter ----
