@@ -51,9 +51,11 @@ std::string convert(EmitContext& ctx, const Op& op, const std::string& x, const 
     if (result) ctx.alias(result, x);
     return x;
   }
-  if (is_bool(from.dtype)) {  // bool -> float: through i32
+  if (is_bool(from.dtype)) {  // bool -> float: through i32, and f32 for a narrower float
     std::string i = cast(ctx, "arith.extui", x, from, DType::i32);
-    return convert(ctx, op, i, ArrayType{DType::i32, from.shape}, to, result);
+    if (bits(to) >= 32) return convert(ctx, op, i, ArrayType{DType::i32, from.shape}, to, result);
+    std::string f = cast(ctx, "arith.sitofp", i, ArrayType{DType::i32, from.shape}, DType::f32);
+    return cast(ctx, "arith.truncf", f, ArrayType{DType::f32, from.shape}, to, result);
   }
   if (is_bool(to)) {  // x != 0, on 32-bit values
     std::string v = x;

@@ -362,6 +362,10 @@ TEST_CASE("mosaic vector: convert_element_type chooses Pallas's casts") {
                         "= arith.extsi %s8", "%13 = arith.cmpi ne, ", "%14 = arith.cmpf one, %x, "})
     CHECK_HAS(t, s);
   CHECK_HAS(t, "return %0, %1, %2, %3, %4, %5, %6, %7, %8, %i, %10, %11, %12, %13, %14, %x :");  // same bits, same dtype: no op
+  std::string b16 = lowered("func @f(%b: bool[8,128]) -> bf16[8,128] {\n  %r = convert_element_type[new_dtype=bf16] %b\n  return %r\n}\n");
+  CHECK_HAS(b16, "%t = arith.extui %b : vector<8x128xi1> to vector<8x128xi32>\n"
+                 "  %t_1 = arith.sitofp %t : vector<8x128xi32> to vector<8x128xf32>\n"
+                 "  %r = arith.truncf %t_1 : vector<8x128xf32> to vector<8x128xbf16>");
   CHECK(lowering_error("func @f(%h: bf16[8]) -> f16[8] {\n  %r = convert_element_type[new_dtype=f16] %h\n  return %r\n}\n") ==
         "t.tsr:2:3: error: mosaic: Unsupported cast: bf16 -> f16");
   CHECK(lowering_error("func @f(%h: f32[8]) -> f64[8] {\n  %r = convert_element_type[new_dtype=f64] %h\n  return %r\n}\n") ==
