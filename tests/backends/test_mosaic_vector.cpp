@@ -18,6 +18,7 @@
 #include <limits>
 #include <regex>
 #include <string>
+#include <utility>
 
 #include "backends/lowering.h"
 #include "backends/mosaic/constants.h"
@@ -77,19 +78,29 @@ bool have_mlir_opt() {
   return found;
 }
 
+// What `command` (with `FILE` standing for a file holding `mlir`) prints,
+// and its exit status.
+std::pair<std::string, int> run_tool(const std::string& mlir, const std::string& command) {
+  auto dir = testing::temp_dir("mosaic_vector");
+  std::string file = (dir / "f.mlir").string();
+  std::ofstream(file) << mlir;
+  std::string cmd = command;
+  cmd.replace(cmd.find("FILE"), 4, file);
+  std::string out;
+  int rc = -1;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    rc = pclose(p);
+  }
+  std::filesystem::remove_all(dir);
+  return {out, rc};
+}
+
 // mlir-opt-19's verdict on `mlir`: "" when it parses and verifies, else its messages.
 std::string mlir_opt_errors(const std::string& mlir) {
-  auto dir = testing::temp_dir("mosaic_vector");
-  auto path = dir / "f.mlir";
-  std::ofstream(path) << mlir;
-  std::string cmd = "mlir-opt-19 --allow-unregistered-dialect " + path.string() + " 2>&1 >/dev/null";
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[512];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    int rc = pclose(p);
-    if (rc != 0 && out.empty()) out = "mlir-opt-19 exited with " + std::to_string(rc);
-  }
+  auto [out, rc] = run_tool(mlir, "mlir-opt-19 --allow-unregistered-dialect FILE 2>&1 >/dev/null");
+  if (rc != 0 && out.empty()) out = "mlir-opt-19 exited with " + std::to_string(rc);
   return out;
 }
 
@@ -694,24 +705,17 @@ std::string main_driver(const Body& f, const std::vector<Array>& inputs) {
 
 // Each result's elements (row-major) as the runner printed them.
 std::vector<std::vector<int64_t>> run_on_cpu(const std::string& mlir) {
-  auto dir = testing::temp_dir("mosaic_vector_run");
-  std::ofstream(dir / "f.mlir") << mlir;
   const std::string lib = "/usr/lib/llvm-19/lib/";
   // Section 11 of the Mosaic reference, with math lowered first (expand what
   // has no LLVM op: rsqrt, tanh...; then LLVM intrinsics; then libm calls) and
   // vector.multi_reduction lowered before the vector dialect.
-  std::string cmd = "mlir-opt-19 " + (dir / "f.mlir").string() +
+  std::string cmd = "mlir-opt-19 FILE"
                     " --test-expand-math --convert-math-to-llvm --convert-math-to-libm --arith-expand --lower-vector-multi-reduction"
                     " --convert-vector-to-scf --lower-affine --convert-scf-to-cf --convert-vector-to-llvm --expand-strided-metadata"
                     " --lower-affine --finalize-memref-to-llvm --convert-func-to-llvm --convert-arith-to-llvm --convert-index-to-llvm"
                     " --convert-cf-to-llvm --reconcile-unrealized-casts 2>&1 | mlir-cpu-runner-19 -e main -entry-point-result=void"
                     " -shared-libs=" + lib + "libmlir_c_runner_utils.so.19.1 -shared-libs=" + lib + "libmlir_runner_utils.so.19.1 2>&1";
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    pclose(p);
-  }
+  std::string out = run_tool(mlir, cmd).first;
   std::vector<std::vector<int64_t>> results;
   std::istringstream lines(out);
   static const std::regex number("-?[0-9]+");
