@@ -60,6 +60,12 @@ std::string literal_text(const Literal& l) {
 }
 
 std::string scalar_constant(EmitContext& ctx, const Literal& l) {
+  if (is_bool(l.dtype)) {
+    // MLIR writes an i1 constant without its type (`arith.constant true : i1` does not parse).
+    std::string name = ctx.fresh(l.i ? "true" : "false");
+    ctx.line(name + " = arith.constant " + literal_text(l));
+    return name;
+  }
   std::string name = ctx.fresh(is_float(l.dtype) ? "cst" : "c");
   ctx.line(name + " = arith.constant " + literal_text(l) + " : " + element_type(l.dtype));
   return name;

@@ -33,20 +33,12 @@ Literal literal_of(DType d, double value) {
   return is_float(d) ? Literal::of_float(d, value) : Literal::of_int(d, static_cast<int64_t>(value));
 }
 
-std::string scalar_of(EmitContext& ctx, const Literal& l) {
-  if (!is_bool(l.dtype)) return scalar_constant(ctx, l);
-  // MLIR writes an i1 constant without its type (`arith.constant true : i1` does not parse).
-  std::string name = ctx.fresh(l.i ? "true" : "false");
-  ctx.line(name + " = arith.constant " + (l.i ? "true" : "false"));
-  return name;
-}
-
 std::string constant_on(EmitContext& ctx, DType d, double value, const Shape& shape) {
-  return broadcast_scalar(ctx, scalar_of(ctx, literal_of(d, value)), d, shape);
+  return broadcast_scalar(ctx, scalar_constant(ctx, literal_of(d, value)), d, shape);
 }
 
 std::string splat(EmitContext& ctx, const Literal& l, const Shape& shape) {
-  return shape.empty() ? scalar_of(ctx, l) : splat_constant(ctx, l, shape);
+  return shape.empty() ? scalar_constant(ctx, l) : splat_constant(ctx, l, shape);
 }
 
 std::string pretty(const std::string& op, const std::vector<std::string>& args, const std::string& type) {

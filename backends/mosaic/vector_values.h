@@ -29,10 +29,6 @@ const ArrayType& result_of(const Op& op, int k = 0);
 std::string broadcast_scalar(EmitContext& ctx, const std::string& s, DType d, const Shape& shape);
 // The name of `v` as an operand of an op on `shape` (rank-0 values broadcast).
 std::string operand_on(EmitContext& ctx, const Value& v, const Shape& shape);
-// `%cst = arith.constant ...` of literal `l` (scalar_constant, but an i1 is
-// written `arith.constant true`, without a type, as MLIR requires). The
-// literal hook of an emitter should use it.
-std::string scalar_of(EmitContext& ctx, const Literal& l);
 // `value` of dtype `d` as Pallas writes a constant operand: a scalar
 // `arith.constant`, broadcast to `shape` when it has a rank.
 std::string constant_on(EmitContext& ctx, DType d, double value, const Shape& shape);
