@@ -163,7 +163,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     try:
         verdict = check(args, work)
-    except (Failure, TextError, tsr_call.TsrError, ValueError) as e:
+    except (Failure, TextError, tsr_call.TsrError, ValueError, OSError) as e:
         print(f'mosaic_exec: {args.mosaic}: error: {e}', file=sys.stderr)
         return 1
     finally:

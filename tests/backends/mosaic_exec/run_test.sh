@@ -26,6 +26,8 @@ for tool in mlir-opt-19 mlir-cpu-runner-19; do
 done
 cd "$ROOT" || exit 2
 TSR=examples/$KERNEL.tsr
+# A kernel written only for the harness (fixtures/table_rows.tsr) lives next to its fixture.
+[ -f "$HERE/fixtures/$KERNEL.tsr" ] && TSR=$HERE/fixtures/$KERNEL.tsr
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 harness() { "$PY" "$HERE/mosaic_exec.py" --tessera "$TESSERA" --tsr "$TSR" "$@"; }

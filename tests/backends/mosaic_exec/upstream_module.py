@@ -154,13 +154,13 @@ def _convert_line(line, names, ctx, regions):
         if not op.opens_region:
             raise TextError('tpu.region without a region: ' + stripped)
         regions.append(op.indent)
-        # Result types, if any, are filled in from alloca_scope.return by _patch_region_results.
+        # Result types, if any, are filled in from the scf.yield by _patch_region_results.
         lhs = line[:line.index('"tpu.region"')]
-        return [f'{lhs}memref.alloca_scope {{']
+        return [f'{lhs}scf.execute_region {{']
     if op.name == 'tpu.yield':
         values = ', '.join(op.operands)
         types = ', '.join(op.operand_types)
-        return [f'{op.indent}memref.alloca_scope.return' + (f' {values} : {types}' if values else '')]
+        return [f'{op.indent}scf.yield' + (f' {values} : {types}' if values else '')]
     rule = table.TPU_OPS.get(op.name)
     if rule is None:
         raise table.Unsupported(f'`{op.name}` has no upstream replacement')
@@ -168,15 +168,20 @@ def _convert_line(line, names, ctx, regions):
 
 
 def _patch_region_results(text):
-    """Fills the result types of `memref.alloca_scope` from its `alloca_scope.return` types."""
+    """Gives each `scf.execute_region` made from a tpu.region the types of its yield.
+
+    The yield is the region's last line at the region's own indentation + 2
+    (mlir-opt's printing), so nested scf ops' yields are not confused with it."""
     lines = text.split('\n')
-    stack = []
     for i, line in enumerate(lines):
-        if line.rstrip().endswith('memref.alloca_scope {'):
-            stack.append(i)
-        elif 'memref.alloca_scope.return' in line and stack:
-            j = stack.pop()
-            _, _, types = line.partition(' : ')
-            if ' : ' in line:
-                lines[j] = lines[j].replace('memref.alloca_scope {', f'memref.alloca_scope -> ({types}) {{')
+        if not line.rstrip().endswith('scf.execute_region {'):
+            continue
+        indent = line[:len(line) - len(line.lstrip())]
+        for j in range(i + 1, len(lines)):
+            if lines[j].startswith(indent + '}'):
+                last = lines[j - 1]
+                if last.startswith(indent + '  scf.yield ') and ' : ' in last:
+                    types = last.partition(' : ')[2]
+                    lines[i] = line.replace('scf.execute_region {', f'scf.execute_region -> ({types}) {{')
+                break
     return '\n'.join(lines)

@@ -16,7 +16,7 @@ Rows (construct -> upstream):
   `tpu.iota` (one dimension)                            -> `arith.constant dense<...>`
   `tpu.transpose` (permutation)                         -> `vector.transpose`
   `tpu.dynamic_rotate` (no stride)                      -> jnp.roll through a memref holding x twice
-  `tpu.region` / `tpu.yield`                            -> `memref.alloca_scope` / `.return`
+  `tpu.region` / `tpu.yield`                            -> `scf.execute_region` / `scf.yield`
   `tpu.assume_multiple`                                 -> `arith.maxsi %x, %x` (= the operand)
   `tpu.iteration_bound` {dim = k}                       -> `arith.constant` (the static grid size)
 """
