@@ -135,13 +135,10 @@ def parse_generic(line):
         close = matching(rest, 1)
         props = rest[2:close - 1]
         rest = rest[close + 1:].strip()
-    if rest.startswith('{') and not rest.startswith('{\n'):
-        if rest == '{':
-            pass
-        else:
-            close = matching(rest, 0)
-            props = (props + ', ' if props else '') + rest[1:close - 1]
-            rest = rest[close:].strip()
+    if rest.startswith('{'):  # discardable attributes: read like properties
+        close = matching(rest, 0)
+        props = (props + ', ' if props else '') + rest[1:close - 1]
+        rest = rest[close:].strip()
     if rest.startswith('({'):
         return GenericOp(indent, results, name, operands, props, [], [], True)
     if not rest.startswith(':'):

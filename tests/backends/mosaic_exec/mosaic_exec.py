@@ -28,6 +28,7 @@ replaced by another, a wrong window) is off by O(1) relative.
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -98,7 +99,6 @@ def one_module(text):
     chunk = chunks[0]
     if '!tpu.dma_semaphore' in chunk or '!tpu.semaphore' in chunk:
         raise Failure('`!tpu.semaphore` / `!tpu.dma_semaphore`: semaphores and DMAs are not simulated')
-    import re
     return re.sub(r'#tpu\.memory_space<([a-z_]+)>', r'"\1"', chunk)
 
 
@@ -114,7 +114,7 @@ def parse_outputs(stdout, arrays):
         words = np.array(data.replace('[', ' ').replace(']', ' ').replace(',', ' ').split(), dtype=np.int64)
         if words.size != arr.size:
             raise Failure(f'an output printed {words.size} words, expected {arr.size}')
-        bits = words.astype(np.uint32) if words.min(initial=0) >= 0 else (words & 0xFFFFFFFF).astype(np.uint32)
+        bits = (words & 0xFFFFFFFF).astype(np.uint32)  # printMemrefI32 prints signed words
         dtype = np.float32 if arr.elem == 'f32' else np.int32
         got.append(bits.view(dtype).reshape(arr.shape))
     return got

@@ -105,7 +105,7 @@ def convert(normalized):
         raise TextError('expected one `module { ... }` (mlir-opt output)')
     body = lines[1:-1]
     kernel = None
-    names = table._Names()
+    names = table.Names()
     ctx = {'iteration_bounds': []}
     # First pass: find the kernel (the one func carrying tpu.core_type).
     for line in body:

@@ -21,9 +21,7 @@ Rows (construct -> upstream):
   `tpu.iteration_bound` {dim = k}                       -> `arith.constant` (the static grid size)
 """
 
-import itertools
-
-from mlir_text import TextError, int_attr, int_list, parse_generic, parse_shaped, split_top
+from mlir_text import TextError, int_attr, int_list, parse_shaped, split_top
 
 MEMORY_SPACES = ('vmem', 'smem', 'any', 'hbm')
 
@@ -32,7 +30,7 @@ class Unsupported(TextError):
     """A construct the table has no row for (the message names it)."""
 
 
-class _Names:
+class Names:
     """Fresh SSA names that cannot clash with mlir-opt's (%0, %c0, %cst, %arg0, ...)."""
 
     def __init__(self):
@@ -192,15 +190,17 @@ def tpu_matmul(op, names, ctx):
                f' ins({bufs[0]}, {bufs[1]} : {lhs_t.text(kind="memref")}, {rhs_t.text(kind="memref")})'
                f' outs({bufs[2]} : {acc_t.text(kind="memref")}) {{')
     out.append(f'{ind}^bb0({x}: {lhs_t.elem}, {y}: {rhs_t.elem}, {z}: {acc_t.elem}):')
-    for v, t in ((x, lhs_t), (y, rhs_t)):
-        if t.elem != acc_t.elem:
-            widened = names.fresh('w')
-            ext = 'arith.extf' if t.elem.startswith(('f', 'bf')) else 'arith.extsi'
-            out.append(f'{ind}  {widened} = {ext} {v} : {t.elem} to {acc_t.elem}')
-            if v == x:
-                x = widened
-            else:
-                y = widened
+
+    def widen(v, t):
+        """bf16 x bf16 -> f32 (or i8 -> i32) products are computed in the accumulator's type."""
+        if t.elem == acc_t.elem:
+            return v
+        widened = names.fresh('w')
+        ext = 'arith.extf' if t.elem.startswith(('f', 'bf')) else 'arith.extsi'
+        out.append(f'{ind}  {widened} = {ext} {v} : {t.elem} to {acc_t.elem}')
+        return widened
+
+    x, y = widen(x, lhs_t), widen(y, rhs_t)
     prod, total = names.fresh('p'), names.fresh('s')
     out.append(f'{ind}  {prod} = {_arith(acc_t.elem, "mul")} {x}, {y} : {acc_t.elem}')
     out.append(f'{ind}  {total} = {_arith(acc_t.elem, "add")} {z}, {prod} : {acc_t.elem}')
