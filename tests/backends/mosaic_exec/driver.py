@@ -14,7 +14,9 @@ What the TPU runtime does around a Mosaic kernel, and the driver does too:
 Memory the kernel may read before writing (outputs, window and scratch buffers)
 starts as NaN for floats and INT_MAX for integers, like the interpreter's
 `--uninit nan`, so a kernel that reads garbage cannot match by luck.
-Each output is printed with printMemrefI32 over its raw 32-bit words (exact bits).
+Each output is printed with printMemrefI32 over its raw 32-bit words (exact bits),
+after a record of the first block index that fell outside its array
+(an error the script reports with the transform's name and the grid point).
 """
 
 import numpy as np
@@ -141,6 +143,14 @@ def generate(kernel, arrays):
         _fill(e, d, buf, t, parse_shaped(t).elem)
         scratch.append(buf)
 
+    # The first out-of-array block: [operand + 1 (0: none), dim, grid indices...], printed first.
+    oob_t = f'memref<{2 + len(grid)}xi64>'
+    oob = e.fresh('oob')
+    e.emit(d, f'{oob} = memref.alloc() : {oob_t}')
+    zero64 = e.fresh('zero')
+    e.emit(d, f'{zero64} = arith.constant 0 : i64')
+    e.emit(d, f'linalg.fill ins({zero64} : i64) outs({oob} : {oob_t})')
+
     # The grid loop nest.
     ivs = []
     for axis, bound in enumerate(grid):
@@ -170,11 +180,24 @@ def generate(kernel, arrays):
             e.emit(d, f'{idx} = arith.index_cast {call}#{i} : i32 to index')
             off = e.fresh('off')
             e.emit(d, f'{off} = arith.muli {idx}, {e.index(w)} : index')
-            ok = e.fresh('inside')
-            e.emit(d, f'{ok} = arith.cmpi ule, {off}, {e.index(full - w)} : index')
-            e.emit(d, f'cf.assert {ok}, "@{win["transform"]} returned a block index out of the array '
-                      f'(operand {pos}, dim {i})"')
-            offsets.append(off)
+            outside = e.fresh('outside')
+            e.emit(d, f'{outside} = arith.cmpi ugt, {off}, {e.index(full - w)} : index')
+            # Record the bad block (operand, dim, grid point) for the script, and copy block 0
+            # instead: cf.assert's message would be lost (stdout is not flushed by abort).
+            first = e.fresh('first')
+            e.emit(d, f'scf.if {outside} {{')
+            e.emit(d + 1, f'{first}_old = memref.load {oob}[{e.index(0)}] : {oob_t}')
+            e.emit(d + 1, f'{first} = arith.cmpi eq, {first}_old, {zero64} : i64')
+            e.emit(d + 1, f'scf.if {first} {{')
+            for slot, value in enumerate([e.index(pos + 1), e.index(i)] + ivs):
+                as_i64 = e.fresh('rec')
+                e.emit(d + 2, f'{as_i64} = arith.index_cast {value} : index to i64')
+                e.emit(d + 2, f'memref.store {as_i64}, {oob}[{e.index(slot)}] : {oob_t}')
+            e.emit(d + 1, '}')
+            e.emit(d, '}')
+            safe = e.fresh('off')
+            e.emit(d, f'{safe} = arith.select {outside}, {e.index(0)}, {off} : index')
+            offsets.append(safe)
         layout, sizes = _strided(arr.shape, win['shape'])
         view_t = f'memref<{sizes}{arr.elem}, {layout}>'
         view = e.fresh('view')
@@ -222,6 +245,9 @@ def generate(kernel, arrays):
         d -= 1
         e.emit(d, '}')
 
+    oob_u = e.fresh('unranked')
+    e.emit(d, f'{oob_u} = memref.cast {oob} : {oob_t} to memref<*xi64>')
+    e.emit(d, f'func.call @printMemrefI64({oob_u}) : (memref<*xi64>) -> ()')
     for pos, arr in enumerate(arrays):
         if arr.role != 'output':
             continue
@@ -234,6 +260,7 @@ def generate(kernel, arrays):
     e.emit(d, 'return')
 
     head = ['  func.func private @printMemrefI32(memref<*xi32>) attributes {llvm.emit_c_interface}',
+            '  func.func private @printMemrefI64(memref<*xi64>) attributes {llvm.emit_c_interface}',
             '  func.func @main() {']
     consts = [f'    {name} = arith.constant {n} : index' for n, name in sorted(e.consts.items())]
     return '\n'.join(globals_ + head + consts + e.lines + ['  }']) + '\n'

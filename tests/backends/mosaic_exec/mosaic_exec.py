@@ -102,19 +102,28 @@ def one_module(text):
     return re.sub(r'#tpu\.memory_space<([a-z_]+)>', r'"\1"', chunk)
 
 
-def parse_outputs(stdout, arrays):
-    """printMemrefI32 output per result -> arrays of the outputs' dtypes (same bits)."""
+def parse_outputs(stdout, arrays, kernel):
+    """The driver's printMemref output -> arrays of the outputs' dtypes (same bits).
+
+    The first memref is the out-of-array record [operand + 1, dim, grid indices...]
+    (driver.py); then one printMemrefI32 per output, over its raw 32-bit words."""
     blocks = stdout.split('Unranked Memref')[1:]
     outs = [a for a in arrays if a.role == 'output']
-    if len(blocks) != len(outs):
+    if len(blocks) != 1 + len(outs):
         raise Failure(f'the runner printed {len(blocks)} memrefs for {len(outs)} outputs:\n{stdout[:2000]}')
+    words = [np.array(b.split('data =', 1)[1].replace('[', ' ').replace(']', ' ').replace(',', ' ').split(),
+                      dtype=np.int64) for b in blocks]
+    record = words[0]
+    if record[0]:
+        pos, dim, point = int(record[0]) - 1, int(record[1]), tuple(int(g) for g in record[2:])
+        k = pos - kernel.n_prefetch
+        raise Failure(f'@{kernel.window_params[k]["transform"]} returned a block index out of the array '
+                      f'(operand {pos}, dim {dim}) at grid point {point}')
     got = []
-    for block, arr in zip(blocks, outs):
-        data = block.split('data =', 1)[1]
-        words = np.array(data.replace('[', ' ').replace(']', ' ').replace(',', ' ').split(), dtype=np.int64)
-        if words.size != arr.size:
-            raise Failure(f'an output printed {words.size} words, expected {arr.size}')
-        bits = (words & 0xFFFFFFFF).astype(np.uint32)  # printMemrefI32 prints signed words
+    for data, arr in zip(words[1:], outs):
+        if data.size != arr.size:
+            raise Failure(f'an output printed {data.size} words, expected {arr.size}')
+        bits = (data & 0xFFFFFFFF).astype(np.uint32)  # printMemrefI32 prints signed words
         dtype = np.float32 if arr.elem == 'f32' else np.int32
         got.append(bits.view(dtype).reshape(arr.shape))
     return got
@@ -217,7 +226,7 @@ def check(args, work):
     cmd += [f'-shared-libs={lib}' for lib in RUNNER_LIBS]
     out = run(cmd, 'mlir-cpu-runner-19')
     t2 = time.time()
-    gots = parse_outputs(out, arrays)
+    gots = parse_outputs(out, arrays, kernel)
     ok_all = True
     grid = 'x'.join(map(str, kernel.iteration_bounds)) or 'no'
     print(f'{os.path.basename(args.tsr)}: kernel @{kernel.name}, {grid} grid, '
