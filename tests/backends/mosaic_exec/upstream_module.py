@@ -164,6 +164,8 @@ def _convert_line(line, names, ctx, regions):
     rule = table.TPU_OPS.get(op.name)
     if rule is None:
         raise table.Unsupported(f'`{op.name}` has no upstream replacement')
+    if len(op.results) > 1:
+        raise table.Unsupported(f'`{op.name}` with {len(op.results)} results')
     return rule(op, names, ctx)
 
 
