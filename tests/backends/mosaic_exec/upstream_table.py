@@ -112,10 +112,9 @@ def tpu_vector_store(op, names, ctx):
     indices = op.operands[2:2 + seg[2]]
     vec_t, mem_t = op.operand_types[0], op.operand_types[1]
     rank = parse_shaped(vec_t).rank
-    mask = f', {op.operands[2 + seg[2]]}' if seg[3] else ''
-    mask_t = f', {op.operand_types[2 + seg[2]]}' if seg[3] else ''
+    mask = f', {op.operands[2 + seg[2]]}' if seg[3] else ''  # its type follows from the vector's
     return [f'{op.indent}vector.transfer_write {value}, {ref}[{", ".join(indices)}]{mask} '
-            f'{{in_bounds = {_in_bounds(rank)}}} : {vec_t}, {mem_t}{mask_t}']
+            f'{{in_bounds = {_in_bounds(rank)}}} : {vec_t}, {mem_t}']
 
 
 def _dot_dimension_numbers(text):
