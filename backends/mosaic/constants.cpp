@@ -84,3 +84,14 @@ std::string i32_constant(EmitContext& ctx, int64_t v) {
 }
 
 }  // namespace tessera::backends::mosaic
+
+namespace tessera::backends::mosaic {
+
+std::string literal_constant(EmitContext& ctx, const Literal& l) {
+  if (!is_bool(l.dtype)) return scalar_constant(ctx, l);
+  std::string name = ctx.fresh(l.i ? "true" : "false");
+  ctx.line(name + " = arith.constant " + literal_text(l));
+  return name;
+}
+
+}  // namespace tessera::backends::mosaic

@@ -1,0 +1,89 @@
+// Ordered side effects: debug_print, debug_check, delay and the per-core
+// random bits (jax/_src/pallas/mosaic/lowering.py, `_debug_print_rule`,
+// `_delay_rule`, `_prng_seed_lowering_rule`, `_prng_random_bits_lowering_rule`).
+#include "backends/mosaic/mlir_types.h"
+#include "backends/mosaic/ref_indexing.h"
+#include "backends/mosaic/rules.h"
+
+namespace tessera::backends::mosaic {
+namespace {
+
+// An MLIR string literal's body.
+std::string escaped(std::string_view s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') out += std::string("\\") + c;
+    else if (u < 0x20 || u >= 0x7F) out += std::string("\\") + hex[u >> 4] + hex[u & 15];
+    else out += c;
+  }
+  return out;
+}
+
+// debug_print of scalars: `tpu.log` with each `{}` written `$` + s|u|f + the
+// argument number (`formatted = true`); without arguments the text as is.
+void lower_debug_print(EmitContext& ctx, const Op& op, const LoweringTable&) {
+  std::string fmt = op.str_param("fmt"), tag;
+  std::vector<std::string> args, types;
+  size_t n = 0;
+  for (size_t i = 0; i < fmt.size(); ++i) {
+    if (fmt.compare(i, 2, "{}") != 0) {
+      tag += fmt[i];
+      continue;
+    }
+    if (n >= op.operands.size()) throw ctx.error(op, "debug_print: the format has more `{}` than there are operands");
+    const Type& t = op.operands[n].type();
+    if (t.rank() != 0)
+      throw ctx.error(op, "debug_print of a vector (tpu.log_buffer) is not lowered yet; print scalars");
+    char kind = is_float(t.dtype()) ? 'f' : t.dtype() == DType::u32 ? 'u' : 's';
+    if (t.dtype() != DType::f32 && t.dtype() != DType::i32 && t.dtype() != DType::u32)
+      throw ctx.error(op, "debug_print formats only 32-bit integers and f32, got " + t.str());
+    tag += std::string("$") + kind + std::to_string(n);
+    args.push_back(ctx.use(op.operands[n]));
+    types.push_back(element_type(t.dtype()));
+    ++n;
+    ++i;
+  }
+  if (n != op.operands.size()) throw ctx.error(op, "debug_print: the format has fewer `{}` than there are operands");
+  ctx.line("\"tpu.log\"(" + join(args) + ") <{formatted = " + (n ? "true" : "false") + ", tag = \"" + escaped(tag) +
+           "\"}> : (" + join(types) + ") -> ()");
+}
+
+// debug_check: Mosaic's check is `cf.assert` on the predicate, with the message.
+void lower_debug_check(EmitContext& ctx, const Op& op, const LoweringTable&) {
+  std::string p = ctx.use(op.operands[0]);
+  ctx.line("cf.assert " + p + ", \"" + escaped(op.str_param("msg")) + "\"");
+}
+
+void lower_delay(EmitContext& ctx, const Op& op, const LoweringTable&) {
+  std::string ns = ctx.use(op.operands[0]);
+  ctx.line("\"tpu.delay\"(" + ns + ") : (i32) -> ()");
+}
+
+void lower_prng_seed(EmitContext& ctx, const Op& op, const LoweringTable&) {
+  std::vector<std::string> seeds, types;
+  for (const Value& v : op.operands) {
+    seeds.push_back(ctx.use(v));
+    types.push_back(element_type(v.type().dtype()));
+  }
+  ctx.line("\"tpu.prng_set_seed_32\"(" + join(seeds) + ") : (" + join(types) + ") -> ()");
+}
+
+void lower_prng_random_bits(EmitContext& ctx, const Op& op, const LoweringTable&) {
+  const Type& t = op.results[0]->type;
+  if (t.rank() == 0) throw ctx.error(op, "prng_random_bits of a scalar is not lowered (Mosaic draws vectors)");
+  ctx.line(ctx.def(op.results[0]) + " = \"tpu.prng_random_bits\"() : () -> " + value_type(t));
+}
+
+}  // namespace
+
+void add_debug_rules(LoweringTable& t) {
+  t.set("debug_print", lower_debug_print);
+  t.set("debug_check", lower_debug_check);
+  t.set("delay", lower_delay);
+  t.set("prng_seed", lower_prng_seed);
+  t.set("prng_random_bits", lower_prng_random_bits);
+}
+
+}  // namespace tessera::backends::mosaic

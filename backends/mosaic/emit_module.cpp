@@ -1,0 +1,123 @@
+#include "backends/mosaic/emit_module.h"
+
+#include <unordered_set>
+
+#include "backends/mosaic/constants.h"
+#include "backends/mosaic/kernel_signature.h"
+#include "backends/mosaic/rules.h"
+#include "backends/mosaic/transforms.h"
+#include "backends/mosaic/window_params.h"
+#include "ir/primitive.h"
+
+namespace tessera::backends::mosaic {
+namespace {
+
+std::string kernel_body(const GridMapping& g, const KernelSignature& sig, const std::vector<MeshAxis>& mesh) {
+  KernelContext ctx;
+  ctx.literal = literal_constant;
+  ctx.grid = g.grid;
+  ctx.grid_names = g.grid_names;
+  ctx.mesh = mesh;
+  int k = 0;
+  for (int a = 0; a < g.grid_rank(); ++a) ctx.grid_args.push_back(ctx.fresh("arg" + std::to_string(k++)));
+  const Body& kernel_body = *g.kernel;
+  for (size_t p = 0; p < sig.params.size(); ++p) {
+    std::string name = ctx.fresh("arg" + std::to_string(k++));
+    if (p < kernel_body.params().size()) {
+      ctx.alias(kernel_body.params()[p], name);
+      ctx.set_ref_view(kernel_body.params()[p], sig.params[p]);
+    }
+  }
+  auto body = ctx.indented(2);
+  lower_body(ctx, kernel_body, tensorcore_rules());
+  ctx.line("return");
+  return ctx.take_text();
+}
+
+// The symbol of the kernel func: the kernel's name, as Pallas uses the
+// sanitized kernel function name.
+std::string kernel_symbol(const GridMapping& g) { return g.kernel ? g.kernel->name() : g.name; }
+
+struct Walker {
+  std::string out;
+  std::vector<MeshAxis> mesh;
+  std::unordered_set<const Body*> visiting;  // a recursive call is walked once per path
+  std::unordered_set<const Op*> emitted;     // a function called twice emits its calls once
+
+  void walk(const Body& body) {
+    for (const Op& op : body.ops()) {
+      const std::string& name = op.name();
+      if (name == "pallas_call") {
+        if (!emitted.insert(&op).second) continue;
+        if (!out.empty()) out += "// -----\n";
+        GridMapping g = grid_mapping(op);
+        out += "// " + op.loc.str() + ": pallas_call of @" + kernel_symbol(g) + "\n";
+        out += module_of(op, g);
+        continue;
+      }
+      if (name == "core_map") throw Error(op.loc, "mosaic: core_map is not lowered yet");
+      if (name == "pmap") mesh.push_back({op.str_param("axis_name"), op.int_param("axis_size")});
+      for (const BodyPtr& b : op.nested_bodies()) {
+        if (!visiting.insert(b.get()).second) continue;
+        walk(*b);
+        visiting.erase(b.get());
+      }
+      if (name == "pmap") mesh.pop_back();
+    }
+  }
+
+  std::string module_of(const Op& call, const GridMapping& g) {
+    if (g.kernel_type != "tc")
+      throw Error(call.loc, "mosaic: SparseCore kernels (kernel_type=" + g.kernel_type + ") are not lowered yet");
+    KernelSignature sig = kernel_signature(g, call);
+    std::string text = "module {\n  func.func @" + kernel_symbol(g) + "(" + sig.arguments() + ") " + kernel_attributes(g, call) + " {\n";
+    text += kernel_body(g, sig, mesh);
+    text += "  }\n";
+    if (g.grid_rank() > 0)
+      for (int m = 0; m < g.num_inputs() + g.num_outputs(); ++m)
+        if (is_windowed(g, m)) text += transform_function(g, m);
+    return text + "}\n";
+  }
+};
+
+}  // namespace
+
+std::string emit_pallas_call(const Op& call) {
+  Walker w;
+  return w.module_of(call, grid_mapping(call));
+}
+
+std::string emit_modules(const Module&, const Body& entry) {
+  Walker w;
+  w.walk(entry);
+  if (w.out.empty())
+    throw Error(entry.loc(), "mosaic: no pallas_call is reachable from @" + entry.name() + ": nothing to emit (pass the function "
+                             "that calls the kernel with --func)");
+  return w.out;
+}
+
+std::string checkable(std::string_view text) {
+  static constexpr std::string_view kSpace = "#tpu.memory_space<", kSem = "!tpu.semaphore", kDmaSem = "!tpu.dma_semaphore";
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text.compare(i, kSpace.size(), kSpace) == 0) {
+      size_t close = text.find('>', i + kSpace.size());
+      if (close != std::string_view::npos) {
+        out += "\"" + std::string(text.substr(i + kSpace.size(), close - i - kSpace.size())) + "\"";
+        i = close + 1;
+        continue;
+      }
+    }
+    if (text.compare(i, kDmaSem.size(), kDmaSem) == 0 || text.compare(i, kSem.size(), kSem) == 0) {
+      out += "i32";
+      i += text.compare(i, kDmaSem.size(), kDmaSem) == 0 ? kDmaSem.size() : kSem.size();
+      continue;
+    }
+    out += text[i++];
+  }
+  return out;
+}
+
+}  // namespace tessera::backends::mosaic
