@@ -6,7 +6,7 @@
 // or a unit dim of a squeezed block dim with extent 1), then
 // `vector.shape_cast` to the value's shape or `vector.extract` of a scalar;
 // stores are the generic `"tpu.vector_store"` after a load of the old value
-// (what swap returns, dead otherwise). Strided regions use
+// (what swap returns, dead otherwise). Bools are i32 in memory. Strided regions use
 // `tpu.strided_load` / `tpu.strided_store`. SMEM: scalar `memref.load` /
 // `memref.store`. ANY and HBM Refs are reached only by DMAs.
 #include "backends/mosaic/constants.h"
@@ -35,8 +35,6 @@ Access access(KernelContext& ctx, const Op& op) {
     case MemSpace::vmem: case MemSpace::smem: break;
     default: throw ctx.error(op, kNotVmemOrSmem);
   }
-  if (a.view.dtype == DType::i1)
-    throw ctx.error(op, "bool Refs (stored as i32) are not lowered yet: keep the data as i32 in memory");
   if (a.view.space == MemSpace::smem && !value_shape(a.idx).empty())
     throw ctx.error(op, "Can only load scalars from SMEM: index every dimension of " + r.var()->type.str() +
                             " with an integer (got a value of shape " + shape_str(value_shape(a.idx)) + ")");
@@ -44,11 +42,22 @@ Access access(KernelContext& ctx, const Op& op) {
 }
 
 // The vector type read from / written to memory for `a`.
-std::string memory_vector(const Access& a) { return vector_type(read_shape(a.idx), a.view.dtype); }
+// Bools are i32 in memory (mlir_types.h): read as i32, compared with 0;
+// written with `arith.extui` (Pallas's `_load_lowering_rule` does the same).
+DType stored(const Access& a) { return a.view.dtype == DType::i1 ? DType::i32 : a.view.dtype; }
+std::string memory_vector(const Access& a) { return vector_type(read_shape(a.idx), stored(a)); }
+
+// `%v != 0` of an i32 scalar or vector `v` of shape `shape`: the bool it stores.
+std::string to_bool(KernelContext& ctx, const std::string& v, const Shape& shape) {
+  Literal zero = Literal::of_int(DType::i32, 0);
+  std::string z = shape.empty() ? scalar_constant(ctx, zero) : splat_constant(ctx, zero, shape), out = ctx.fresh();
+  ctx.line(out + " = arith.cmpi ne, " + v + ", " + z + " : " + (shape.empty() ? "i32" : vector_type(shape, DType::i32)));
+  return out;
+}
 
 // Reads the region with the given starts; the name of the value in its
 // tessera shape (shape_cast or extract from the read shape).
-std::string read(KernelContext& ctx, const Access& a, const std::vector<std::string>& starts) {
+std::string read_stored(KernelContext& ctx, const Access& a, const std::vector<std::string>& starts) {
   std::string ref = ctx.use(a.ref), loaded = ctx.fresh();
   Shape rs = read_shape(a.idx), vs = value_shape(a.idx);
   if (a.view.space == MemSpace::smem) {
@@ -70,27 +79,38 @@ std::string read(KernelContext& ctx, const Access& a, const std::vector<std::str
   if (vs.empty()) {
     std::string zeros;
     for (size_t i = 0; i < rs.size(); ++i) zeros += (i ? ", 0" : "0");
-    ctx.line(out + " = vector.extract " + loaded + "[" + zeros + "] : " + element_type(a.view.dtype) + " from " + memory_vector(a));
+    ctx.line(out + " = vector.extract " + loaded + "[" + zeros + "] : " + element_type(stored(a)) + " from " + memory_vector(a));
   } else {
-    ctx.line(out + " = vector.shape_cast " + loaded + " : " + memory_vector(a) + " to " + vector_type(vs, a.view.dtype));
+    ctx.line(out + " = vector.shape_cast " + loaded + " : " + memory_vector(a) + " to " + vector_type(vs, stored(a)));
   }
   return out;
+}
+
+std::string read(KernelContext& ctx, const Access& a, const std::vector<std::string>& starts) {
+  std::string v = read_stored(ctx, a, starts);
+  return a.view.dtype == DType::i1 ? to_bool(ctx, v, value_shape(a.idx)) : v;
 }
 
 // `value` (tessera shape, or a scalar broadcast over the region) in the read shape.
 std::string to_memory_shape(KernelContext& ctx, const Access& a, const Value& value) {
   std::string v = ctx.use(value);
+  const Type& t = value.type();
+  if (t.dtype() == DType::i1) {
+    std::string wide = ctx.fresh();
+    std::string from = t.rank() ? vector_type(t.shape(), DType::i1) : "i1", to = t.rank() ? vector_type(t.shape(), DType::i32) : "i32";
+    ctx.line(wide + " = arith.extui " + v + " : " + from + " to " + to);
+    v = wide;
+  }
   if (a.view.space == MemSpace::smem) return v;
   Shape rs = read_shape(a.idx), vs = value_shape(a.idx);
-  const Type& t = value.type();
   if (t.rank() == 0) {
     std::string out = ctx.fresh();
-    ctx.line(out + " = vector.broadcast " + v + " : " + element_type(t.dtype()) + " to " + memory_vector(a));
+    ctx.line(out + " = vector.broadcast " + v + " : " + element_type(stored(a)) + " to " + memory_vector(a));
     return out;
   }
   if (vs == rs) return v;
   std::string out = ctx.fresh();
-  ctx.line(out + " = vector.shape_cast " + v + " : " + vector_type(vs, t.dtype()) + " to " + memory_vector(a));
+  ctx.line(out + " = vector.shape_cast " + v + " : " + vector_type(vs, stored(a)) + " to " + memory_vector(a));
   return out;
 }
 
@@ -152,10 +172,12 @@ void lower_swap(EmitContext& e, const Op& op, const LoweringTable&) {
   write(ctx, op, a, starts, to_memory_shape(ctx, a, op.main_operand(1)), "");
 }
 
+// store is Pallas's swap with its result dropped: the old value is read too (dead).
 void lower_store(EmitContext& e, const Op& op, const LoweringTable&) {
   KernelContext& ctx = kernel(e);
   Access a = access(ctx, op);
   std::vector<std::string> starts = starts_for(ctx, a);
+  read(ctx, a, starts);
   std::string v = to_memory_shape(ctx, a, op.main_operand(1));
   std::string mask = op.num_main_operands() == 3 ? mask_in_memory_shape(ctx, a, op.main_operand(2)) : "";
   write(ctx, op, a, starts, v, mask);
