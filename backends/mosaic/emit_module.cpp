@@ -12,8 +12,14 @@
 namespace tessera::backends::mosaic {
 namespace {
 
-std::string kernel_body(const GridMapping& g, const KernelSignature& sig, const std::vector<MeshAxis>& mesh) {
+// Appends the kernel's body to `out`. The context writes into `buffer`, whose
+// capacity is kept from kernel to kernel: a module of many kernels reuses one
+// allocation instead of growing a fresh string (fresh pages) for each.
+void kernel_body(const GridMapping& g, const KernelSignature& sig, const std::vector<MeshAxis>& mesh, std::string& buffer,
+                 std::string& out) {
   KernelContext ctx;
+  buffer.clear();
+  ctx.text().swap(buffer);
   ctx.literal = literal_constant;
   ctx.grid = g.grid;
   ctx.grid_names = g.grid_names;
@@ -31,7 +37,8 @@ std::string kernel_body(const GridMapping& g, const KernelSignature& sig, const 
   auto body = ctx.indented(2);
   lower_body(ctx, kernel_body, tensorcore_rules());
   ctx.line("return");
-  return ctx.take_text();
+  out += ctx.text();
+  ctx.text().swap(buffer);
 }
 
 // The symbol of the kernel func: the kernel's name, as Pallas uses the
@@ -43,6 +50,7 @@ struct Walker {
   std::vector<MeshAxis> mesh;
   std::unordered_set<const Body*> visiting;  // a recursive call is walked once per path
   std::unordered_set<const Op*> emitted;     // a function called twice emits its calls once
+  std::string buffer;                        // kernel_body's, reused
 
   void walk(const Body& body) {
     for (const Op& op : body.ops()) {
@@ -52,7 +60,7 @@ struct Walker {
         if (!out.empty()) out += "// -----\n";
         GridMapping g = grid_mapping(op);
         out += "// " + op.loc.str() + ": pallas_call of @" + kernel_symbol(g) + "\n";
-        out += module_of(op, g);
+        module_of(op, g, out);
         continue;
       }
       if (name == "core_map") throw Error(op.loc, "mosaic: core_map is not lowered yet");
@@ -66,17 +74,18 @@ struct Walker {
     }
   }
 
-  std::string module_of(const Op& call, const GridMapping& g) {
+  // Appends the module of `call` to `text`.
+  void module_of(const Op& call, const GridMapping& g, std::string& text) {
     if (g.kernel_type != "tc")
       throw Error(call.loc, "mosaic: SparseCore kernels (kernel_type=" + g.kernel_type + ") are not lowered yet");
     KernelSignature sig = kernel_signature(g, call);
-    std::string text = "module {\n  func.func @" + kernel_symbol(g) + "(" + sig.arguments() + ") " + kernel_attributes(g, call) + " {\n";
-    text += kernel_body(g, sig, mesh);
+    text += "module {\n  func.func @" + kernel_symbol(g) + "(" + sig.arguments() + ") " + kernel_attributes(g, call) + " {\n";
+    kernel_body(g, sig, mesh, buffer, text);
     text += "  }\n";
     if (g.grid_rank() > 0)
       for (int m = 0; m < g.num_inputs() + g.num_outputs(); ++m)
         if (is_windowed(g, m)) text += transform_function(g, m);
-    return text + "}\n";
+    text += "}\n";
   }
 };
 
@@ -84,7 +93,9 @@ struct Walker {
 
 std::string emit_pallas_call(const Op& call) {
   Walker w;
-  return w.module_of(call, grid_mapping(call));
+  std::string out;
+  w.module_of(call, grid_mapping(call), out);
+  return out;
 }
 
 std::string emit_modules(const Module&, const Body& entry) {
