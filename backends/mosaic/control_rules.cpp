@@ -1,4 +1,4 @@
-// Ops with bodies: cond, for, while, scan and run_scoped
+// Ops with bodies: cond, for, while, scan, run_scoped and inlined calls
 // (jax/_src/pallas/mosaic/lowering.py, `_cond_lowering_rule`,
 // `_scan_lowering_rule`, `_while_lowering_rule`, `_run_scoped_lowering_rule`).
 //
@@ -9,6 +9,8 @@
 #include "backends/mosaic/mlir_types.h"
 #include "backends/mosaic/ref_indexing.h"
 #include "backends/mosaic/rules.h"
+#include <functional>
+
 #include "ir/control_views.h"
 
 namespace tessera::backends::mosaic {
@@ -62,6 +64,9 @@ void lower_region(KernelContext& ctx, const Body& body, const LoweringTable& tab
   ctx.line(terminator + " " + outs + " : " + types_of(body.output_types()));
 }
 
+void emit_region(KernelContext& ctx, const Op& op, const LoweringTable& table, const Body& body, std::span<const Value> args,
+                 const std::function<void()>& allocate = {});
+
 // Branches [first, last) of a cond on the i32 `index` (already clamped): `scf.if
 // index != 0 { rest } else { branch first }`, nested for more than two
 // branches with `index - 1`, as Pallas lowers lax.switch.
@@ -108,8 +113,10 @@ void lower_cond(EmitContext& e, const Op& op, const LoweringTable& table) {
   const auto& branches = view.branches();
   const Value& index = view.index();
   std::string idx = ctx.use(index);
+  if (branches.size() == 1) {  // the index is clamped to 0: the one branch runs
+    return emit_region(ctx, op, table, *branches[0], view.args());
+  }
   std::vector<std::string> args = use_all(ctx, view.args());  // literals become constants before the scf.if
-  if (branches.size() < 2) throw ctx.error(op, "a cond with a single branch is not lowered (call the branch directly)");
   if (is_bool(index.type().dtype())) {
     std::string widened = ctx.fresh();
     ctx.line(widened + " = arith.extui " + idx + " : i1 to i32");
@@ -229,18 +236,32 @@ void lower_while(EmitContext& e, const Op& op, const LoweringTable& table) {
   ctx.line("}");
 }
 
+// `"tpu.region"() ({ ...; "tpu.yield"(outs) })`: `body` run once, in a region
+// of its own so that its names stay inside. Its first parameters receive
+// `args`; `allocate` defines the rest (run_scoped's scratch) inside the region.
+void emit_region(KernelContext& ctx, const Op& op, const LoweringTable& table, const Body& body, std::span<const Value> args,
+                 const std::function<void()>& allocate) {
+  reject_ref_results(ctx, op);
+  std::vector<std::string> names = use_all(ctx, args);
+  std::string results = define_results(ctx, op);
+  ctx.line(results + "\"tpu.region\"() ({");
+  {
+    auto region = ctx.nested(Names::see_enclosing);
+    for (size_t i = 0; i < args.size(); ++i) ctx.forward(body.params()[i], args[i], names[i]);
+    if (allocate) allocate();
+    lower_body(ctx, body, table);
+    if (body.outputs().empty()) ctx.line("\"tpu.yield\"() : () -> ()");
+    else ctx.line("\"tpu.yield\"(" + names_of(ctx, body.outputs()) + ") : (" + types_of(body.output_types()) + ") -> ()");
+  }
+  ctx.line("}) : () -> (" + types_of(op.results.empty() ? std::vector<Type>{} : body.output_types()) + ")");
+}
+
 // run_scoped: a `tpu.region` whose scratch Refs are `memref.alloca` (VMEM,
 // SMEM) or `tpu.sem_alloc` (semaphores), ending in `tpu.yield`.
 void lower_run_scoped(EmitContext& e, const Op& op, const LoweringTable& table) {
   KernelContext& ctx = kernel(e);
   RunScopedView scoped(op);
-  reject_ref_results(ctx, op);
-  std::vector<std::string> args = use_all(ctx, scoped.args());
-  std::string results = define_results(ctx, op);
-  ctx.line(results + "\"tpu.region\"() ({");
-  {
-    auto region = ctx.nested(Names::see_enclosing);
-    for (size_t i = 0; i < scoped.arg_params().size(); ++i) ctx.forward(scoped.arg_params()[i], scoped.args()[i], args[i]);
+  emit_region(ctx, op, table, scoped.body(), scoped.args(), [&] {
     for (Var* s : scoped.scratch_params()) {
       RefView view = RefView::of(s->type);
       if (view.space == MemSpace::semaphore)
@@ -251,12 +272,18 @@ void lower_run_scoped(EmitContext& e, const Op& op, const LoweringTable& table) 
         throw ctx.error(op, "run_scoped allocates VMEM, SMEM or semaphores, not " + s->type.str());
       ctx.set_ref_view(s, view);
     }
-    lower_body(ctx, scoped.body(), table);
-    const Body& b = scoped.body();
-    if (b.outputs().empty()) ctx.line("\"tpu.yield\"() : () -> ()");
-    else ctx.line("\"tpu.yield\"(" + names_of(ctx, b.outputs()) + ") : (" + types_of(b.output_types()) + ") -> ()");
-  }
-  ctx.line("}) : () -> (" + types_of(op.results.empty() ? std::vector<Type>{} : scoped.body().output_types()) + ")");
+  });
+}
+
+// A call, and a custom_jvp_call's primal function, run inline as Pallas
+// inlines a closed call's jaxpr; the region keeps the callee's names apart,
+// so a function called twice is written twice without clashing.
+void lower_call(EmitContext& e, const Op& op, const LoweringTable& table) {
+  emit_region(kernel(e), op, table, *op.body_param("callee"), op.operands);
+}
+
+void lower_custom_jvp_call(EmitContext& e, const Op& op, const LoweringTable& table) {
+  emit_region(kernel(e), op, table, *op.body_param("call"), op.operands);
 }
 
 }  // namespace
@@ -267,6 +294,8 @@ void add_control_rules(LoweringTable& t) {
   t.set("scan", lower_scan);
   t.set("while", lower_while);
   t.set("run_scoped", lower_run_scoped);
+  t.set("call", lower_call);
+  t.set("custom_jvp_call", lower_custom_jvp_call);
 }
 
 }  // namespace tessera::backends::mosaic

@@ -17,8 +17,6 @@ const LoweringTable& tensorcore_rules() {
     t.unsupported("pallas_call", "a kernel cannot launch a pallas_call (only the host function can)");
     t.unsupported("core_map", "a kernel cannot run a core_map (only the host function can)");
     t.unsupported("pmap", "a kernel cannot map over devices");
-    t.unsupported("call", "Mosaic kernels call no functions: inline the callee into the kernel");
-    t.unsupported("custom_jvp_call", "differentiate the kernel first (`jvp`), or inline the call");
     // Everything else without a rule is a value rule of vector_rules.cpp, written separately.
     t.set_pending("not lowered yet (issue 12)");
     return t;
