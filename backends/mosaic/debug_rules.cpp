@@ -1,6 +1,7 @@
-// Ordered side effects: debug_print, debug_check, delay and the per-core
+// Ordered side effects: debug_print (`tpu.log`, `tpu.log_buffer`), debug_check, delay and the per-core
 // random bits (jax/_src/pallas/mosaic/lowering.py, `_debug_print_rule`,
 // `_delay_rule`, `_prng_seed_lowering_rule`, `_prng_random_bits_lowering_rule`).
+#include "backends/mosaic/constants.h"
 #include "backends/mosaic/mlir_types.h"
 #include "backends/mosaic/ref_indexing.h"
 #include "backends/mosaic/rules.h"
@@ -21,9 +22,39 @@ std::string escaped(std::string_view s) {
   return out;
 }
 
+// debug_print of one vector: staged through a VMEM buffer that
+// `tpu.log_buffer` prints, in a `tpu.region`; the format must end in `{}`,
+// which is dropped (the tag is the text before it).
+void log_vector(EmitContext& ctx, const Op& op) {
+  const std::string& fmt = op.str_param("fmt");
+  const Type& t = op.operands[0].type();
+  if (op.operands.size() != 1 || fmt.size() < 2 || fmt.compare(fmt.size() - 2, 2, "{}") != 0 ||
+      fmt.find("{}") != fmt.size() - 2)
+    throw ctx.error(op, "debug_print of a vector needs it as the only operand and a format ending in its one `{}`");
+  if (t.dtype() == DType::i1) throw ctx.error(op, "debug_print of a bool vector is not lowered (print it converted to i32)");
+  std::string v = ctx.use(op.operands[0]);
+  std::string buffer_type = memref_type(t.shape(), t.dtype(), MemSpace::vmem);
+  ctx.line("\"tpu.region\"() ({");
+  {
+    auto region = ctx.nested(EmitContext::Names::see_enclosing);
+    std::string buffer = ctx.fresh("buf");
+    ctx.line(buffer + " = memref.alloca() : " + buffer_type);
+    std::vector<std::string> zeros;
+    for (int d = 0; d < t.rank(); ++d) zeros.push_back(index_constant(ctx, 0));
+    ctx.line("vector.store " + v + ", " + buffer + "[" + join(zeros) + "] : " + buffer_type + ", " + value_type(t));
+    std::vector<int64_t> shape = t.shape();
+    ctx.line("\"tpu.log_buffer\"(" + buffer + ") <{shape = " + i64_array(shape) + ", tag = \"" +
+             escaped(fmt.substr(0, fmt.size() - 2)) + "\"}> : (" + buffer_type + ") -> ()");
+    ctx.line("\"tpu.yield\"() : () -> ()");
+  }
+  ctx.line("}) : () -> ()");
+}
+
 // debug_print of scalars: `tpu.log` with each `{}` written `$` + s|u|f + the
 // argument number (`formatted = true`); without arguments the text as is.
 void lower_debug_print(EmitContext& ctx, const Op& op, const LoweringTable&) {
+  for (const Value& v : op.operands)
+    if (v.type().rank() != 0) return log_vector(ctx, op);
   std::string fmt = op.str_param("fmt"), tag;
   std::vector<std::string> args, types;
   size_t n = 0;
@@ -34,8 +65,6 @@ void lower_debug_print(EmitContext& ctx, const Op& op, const LoweringTable&) {
     }
     if (n >= op.operands.size()) throw ctx.error(op, "debug_print: the format has more `{}` than there are operands");
     const Type& t = op.operands[n].type();
-    if (t.rank() != 0)
-      throw ctx.error(op, "debug_print of a vector (tpu.log_buffer) is not lowered yet; print scalars");
     char kind = is_float(t.dtype()) ? 'f' : t.dtype() == DType::u32 ? 'u' : 's';
     if (t.dtype() != DType::f32 && t.dtype() != DType::i32 && t.dtype() != DType::u32)
       throw ctx.error(op, "debug_print formats only 32-bit integers and f32, got " + t.str());
