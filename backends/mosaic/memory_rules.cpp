@@ -91,10 +91,10 @@ std::string read(KernelContext& ctx, const Access& a, const std::vector<std::str
   return a.view.dtype == DType::i1 ? to_bool(ctx, v, value_shape(a.idx)) : v;
 }
 
-// `value` (tessera shape, or a scalar broadcast over the region) in the read shape.
-std::string to_memory_shape(KernelContext& ctx, const Access& a, const Value& value) {
-  std::string v = ctx.use(value);
-  const Type& t = value.type();
+// Value `v` of type `t` (the region's tessera shape, or a scalar broadcast
+// over the region) as written to memory: bools widened to i32, then in the
+// read shape.
+std::string memory_form(KernelContext& ctx, const Access& a, std::string v, const Type& t) {
   if (t.dtype() == DType::i1) {
     std::string wide = ctx.fresh();
     std::string from = t.rank() ? vector_type(t.shape(), DType::i1) : "i1", to = t.rank() ? vector_type(t.shape(), DType::i32) : "i32";
@@ -112,6 +112,10 @@ std::string to_memory_shape(KernelContext& ctx, const Access& a, const Value& va
   std::string out = ctx.fresh();
   ctx.line(out + " = vector.shape_cast " + v + " : " + vector_type(vs, stored(a)) + " to " + memory_vector(a));
   return out;
+}
+
+std::string to_memory_shape(KernelContext& ctx, const Access& a, const Value& value) {
+  return memory_form(ctx, a, ctx.use(value), value.type());
 }
 
 // A mask operand in the read shape (a scalar mask is broadcast).
@@ -227,18 +231,7 @@ void lower_addupdate(EmitContext& e, const Op& op, const LoweringTable&) {
   std::string sum = ctx.fresh();
   ctx.line(sum + " = " + add + " " + old + ", " + rhs + " : " +
            (vs.empty() ? element_type(a.view.dtype) : vector_type(vs, a.view.dtype)));
-  std::string v = sum;
-  if (a.view.space != MemSpace::smem) {
-    Shape rs = read_shape(a.idx);
-    if (vs.empty()) {
-      v = ctx.fresh();
-      ctx.line(v + " = vector.broadcast " + sum + " : " + element_type(a.view.dtype) + " to " + memory_vector(a));
-    } else if (vs != rs) {
-      v = ctx.fresh();
-      ctx.line(v + " = vector.shape_cast " + sum + " : " + vector_type(vs, a.view.dtype) + " to " + memory_vector(a));
-    }
-  }
-  write(ctx, op, a, starts, v, "");
+  write(ctx, op, a, starts, memory_form(ctx, a, sum, Type::array(a.view.dtype, vs)), "");
 }
 
 }  // namespace
