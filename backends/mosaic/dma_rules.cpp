@@ -16,26 +16,39 @@ struct Sliced {
   std::string name, type;  // the memref the op takes and its type
 };
 
-// Main operand k of `op` (a Ref with an optional indexer) as the memref of its region.
+// Main operand k of `op` (a Ref with an optional indexer) as the memref of its
+// region. A dynamic size (`ds(start, %n)`) is a `dynamic_sizes` operand of
+// the slice and a `?` extent.
 Sliced slice(KernelContext& ctx, const Op& op, int k) {
   const Value& r = op.main_operand(k);
   RefView view = ctx.ref_view(r.var());
   std::vector<DimIndex> idx = memref_indices(op, view, op.indexer_for(op.main_operand_index(k)));
   if (is_whole(idx, view)) return {ctx.use(r), view.memref_type()};
-  for (const DimIndex& d : idx) {
-    if (d.dynamic_size) throw ctx.error(op, "DMA regions of dynamic size (`ds(start, %n)`) are not lowered yet");
+  for (const DimIndex& d : idx)
     if (d.stride != 1) throw ctx.error(op, "strided DMA regions are not lowered yet");
+  std::vector<std::string> starts = i32_starts(ctx, idx), sizes;
+  std::vector<bool> dynamic, kept_dynamic;
+  for (const DimIndex& d : idx) {
+    bool dyn = d.dyn_size && d.dyn_size->is_var();
+    dynamic.push_back(dyn);
+    if (d.kept) kept_dynamic.push_back(dyn);
+    if (dyn) sizes.push_back(ctx.use(*d.dyn_size));
   }
-  std::vector<std::string> starts = i32_starts(ctx, idx);
+  Shape rs = read_shape(idx);
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i].dyn_size && !idx[i].dyn_size->is_var()) rs[i] = idx[i].dyn_size->literal().as_int();
   std::string src = ctx.use(r), out = ctx.fresh();
-  std::string sliced_type = memref_type(read_shape(idx), view.dtype, view.space);
+  std::string sliced_type = memref_type(rs, dynamic, view.dtype, view.space);
   std::string types = view.memref_type();
-  for (size_t i = 0; i < starts.size(); ++i) types += ", i32";
-  ctx.line(out + " = \"tpu.memref_slice\"(" + src + ", " + join(starts) + ") <{operandSegmentSizes = array<i32: 1, " +
-           std::to_string(starts.size()) + ", 0>}> : (" + types + ") -> " + sliced_type);
-  Shape vs = value_shape(idx);
-  if (vs == read_shape(idx)) return {out, sliced_type};
-  std::string squeezed = ctx.fresh(), squeezed_type = memref_type(vs, view.dtype, view.space);
+  for (size_t i = 0; i < starts.size() + sizes.size(); ++i) types += ", i32";
+  ctx.line(out + " = \"tpu.memref_slice\"(" + src + ", " + join(starts) + (sizes.empty() ? "" : ", " + join(sizes)) +
+           ") <{operandSegmentSizes = array<i32: 1, " + std::to_string(starts.size()) + ", " + std::to_string(sizes.size()) +
+           ">}> : (" + types + ") -> " + sliced_type);
+  Shape vs;
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i].kept) vs.push_back(rs[i]);
+  if (vs.size() == rs.size()) return {out, sliced_type};
+  std::string squeezed = ctx.fresh(), squeezed_type = memref_type(vs, kept_dynamic, view.dtype, view.space);
   ctx.line(squeezed + " = \"tpu.memref_squeeze\"(" + out + ") : (" + sliced_type + ") -> " + squeezed_type);
   return {squeezed, squeezed_type};
 }

@@ -21,7 +21,7 @@ std::vector<DimIndex> memref_indices(const Op& op, const RefView& view, const In
     di.size = e.kind == IndexEntry::Point ? 1 : e.size;
     di.stride = e.kind == IndexEntry::Slice ? e.stride : 1;
     di.kept = e.kind != IndexEntry::Point;
-    di.dynamic_size = e.has_dynamic_size();
+    if (e.has_dynamic_size()) di.dyn_size = &op.operands[e.dyn_size];
   }
   return out;
 }
@@ -41,7 +41,7 @@ Shape value_shape(const std::vector<DimIndex>& idx) {
 
 bool is_whole(const std::vector<DimIndex>& idx, const RefView& view) {
   for (size_t d = 0; d < idx.size(); ++d)
-    if (!idx[d].kept || idx[d].dyn || idx[d].start != 0 || idx[d].size != view.memref_shape[d] || idx[d].stride != 1)
+    if (!idx[d].kept || idx[d].dyn || idx[d].dyn_size || idx[d].start != 0 || idx[d].size != view.memref_shape[d] || idx[d].stride != 1)
       return false;
   return true;
 }

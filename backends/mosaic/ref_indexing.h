@@ -18,7 +18,7 @@ struct DimIndex {
   int64_t size = 1;            // elements read along the dim
   int64_t stride = 1;
   bool kept = true;            // false: an integer index or a unit dim, gone from the value
-  bool dynamic_size = false;   // `ds(0, %n)`: only DMAs allow it
+  const Value* dyn_size = nullptr;  // `ds(0, %n)`: the size (only DMAs allow one); `size` is its static bound
 };
 
 // One entry per memref dim of `view`; `ix` null means every dim is full.
