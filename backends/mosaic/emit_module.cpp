@@ -4,6 +4,7 @@
 
 #include "backends/mosaic/constants.h"
 #include "backends/mosaic/kernel_signature.h"
+#include "backends/mosaic/ref_indexing.h"
 #include "backends/mosaic/rules.h"
 #include "backends/mosaic/transforms.h"
 #include "backends/mosaic/window_params.h"
@@ -12,30 +13,31 @@
 namespace tessera::backends::mosaic {
 namespace {
 
-// Appends the kernel's body to `out`. The context writes into `buffer`, whose
+// Appends the body of a kernel func to `out`: `body`'s ops, whose parameters
+// are the func's arguments after the `grid.size()` leading i32 ones (grid or
+// mesh indices), laid out as `params`. The context writes into `buffer`, whose
 // capacity is kept from kernel to kernel: a module of many kernels reuses one
 // allocation instead of growing a fresh string (fresh pages) for each.
-void kernel_body(const GridMapping& g, const KernelSignature& sig, const std::vector<MeshAxis>& mesh, std::string& buffer,
-                 std::string& out) {
+void kernel_body(const Body& body, const std::vector<int64_t>& grid, const std::vector<std::string>& grid_names,
+                 const std::vector<RefView>& params, const std::vector<MeshAxis>& mesh, std::string& buffer, std::string& out) {
   KernelContext ctx;
   buffer.clear();
   ctx.text().swap(buffer);
   ctx.literal = literal_constant;
-  ctx.grid = g.grid;
-  ctx.grid_names = g.grid_names;
+  ctx.grid = grid;
+  ctx.grid_names = grid_names;
   ctx.mesh = mesh;
   int k = 0;
-  for (int a = 0; a < g.grid_rank(); ++a) ctx.grid_args.push_back(ctx.fresh("arg" + std::to_string(k++)));
-  const Body& kernel_body = *g.kernel;
-  for (size_t p = 0; p < sig.params.size(); ++p) {
+  for (size_t a = 0; a < grid.size(); ++a) ctx.grid_args.push_back(ctx.fresh("arg" + std::to_string(k++)));
+  for (size_t p = 0; p < params.size(); ++p) {
     std::string name = ctx.fresh("arg" + std::to_string(k++));
-    if (p < kernel_body.params().size()) {
-      ctx.alias(kernel_body.params()[p], name);
-      ctx.set_ref_view(kernel_body.params()[p], sig.params[p]);
+    if (p < body.params().size()) {
+      ctx.alias(body.params()[p], name);
+      ctx.set_ref_view(body.params()[p], params[p]);
     }
   }
-  auto body = ctx.indented(2);
-  lower_body(ctx, kernel_body, tensorcore_rules());
+  auto indent = ctx.indented(2);
+  lower_body(ctx, body, tensorcore_rules());
   ctx.line("return");
   out += ctx.text();
   ctx.text().swap(buffer);
@@ -63,7 +65,13 @@ struct Walker {
         module_of(op, g, out);
         continue;
       }
-      if (name == "core_map") throw Error(op.loc, "mosaic: core_map is not lowered yet");
+      if (name == "core_map") {
+        if (!emitted.insert(&op).second) continue;
+        if (!out.empty()) out += "// -----\n";
+        out += "// " + op.loc.str() + ": core_map over (" + join(op.idents_param("mesh_axes")) + ")\n";
+        core_map_module(op, out);
+        continue;
+      }
       if (name == "pmap") mesh.push_back({op.str_param("axis_name"), op.int_param("axis_size")});
       for (const BodyPtr& b : op.nested_bodies()) {
         if (!visiting.insert(b.get()).second) continue;
@@ -80,12 +88,35 @@ struct Walker {
       throw Error(call.loc, "mosaic: SparseCore kernels (kernel_type=" + g.kernel_type + ") are not lowered yet");
     KernelSignature sig = kernel_signature(g, call);
     text += "module {\n  func.func @" + kernel_symbol(g) + "(" + sig.arguments() + ") " + kernel_attributes(g, call) + " {\n";
-    kernel_body(g, sig, mesh, buffer, text);
+    kernel_body(*g.kernel, g.grid, g.grid_names, sig.params, mesh, buffer, text);
     text += "  }\n";
     if (g.grid_rank() > 0)
       for (int m = 0; m < g.num_inputs() + g.num_outputs(); ++m)
         if (is_windowed(g, m)) text += transform_function(g, m);
     text += "}\n";
+  }
+
+  // Appends the module of a core_map over a TensorCore mesh: the body as a
+  // kernel whose leading i32 arguments are the mesh indices (axis_index of a
+  // mesh axis is its argument) and whose other arguments are the Refs it is
+  // given, whole.
+  void core_map_module(const Op& op, std::string& text) {
+    const Body& body = *op.body_param("body");
+    std::vector<RefView> params;
+    std::vector<Type> types;
+    for (const Value& v : op.operands) {
+      if (!v.type().is_ref())
+        throw Error(op.loc, "mosaic: a core_map operand must be a Ref on the TensorCore, got " + v.type().str());
+      params.push_back(RefView::of(v.type()));
+      types.push_back(v.type());
+    }
+    const std::vector<int64_t>& shape = op.ints_param("mesh_shape");
+    std::string args;
+    for (size_t k = 0; k < shape.size(); ++k) args += (k ? ", %arg" : "%arg") + std::to_string(k) + ": i32";
+    for (size_t p = 0; p < params.size(); ++p) args += ", %arg" + std::to_string(shape.size() + p) + ": " + params[p].memref_type();
+    text += "module {\n  func.func @core_map(" + args + ") " + core_map_attributes(shape, types) + " {\n";
+    kernel_body(body, shape, op.idents_param("mesh_axes"), params, mesh, buffer, text);
+    text += "  }\n}\n";
   }
 };
 

@@ -1,9 +1,10 @@
-// `tessera emit mosaic`: one MLIR module per pallas_call reachable from the
-// entry function, in program order, separated by `// -----` lines (so that
+// `tessera emit mosaic`: one MLIR module per pallas_call and core_map
+// reachable from the entry function, in program order, separated by `// -----` lines (so that
 // `mlir-opt --split-input-file` checks each), each preceded by a comment with
 // the call's location and kernel. A module holds the kernel func.func
 // (kernel_signature.h, window_params.h, the body through tensorcore_rules())
-// and its transform functions (transforms.h).
+// and its transform functions (transforms.h); a core_map's module holds its
+// body as a kernel over the mesh indices (window_params.h, core_map_attributes).
 #pragma once
 
 #include <string>

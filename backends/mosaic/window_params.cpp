@@ -84,4 +84,25 @@ std::string kernel_attributes(const GridMapping& g, const Op& call) {
   return "attributes {" + join(attrs) + "}";
 }
 
+std::string core_map_attributes(const std::vector<int64_t>& mesh_shape, const std::vector<Type>& operands) {
+  std::vector<std::string> semantics, windows;
+  std::string dims;
+  for (size_t k = 0; k < mesh_shape.size(); ++k) {
+    semantics.push_back("#tpu.dimension_semantics<core_parallel>");
+    dims += (k ? ", d" : "d") + std::to_string(k);
+  }
+  for (const Type& t : operands) {
+    MemSpace m = t.mem_space();
+    if (m == MemSpace::any || m == MemSpace::hbm || m == MemSpace::semaphore) {
+      windows.push_back("{}");
+      continue;
+    }
+    std::vector<std::string> zeros(static_cast<size_t>(t.rank()), "0");
+    windows.push_back("{transform_indices = affine_map<(" + dims + ") -> (" + join(zeros) + ")>}");
+  }
+  return "attributes {dimension_semantics = [" + join(semantics) + "], iteration_bounds = " + i64_array(mesh_shape) +
+         ", scalar_prefetch = 0 : i64, scratch_operands = 0 : i64, tpu.core_type = #tpu.core_type<tc>, window_params = [" +
+         join(windows) + "]}";
+}
+
 }  // namespace tessera::backends::mosaic

@@ -23,4 +23,12 @@ std::string kernel_attributes(const GridMapping& g, const Op& call);
 // pipeline_mode, window_kind).
 std::string window_param(const GridMapping& g, int m);
 
+// `attributes {...}` of the func of a core_map over a TensorCore mesh of
+// `mesh_shape` whose operands (Refs) are `operands` (the `pl.kernel` path,
+// `lower_jaxpr_into_unpipelined_module`): iteration_bounds is the mesh shape,
+// every axis `core_parallel`, and each operand's window is the whole array at
+// 0, written as an affine map (`{}` for ANY, HBM and semaphores on the
+// TensorCore); no transform functions.
+std::string core_map_attributes(const std::vector<int64_t>& mesh_shape, const std::vector<Type>& operands);
+
 }  // namespace tessera::backends::mosaic

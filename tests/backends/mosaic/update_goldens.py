@@ -19,6 +19,7 @@ GOLDENS = {
                "index-map arithmetic",
     "bool_refs": "bool Refs stored as i32 in VMEM and SMEM, a mask read from memory",
     "regions": "a function called twice, a custom_jvp_call and a one-branch cond, each in a tpu.region",
+    "core_map": "a core_map over a 2 x 2 TensorCore mesh: mesh indices as leading arguments, whole Refs",
 }
 
 
