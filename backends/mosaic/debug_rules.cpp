@@ -1,6 +1,7 @@
-// Ordered side effects: debug_print (`tpu.log`, `tpu.log_buffer`), debug_check, delay and the per-core
-// random bits (jax/_src/pallas/mosaic/lowering.py, `_debug_print_rule`,
-// `_delay_rule`, `_prng_seed_lowering_rule`, `_prng_random_bits_lowering_rule`).
+// Ordered side effects: debug_print (`tpu.log`, `tpu.log_buffer`),
+// debug_check and delay (jax/_src/pallas/mosaic/lowering.py,
+// `_debug_print_rule`, `_delay_rule`). The per-core random bits are value
+// rules (vector_*.cpp).
 #include "backends/mosaic/constants.h"
 #include "backends/mosaic/mlir_types.h"
 #include "backends/mosaic/ref_indexing.h"
@@ -90,29 +91,12 @@ void lower_delay(EmitContext& ctx, const Op& op, const LoweringTable&) {
   ctx.line("\"tpu.delay\"(" + ns + ") : (i32) -> ()");
 }
 
-void lower_prng_seed(EmitContext& ctx, const Op& op, const LoweringTable&) {
-  std::vector<std::string> seeds, types;
-  for (const Value& v : op.operands) {
-    seeds.push_back(ctx.use(v));
-    types.push_back(element_type(v.type().dtype()));
-  }
-  ctx.line("\"tpu.prng_set_seed_32\"(" + join(seeds) + ") : (" + join(types) + ") -> ()");
-}
-
-void lower_prng_random_bits(EmitContext& ctx, const Op& op, const LoweringTable&) {
-  const Type& t = op.results[0]->type;
-  if (t.rank() == 0) throw ctx.error(op, "prng_random_bits of a scalar is not lowered (Mosaic draws vectors)");
-  ctx.line(ctx.def(op.results[0]) + " = \"tpu.prng_random_bits\"() : () -> " + value_type(t));
-}
-
 }  // namespace
 
 void add_debug_rules(LoweringTable& t) {
   t.set("debug_print", lower_debug_print);
   t.set("debug_check", lower_debug_check);
   t.set("delay", lower_delay);
-  t.set("prng_seed", lower_prng_seed);
-  t.set("prng_random_bits", lower_prng_random_bits);
 }
 
 }  // namespace tessera::backends::mosaic

@@ -22,7 +22,7 @@ void add_dma_rules(LoweringTable& t);
 void add_control_rules(LoweringTable& t);
 // grid_rules.cpp: program_id, num_programs, device_id, axis_index, multiple_of.
 void add_grid_rules(LoweringTable& t);
-// debug_rules.cpp: debug_print, debug_check, delay, prng_seed, prng_random_bits.
+// debug_rules.cpp: debug_print, debug_check, delay.
 void add_debug_rules(LoweringTable& t);
 
 // The TensorCore kernel table: every rule above, and a stated reason for

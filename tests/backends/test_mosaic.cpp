@@ -150,12 +150,14 @@ TEST_CASE("the TensorCore table: rules for the state, control and Pallas familie
   for (const char* p : {"get", "swap", "load", "store", "addupdate", "cond", "for", "while", "scan", "run_scoped", "program_id",
                         "num_programs", "multiple_of", "dma_start", "dma_wait", "semaphore_signal", "semaphore_wait",
                         "semaphore_read", "get_barrier_semaphore", "device_id", "axis_index", "debug_print", "debug_check",
-                        "delay", "prng_seed", "prng_random_bits", "call", "custom_jvp_call"})
+                        "delay", "call", "custom_jvp_call"})
     CHECK_MESSAGE(t.coverage(prim(p)) == LoweringTable::Coverage::rule, p);
   for (const char* p : {"pallas_call", "core_map", "pmap"})
     CHECK_MESSAGE(t.coverage(prim(p)) == LoweringTable::Coverage::unsupported, p);
+  // The random bits are value rules (vector_*.cpp), the rest of these families ours.
   for (const Primitive* p : registry().all())
-    if (p->family == Family::state || p->family == Family::pallas || p->family == Family::control)
+    if ((p->family == Family::state || p->family == Family::pallas || p->family == Family::control) &&
+        p->name.rfind("prng_", 0) != 0)
       CHECK_MESSAGE(t.coverage(*p) != LoweringTable::Coverage::pending, p->name);
   CHECK(&find_backend("mosaic")->rules() == &t);
 }
