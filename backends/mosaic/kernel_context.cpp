@@ -26,6 +26,22 @@ void KernelContext::forward(const Var* param, const Value& operand, const std::s
   if (operand.is_var() && operand.var()->type.is_ref()) views_[param] = ref_view(operand.var());
 }
 
-KernelContext& kernel(EmitContext& ctx) { return static_cast<KernelContext&>(ctx); }
+namespace {
+// The KernelContexts alive on this thread (the driver makes one per func).
+thread_local std::vector<const EmitContext*> live_contexts;
+}  // namespace
+
+KernelContext::KernelContext() : EmitContext("mosaic") { live_contexts.push_back(this); }
+
+KernelContext::~KernelContext() {
+  live_contexts.erase(std::find(live_contexts.begin(), live_contexts.end(), this));
+}
+
+KernelContext& kernel(EmitContext& ctx) {
+  if (std::find(live_contexts.begin(), live_contexts.end(), &ctx) == live_contexts.end())
+    throw Error(ctx.target() + ": internal error: a Mosaic rule ran outside the Mosaic driver (its EmitContext is not a "
+                               "KernelContext)");
+  return static_cast<KernelContext&>(ctx);
+}
 
 }  // namespace tessera::backends::mosaic

@@ -39,7 +39,10 @@ struct MeshAxis {
 
 class KernelContext : public EmitContext {
  public:
-  KernelContext() : EmitContext("mosaic") {}
+  KernelContext();
+  ~KernelContext();
+  KernelContext(const KernelContext&) = delete;
+  KernelContext& operator=(const KernelContext&) = delete;
 
   std::vector<int64_t> grid;                // -1: dynamic size
   std::vector<std::string> grid_names;      // empty or one per axis
@@ -62,7 +65,9 @@ class KernelContext : public EmitContext {
 };
 
 // The kernel context behind the EmitContext a Mosaic rule receives: the
-// Mosaic tables are only ever run by the Mosaic driver, which makes one.
+// Mosaic tables are run by the Mosaic driver, which makes one. A rule run
+// through another EmitContext (a test lowering a body by hand) is an Error
+// naming the mistake, not undefined behaviour.
 KernelContext& kernel(EmitContext& ctx);
 
 }  // namespace tessera::backends::mosaic

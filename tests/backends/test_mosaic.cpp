@@ -190,6 +190,14 @@ TEST_CASE("rule errors the verifier would catch first, in Pallas's words") {
         "t.tsr:4:3: error: mosaic: SparseCore kernels (kernel_type=sc_vector) are not lowered yet");
 }
 
+TEST_CASE("a Mosaic rule run through a plain EmitContext is an error, not undefined behaviour") {
+  Module m = parse_module("func @main(%r: ref<f32[8,128], vmem>) -> f32[8,128] {\n  %v = get %r[:, :]\n  return %v\n}\n", "t.tsr");
+  EmitContext plain("mosaic");
+  for (Var* p : m.entry()->params()) plain.def(p);
+  CHECK(error_of([&] { lower_body(plain, *m.entry(), tensorcore_rules()); }) ==
+        "error: mosaic: internal error: a Mosaic rule ran outside the Mosaic driver (its EmitContext is not a KernelContext)");
+}
+
 TEST_CASE("axis_index on a grid axis name is its program id") {
   Module m = parse_module(R"(kernel @k(%o: ref<i32[4], smem>) {
   %i = axis_index[axis_name=rows]
