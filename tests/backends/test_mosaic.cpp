@@ -123,7 +123,8 @@ func @main(%n: i32, %x: f32[64,128]) -> f32[64,128] {
 
 TEST_CASE("every transform function a window names is emitted, and no other (mlir-opt cannot check this)") {
   for (const char* path : {"tests/backends/mosaic/windows.tsr", "tests/backends/mosaic/memory.tsr",
-                           "tests/backends/mosaic/control.tsr", "tests/backends/mosaic/dma_sem_ops.tsr", "examples/gather_rows.tsr"}) {
+                           "tests/backends/mosaic/control.tsr", "tests/backends/mosaic/dma_sem_ops.tsr", "tests/backends/mosaic/bool_refs.tsr",
+                           "tests/backends/mosaic/regions.tsr", "tests/backends/mosaic/core_map.tsr", "examples/gather_rows.tsr"}) {
     Module m = parse_file(std::string(TESSERA_SOURCE_ROOT) + "/" + path);
     std::string text = emit_modules(m, *m.entry());
     size_t start = 0;
