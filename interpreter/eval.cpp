@@ -8,7 +8,10 @@
 #include <sstream>
 
 #include "ir/control_views.h"
+#include "ir/indirect_dma.h"
+#include "ir/sparse_core.h"
 #include "ir/primitive.h"
+#include "verify/verify.h"
 
 namespace tessera::interp {
 
@@ -136,9 +139,16 @@ Region resolve_indexer(const Indexer* ix, const Shape& shape, const std::vector<
   if (!ix) return r;
   for (size_t d = 0; d < ix->entries.size() && d < shape.size(); ++d) {
     const IndexEntry& e = ix->entries[d];
+    // The rows of a gather / scatter are data (the DMA takes them from the
+    // offsets Ref); the region counts them as a dense [0, n) for sizes.
+    if (e.is_indirect()) {
+      r[d] = Sel{0, e.size, 1, true};
+      continue;
+    }
     int64_t start = e.start;
     if (e.is_dynamic()) start = operands.at(e.dyn_start)->arr.get_int(0);
     switch (e.kind) {
+      case IndexEntry::Indirect:
       case IndexEntry::Full: break;
       case IndexEntry::Point: r[d] = Sel{start, 1, 1, false}; break;
       case IndexEntry::Slice: {
@@ -261,7 +271,17 @@ struct Exec {
   void call() { outputs(in.eval(*op().body_param("callee"), operands(0, p.in.size()), ctx)); }
   // custom_jvp_call runs its `call` body; the `jvp` rule only matters to the jvp pass.
   void custom_jvp_call() { outputs(in.eval(*op().body_param("call"), operands(0, p.in.size()), ctx)); }
-  void pallas_call() { outputs(run_pallas_call(in, op(), operands(0, p.in.size()), ctx)); }
+  void pallas_call() {
+    check_sparse_core();
+    outputs(run_pallas_call(in, op(), operands(0, p.in.size()), ctx));
+  }
+  // A SparseCore kernel runs only if Mosaic SC could lower it (an unverified
+  // module, e.g. `tessera run --no-verify`, still gets the verifier's message).
+  void check_sparse_core() const {
+    if (!is_sparse_core(op().str_param("kernel_type"))) return;
+    std::vector<Diagnostic> problems = sparse_core_problems(op());
+    if (!problems.empty()) throw Error(problems[0].loc, problems[0].message);
+  }
 
   void outputs(std::vector<Val> vals) {
     for (size_t i = 0; i < p.out.size() && i < vals.size(); ++i) env[p.out[i]] = std::move(vals[i]);
@@ -465,6 +485,17 @@ struct Exec {
     req.loc = op().loc;
     req.where = sem_where();
     req.issuer = who();
+    if (auto ind = indirect_dma(op())) {
+      // The offsets are read when the DMA starts (a read the race detector sees).
+      const Val& ov = operand(ind->offsets);
+      if (!ov.is_ref() || ov.ref->freed) fail("the offsets of a gather / scatter are not a live Ref");
+      const tpu::MemBuffer& offsets = *ov.ref;
+      in.machine().on_read(offsets, full_region(offsets.data.shape()), gc(), who(), op().loc);
+      req.indexed = ind->is_gather() ? tpu::Machine::DmaRequest::Rows::src : tpu::Machine::DmaRequest::Rows::dst;
+      req.add = ind->add;
+      req.offsets_name = offsets.describe();
+      for (int64_t i = 0; i < offsets.data.size(); ++i) req.rows.push_back(offsets.data.get_int(i));
+    }
     if (region_elements(req.src_region) != region_elements(req.dst_region))
       fail("source region " + region_str(req.src_region) + " and destination region " + region_str(req.dst_region) +
            " differ in size");
@@ -614,6 +645,7 @@ struct Exec {
 
   // ---- cores and devices ----
   void core_map() {
+    check_sparse_core();
     const auto& names = op().idents_param("mesh_axes");
     const auto& shape = op().ints_param("mesh_shape");
     int64_t n = 1;

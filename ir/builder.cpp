@@ -61,6 +61,11 @@ std::vector<Type> infer_result_types(const Op& op) {
     };
     for (size_t d = 0; d < ix.entries.size(); ++d) {
       const IndexEntry& e = ix.entries[d];
+      if (e.is_indirect()) {
+        if (e.dyn_start >= static_cast<int>(op.operands.size()) || !op.operands[e.dyn_start].type().is_ref())
+          throw Error(op.loc, op.name() + ": indirect offsets must be a Ref");
+        continue;
+      }
       if (e.is_dynamic()) expect_int_operand(e.dyn_start, "index");
       if (!e.has_dynamic_size()) continue;
       expect_int_operand(e.dyn_size, "slice size");
@@ -93,6 +98,11 @@ const Op& Builder::append(const Primitive& p, std::vector<Value> operands, Param
       for (size_t d = 0; t.is_ref() && d < ix.entries.size() && d < static_cast<size_t>(t.rank()); ++d) {
         IndexEntry& e = ix.entries[d];
         if (e.has_dynamic_size()) e.size = std::max<int64_t>(0, t.shape()[d] - (e.is_dynamic() ? 0 : e.start));
+        // Indirect: as many rows as there are offsets (a rank-1 offsets Ref; the DMA rule checks the rest).
+        if (e.is_indirect() && e.dyn_start >= 0 && e.dyn_start < static_cast<int>(op.operands.size())) {
+          const Type& offsets = op.operands[e.dyn_start].type();
+          e.size = offsets.is_ref() && offsets.rank() >= 1 ? offsets.shape()[0] : 0;
+        }
       }
     }
   }

@@ -16,7 +16,7 @@ Shape indexed_shape(const Indexer& ix, const Shape& ref_shape) {
     if (d >= ix.entries.size()) { out.push_back(ref_shape[d]); continue; }
     const IndexEntry& e = ix.entries[d];
     if (e.kind == IndexEntry::Full) out.push_back(ref_shape[d]);
-    else if (e.kind == IndexEntry::Slice) out.push_back(e.size);
+    else if (e.kind == IndexEntry::Slice || e.kind == IndexEntry::Indirect) out.push_back(e.size);
   }
   return out;
 }
@@ -25,6 +25,12 @@ bool has_dynamic_size(const Indexer& ix) {
   for (const IndexEntry& e : ix.entries)
     if (e.has_dynamic_size()) return true;
   return false;
+}
+
+const IndexEntry* indirect_entry(const Indexer& ix) {
+  for (const IndexEntry& e : ix.entries)
+    if (e.is_indirect()) return &e;
+  return nullptr;
 }
 
 std::vector<BlockDim> block_dims(const BlockSpec& spec, const Shape& shape) {

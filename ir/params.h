@@ -29,8 +29,14 @@ using BodyPtr = std::shared_ptr<Body>;
 // Ref allows (the dim minus a static start, or the dim for a dynamic start):
 // the static type of the selected region uses the bound, the run-time size is
 // checked against the Ref when the op runs.
+//
+// An indirect entry (`%table[%offsets, :]`, Pallas's `table.at[offsets_ref]`)
+// selects the rows a 1-D i32 Ref of offsets names, in its order: the indexed
+// side of a SparseCore gather / scatter DMA. It is allowed only in dim 0 of a
+// dma_start / dma_wait operand; `dyn_start` is the offsets Ref's operand and
+// `size` the number of offsets (the Builder fills it in from the Ref's type).
 struct IndexEntry {
-  enum Kind : uint8_t { Full, Point, Slice };
+  enum Kind : uint8_t { Full, Point, Slice, Indirect };
   Kind kind = Full;
   int64_t start = 0;     // static start (Point / Slice), when dyn_start < 0
   int dyn_start = -1;    // operand index of a dynamic start, or -1
@@ -46,12 +52,15 @@ struct IndexEntry {
   // `ds(start, %n)`: a slice whose size is operand `size_operand`; the
   // Builder fills in the static bound.
   static IndexEntry dyn_sized(int64_t start, int size_operand) { return {Slice, start, -1, 0, 1, size_operand}; }
+  // The rows named by the offsets Ref at operand `offsets_operand`.
+  static IndexEntry indirect(int offsets_operand) { return {Indirect, 0, offsets_operand, 0, 1}; }
   IndexEntry with_dyn_size(int size_operand) const {
     IndexEntry e = *this;
     e.dyn_size = size_operand;
     return e;
   }
   bool is_dynamic() const { return dyn_start >= 0; }
+  bool is_indirect() const { return kind == Indirect; }
   bool has_dynamic_size() const { return dyn_size >= 0; }
   bool operator==(const IndexEntry&) const = default;
 };
@@ -68,10 +77,12 @@ bool is_index_operand(const std::vector<Indexer>& indexers, int i);
 
 // Shape of the value an indexer selects from a Ref of shape `ref_shape`:
 // Point entries drop their dimension, Full keeps it, Slice gives `size` (the
-// static bound of a dynamic size).
+// static bound of a dynamic size), Indirect the number of offsets.
 Shape indexed_shape(const Indexer& ix, const Shape& ref_shape);
 // Whether an entry of `ix` has a dynamic size.
 bool has_dynamic_size(const Indexer& ix);
+// The indirect entry of `ix` (always dim 0 in a well-typed op), or null.
+const IndexEntry* indirect_entry(const Indexer& ix);
 
 // ---- Block specs: how pallas_call cuts an operand into blocks ---------------
 enum class BlockDimKind : uint8_t { Blocked, Element, Squeezed, BoundedSlice };

@@ -470,7 +470,11 @@ class Parser {
       expect_punct(")");
       return e;
     }
-    if (at(Tok::Percent)) return IndexEntry::dyn_point(dynamic());
+    if (at(Tok::Percent)) {
+      int k = dynamic();
+      // A Ref in an index position names rows by offsets (a gather / scatter DMA).
+      return operands[k].type().is_ref() ? IndexEntry::indirect(k) : IndexEntry::dyn_point(k);
+    }
     int64_t start = parse_int("an index: an integer, %value, a:b, ds(start, size) or ':'");
     if (accept_punct(":")) {
       const Token t = peek();

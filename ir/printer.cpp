@@ -125,7 +125,8 @@ class Printer {
       auto start = [&]() { return e.is_dynamic() ? value(op.operands[e.dyn_start]) : std::to_string(e.start); };
       switch (e.kind) {
         case IndexEntry::Full: return ":";
-        case IndexEntry::Point: return start();
+        case IndexEntry::Point:
+        case IndexEntry::Indirect: return start();
         case IndexEntry::Slice:
           if (!e.is_dynamic() && !e.has_dynamic_size() && e.stride == 1)
             return std::to_string(e.start) + ":" + std::to_string(e.start + e.size);

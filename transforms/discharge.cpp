@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include "ir/control_views.h"
+#include "ir/indirect_dma.h"
 #include "transforms/discharge_internal.h"
 #include "transforms/pass.h"
 
@@ -262,6 +263,9 @@ void dma_start_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   // The copied value would need a shape known only at run time.
   for (const Indexer& ix : op.indexers)
     if (has_dynamic_size(ix)) throw Error(op.loc, "discharge: dma_start with a dynamic size is not supported");
+  // Its rows are data; the array form would need a scatter with run-time bounds checks.
+  if (indirect_dma(op))
+    throw Error(op.loc, "discharge: an indirect (gather / scatter) dma_start is not supported; run it in the interpreter");
   // A local DMA is a copy; running it at its start is one legal schedule of the
   // asynchronous copy (the interpreter's `eager` mode), so the wait is a no-op.
   auto vals = operand_values(op, env);

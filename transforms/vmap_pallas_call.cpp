@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "ir/grid_mapping.h"
+#include "ir/sparse_core.h"
 #include "transforms/vmap.h"
 
 namespace tessera::vmap {
@@ -152,6 +153,9 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x0, const Dims& d0
 
   for (int k = 0; k < g.num_dynamic + g.num_scalar_prefetch(); ++k)
     if (d[k] != kNotMapped) return explicit_loop(c, op, g, x, d);
+  // A SparseCore kernel takes Blocked dims only, so a squeezed batch dim is
+  // not an option: call the unchanged kernel once per batch element.
+  if (is_sparse_core(g.kernel_type)) return explicit_loop(c, op, g, x, d);
   // An `any` / `hbm` operand reaches the kernel whole, not as a block, so a
   // batch block dim cannot hide the batch axis from the kernel's DMAs: loop.
   auto unblocked = [](const BlockSpec& s) { return s.mem == MemSpace::any || s.mem == MemSpace::hbm; };

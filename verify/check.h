@@ -8,6 +8,7 @@
 //   pallas_call.cpp    the grid-mapping calling conventions
 //   memory_spaces.cpp  where Refs live and which ops may touch them
 //   maps.cpp           pmap / core_map: axis names, remote devices, program ids
+//   sparse_core.cpp    SparseCore kernels (kernel_type=sc_*): what Mosaic SC rejects
 #pragma once
 
 #include <string>
@@ -74,6 +75,11 @@ void check_op_effects(const Op& op, Diags& out);
 // pallas_call.cpp: the calling conventions of a well-typed pallas_call.
 // `nested_ok`: its kernel and index maps are well-typed (so effects are computable).
 void check_pallas_call(const Op& op, bool nested_ok, Diags& out);
+
+// sparse_core.cpp: the SparseCore restrictions of a pallas_call / core_map
+// with kernel_type sc_scalar_subcore or sc_vector_subcore (nothing for tc).
+// Call only on a well-typed op whose nested bodies are well-typed.
+void check_sparse_core(const Op& op, Diags& out);
 
 // memory_spaces.cpp: semaphores in `semaphore` space, scoped allocations are
 // Refs; nowhere (kernel or function) loads/stores on `any`/`hbm` Refs.

@@ -78,6 +78,7 @@ class Walker {
       check_memory_access(op, out_);
       check_map_params(op, out_);
       if (nested_ok) check_op_effects(op, out_);
+      if (nested_ok) check_sparse_core(op, out_);
       if (op.name() == "pallas_call") check_pallas_call(op, nested_ok, out_);
     }
     if (ctx.known) check_in_context(op, ctx, out_);

@@ -18,5 +18,9 @@ struct Diagnostic {
 std::vector<Diagnostic> verify_module(const Module& m);
 // Throws the first problem as an Error.
 void verify_or_throw(const Module& m);
+// The SparseCore restrictions (verify/sparse_core.cpp) a pallas_call or
+// core_map with kernel_type sc_scalar_subcore / sc_vector_subcore violates,
+// in body order; empty for tc. The interpreter checks them before it runs one.
+std::vector<Diagnostic> sparse_core_problems(const Op& op);
 
 }  // namespace tessera

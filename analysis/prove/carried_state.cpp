@@ -51,6 +51,12 @@ std::vector<Range> ranges(z3::context& ctx, const Access& a, const Shape& shape)
       out.push_back({ctx.int_val(0), ctx.int_val(shape[d] - 1), true});
       continue;
     }
+    // The rows of a gather / scatter are data: a read may touch any row, a
+    // write covers none for sure.
+    if (e.kind == IndexEntry::Indirect) {
+      out.push_back({ctx.int_val(0), ctx.int_val(shape[d] - 1), false});
+      continue;
+    }
     // A dynamic size (`ds(s, %n)`, DMAs only) is over-approximated by its
     // static bound: a read may touch up to the bound, and a write fills an
     // unknown part of it, so it covers no later read (sound, maybe `failed`

@@ -61,12 +61,14 @@ void access_checks(CallContext& c, IntEncoder& enc, const Access& a, std::vector
     const Sym& s = a.starts[d];
     enc.need(s.deps);
     std::string what = op.name() + " " + refname + where(op) + ": ";
-    if (e.kind == IndexEntry::Point) {
+    // An indirect entry's start stands for any of its rows (opaque: never settled).
+    if (e.kind == IndexEntry::Point || e.kind == IndexEntry::Indirect) {
       bool settled = c.opts.use_intervals && s.iv.within(0, D - 1);
+      std::string index = e.kind == IndexEntry::Point ? "index" : "row offset";
       if (!settled)
         checks.push_back({s.e >= 0 && s.e < c.ctx.int_val(D), enc.path(),
-                          what + "index outside [0, " + std::to_string(D) + ") in dimension " + std::to_string(d) + " of " + rt.str(),
-                          {{"index", s}}, s.opaque});
+                          what + index + " outside [0, " + std::to_string(D) + ") in dimension " + std::to_string(d) + " of " + rt.str(),
+                          {{index, s}}, s.opaque});
       continue;
     }
     if (e.has_dynamic_size()) {

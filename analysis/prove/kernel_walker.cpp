@@ -68,7 +68,12 @@ void KernelWalker::record(const Op& op) {
     for (const IndexEntry& e : ix.entries) {
       a.dyn_sizes.push_back(e.has_dynamic_size() ? std::optional<Sym>(enc_.value(op.operands.at(e.dyn_size))) : std::nullopt);
       if (e.kind == IndexEntry::Full) a.starts.push_back(Sym{c_.ctx.int_val(0), Interval::of(0), {}, {}});
-      else if (e.is_dynamic()) a.starts.push_back(enc_.value(op.operands.at(e.dyn_start)));
+      // The rows of a gather / scatter are data in the offsets Ref: unknown to the model.
+      else if (e.is_indirect()) {
+        const Value& offsets = op.operands.at(e.dyn_start);
+        a.starts.push_back(enc_.opaque(DType::i32, "the rows " + op.name() + where(op) + " moves are data (read from the offsets " +
+                                                       (offsets.is_var() ? "%" + offsets.var()->name : std::string("Ref")) + ")"));
+      } else if (e.is_dynamic()) a.starts.push_back(enc_.value(op.operands.at(e.dyn_start)));
       else a.starts.push_back(Sym{c_.ctx.int_val(e.start), Interval::of(e.start), {}, {}});
     }
     if (on_access) on_access(a);

@@ -60,6 +60,12 @@ std::string literal_text(const Literal& l) {
 }
 
 std::string scalar_constant(EmitContext& ctx, const Literal& l) {
+  if (is_bool(l.dtype)) {
+    // MLIR writes an i1 constant without its type (`arith.constant true : i1` does not parse).
+    std::string name = ctx.fresh(l.i ? "true" : "false");
+    ctx.line(name + " = arith.constant " + literal_text(l));
+    return name;
+  }
   std::string name = ctx.fresh(is_float(l.dtype) ? "cst" : "c");
   ctx.line(name + " = arith.constant " + literal_text(l) + " : " + element_type(l.dtype));
   return name;
@@ -80,17 +86,6 @@ std::string index_constant(EmitContext& ctx, int64_t v) {
 std::string i32_constant(EmitContext& ctx, int64_t v) {
   std::string name = ctx.fresh("c" + std::to_string(v < 0 ? -v : v) + "_i32");
   ctx.line(name + " = arith.constant " + std::to_string(v) + " : i32");
-  return name;
-}
-
-}  // namespace tessera::backends::mosaic
-
-namespace tessera::backends::mosaic {
-
-std::string literal_constant(EmitContext& ctx, const Literal& l) {
-  if (!is_bool(l.dtype)) return scalar_constant(ctx, l);
-  std::string name = ctx.fresh(l.i ? "true" : "false");
-  ctx.line(name + " = arith.constant " + literal_text(l));
   return name;
 }
 

@@ -28,12 +28,3 @@ std::string index_constant(EmitContext& ctx, int64_t v);
 std::string i32_constant(EmitContext& ctx, int64_t v);
 
 }  // namespace tessera::backends::mosaic
-
-namespace tessera::backends::mosaic {
-
-// The `literal` hook of the Mosaic EmitContexts: scalar_constant, except that
-// a bool is `%true = arith.constant true` (MLIR's bool attribute takes no
-// `: i1` suffix; `arith.constant true : i1` does not parse).
-std::string literal_constant(EmitContext& ctx, const Literal& l);
-
-}  // namespace tessera::backends::mosaic

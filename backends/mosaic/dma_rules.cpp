@@ -8,6 +8,7 @@
 #include "backends/mosaic/mlir_types.h"
 #include "backends/mosaic/ref_indexing.h"
 #include "backends/mosaic/rules.h"
+#include "ir/indirect_dma.h"
 
 namespace tessera::backends::mosaic {
 namespace {
@@ -15,6 +16,14 @@ namespace {
 struct Sliced {
   std::string name, type;  // the memref the op takes and its type
 };
+
+// Gather / scatter DMAs name rows through an offsets Ref: SparseCore's
+// `tpu.enqueue_indirect_dma`, which the TensorCore does not have.
+void reject_indirect(KernelContext& ctx, const Op& op) {
+  if (has_indirect_index(op))
+    throw ctx.error(op, "indirect (gather / scatter) DMAs run on the SparseCore only (tpu.enqueue_indirect_dma), "
+                        "not on the TensorCore");
+}
 
 // Main operand k of `op` (a Ref with an optional indexer) as the memref of its
 // region. A dynamic size (`ds(start, %n)`) is a `dynamic_sizes` operand of
@@ -60,6 +69,7 @@ std::string i32_operand(KernelContext& ctx, const Value& v) { return ctx.use(v);
 // [device_id], [core_id], [subcore_id].
 void lower_dma_start(EmitContext& e, const Op& op, const LoweringTable&) {
   KernelContext& ctx = kernel(e);
+  reject_indirect(ctx, op);
   bool remote = op.num_main_operands() == 5;
   Sliced src = slice(ctx, op, 0), dst = slice(ctx, op, 1), dst_sem = slice(ctx, op, 2);
   if (!remote) {
@@ -80,6 +90,7 @@ void lower_dma_start(EmitContext& e, const Op& op, const LoweringTable&) {
 // passed as both. Pallas slices the Ref before the semaphore.
 void lower_dma_wait(EmitContext& e, const Op& op, const LoweringTable&) {
   KernelContext& ctx = kernel(e);
+  reject_indirect(ctx, op);
   Sliced ref = slice(ctx, op, 1), sem = slice(ctx, op, 0);
   ctx.line("\"tpu.wait_dma2\"(" + sem.name + ", " + ref.name + ", " + ref.name +
            ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> : (" + sem.type + ", " + ref.type + ", " + ref.type +

@@ -9,6 +9,7 @@
 #include "backends/mosaic/transforms.h"
 #include "backends/mosaic/window_params.h"
 #include "ir/primitive.h"
+#include "ir/sparse_core.h"
 
 namespace tessera::backends::mosaic {
 namespace {
@@ -23,7 +24,7 @@ void kernel_body(const Body& body, const std::vector<int64_t>& grid, const std::
   KernelContext ctx;
   buffer.clear();
   ctx.text().swap(buffer);
-  ctx.literal = literal_constant;
+  ctx.literal = scalar_constant;
   ctx.grid = grid;
   ctx.grid_names = grid_names;
   ctx.mesh = mesh;
@@ -84,7 +85,7 @@ struct Walker {
 
   // Appends the module of `call` to `text`.
   void module_of(const Op& call, const GridMapping& g, std::string& text) {
-    if (g.kernel_type != "tc")
+    if (is_sparse_core(g.kernel_type))
       throw Error(call.loc, "mosaic: SparseCore kernels (kernel_type=" + g.kernel_type + ") are not lowered yet");
     KernelSignature sig = kernel_signature(g, call);
     text += "module {\n  func.func @" + kernel_symbol(g) + "(" + sig.arguments() + ") " + kernel_attributes(g, call) + " {\n";
@@ -101,6 +102,9 @@ struct Walker {
   // mesh axis is its argument) and whose other arguments are the Refs it is
   // given, whole.
   void core_map_module(const Op& op, std::string& text) {
+    const std::string& kernel_type = op.str_param("kernel_type");
+    if (is_sparse_core(kernel_type))
+      throw Error(op.loc, "mosaic: SparseCore kernels (kernel_type=" + kernel_type + ") are not lowered yet");
     const Body& body = *op.body_param("body");
     std::vector<RefView> params;
     std::vector<Type> types;

@@ -53,7 +53,7 @@ const LoweringTable& index_map_rules() {
 
 std::string transform_function(const GridMapping& g, int m) {
   KernelContext ctx;
-  ctx.literal = literal_constant;
+  ctx.literal = scalar_constant;
   std::vector<std::string> args;
   int k = 0;
   const BlockSpec& spec = g.spec(m);

@@ -33,16 +33,65 @@ struct Dma {
     if (read_done) return;
     read_done = true;
     const MemBuffer& src = *req.src;
-    bool oob = !region_in_bounds(req.src_region, src.data.shape());
+    bool gather = req.indexed == Machine::DmaRequest::Rows::src;
+    bool oob = !gather && !region_in_bounds(req.src_region, src.data.shape());
     if (oob && m.opts().oob == RunOptions::Oob::raise)
       throw Error(req.loc, "dma_start: Out-of-bounds read of " + src.describe() + ": reading " + region_str(req.src_region) +
                                " but buffer has shape " + shape_str(src.data.shape()) + req.where);
     if (m.timeline()) m.timeline()->tick();
     clock.tick(thread);
-    m.access(src, req.src_region, false, thread, clock, "DMA " + std::to_string(thread - kDmaThread0) + " of " + req.issuer, req.loc);
-    data = read_region(src.data, req.src_region, true, m.uninit_zero());
+    if (gather) data = gather_rows(m, src);
+    else {
+      m.access(src, req.src_region, false, thread, clock, who(), req.loc);
+      data = read_region(src.data, req.src_region, true, m.uninit_zero());
+    }
     clock.tick(thread);
     if (req.src_sem >= 0) m.signal(req.src_sem, req.src_gc, bytes(), &clock);
+  }
+
+  std::string who() const { return "DMA " + std::to_string(thread - kDmaThread0) + " of " + req.issuer; }
+
+  // Row `row` of an indexed region: dim 0 a point (dropped), the rest as given.
+  static Region row_region(Region r, int64_t row, bool keep) {
+    r[0] = Sel{row, 1, 1, keep};
+    return r;
+  }
+
+  std::string bad_offset(const char* access, const MemBuffer& b, size_t i) const {
+    return "dma_start: Out-of-bounds " + std::string(access) + " of " + b.describe() + ": offset " + std::to_string(req.rows[i]) +
+           " (element " + std::to_string(i) + " of the offsets in " + req.offsets_name + ") is not a row of shape " +
+           shape_str(b.data.shape()) + req.where;
+  }
+
+  // rows[i] of the source, stacked (out-of-range rows read as uninitialized
+  // memory when --oob allows it).
+  Array gather_rows(Machine& m, const MemBuffer& src) {
+    Array out = uninitialized_array(src.data.dtype(), region_shape(req.src_region), m.uninit_zero());
+    for (size_t i = 0; i < req.rows.size(); ++i) {
+      Region r = row_region(req.src_region, req.rows[i], false);
+      if (!region_in_bounds(r, src.data.shape())) {
+        if (m.opts().oob == RunOptions::Oob::raise) throw Error(req.loc, bad_offset("read", src, i));
+        continue;
+      }
+      m.access(src, row_region(req.src_region, req.rows[i], true), false, thread, clock, who(), req.loc);
+      put_index(out, 0, static_cast<int64_t>(i), read_region(src.data, r));
+    }
+    return out;
+  }
+
+  // Row i of the data into rows[i] of the destination (added with `add`).
+  void scatter_rows(Machine& m, MemBuffer& dst) {
+    Array value = data.reshaped(region_shape(req.dst_region));
+    for (size_t i = 0; i < req.rows.size(); ++i)
+      if (!region_in_bounds(row_region(req.dst_region, req.rows[i], false), dst.data.shape()))
+        throw Error(req.loc, bad_offset("write", dst, i));
+    for (size_t i = 0; i < req.rows.size(); ++i) {
+      m.access(dst, row_region(req.dst_region, req.rows[i], true), true, thread, clock, who(), req.loc);
+      Array part = take_index(value, 0, static_cast<int64_t>(i));
+      Region r = row_region(req.dst_region, req.rows[i], false);
+      if (req.add) accumulate_region(dst.writable(), r, part);
+      else write_region(dst.writable(), r, part);
+    }
   }
 
   void write(Machine& m) {
@@ -53,15 +102,19 @@ struct Dma {
     if (!dst)
       throw Error(req.loc, "dma_start: the destination " + req.dst_name + " does not exist on device " +
                                std::to_string(req.dst_device) + " (has that device started the kernel?)" + req.where);
-    if (!region_in_bounds(req.dst_region, dst->data.shape()))
+    bool scatter = req.indexed == Machine::DmaRequest::Rows::dst;
+    if (!scatter && !region_in_bounds(req.dst_region, dst->data.shape()))
       throw Error(req.loc, "dma_start: Out-of-bounds write of " + dst->describe() + ": writing " + region_str(req.dst_region) +
                                " but buffer has shape " + shape_str(dst->data.shape()) + req.where);
     if (m.timeline()) m.timeline()->tick();
     clock.tick(thread);
-    m.access(*dst, req.dst_region, true, thread, clock, "DMA " + std::to_string(thread - kDmaThread0) + " of " + req.issuer, req.loc);
-    Array value = data.reshaped(region_shape(req.dst_region));
-    if (region_is_full(req.dst_region, dst->data.shape())) dst->data = value.reshaped(dst->data.shape());
-    else write_region(dst->writable(), req.dst_region, value);
+    if (scatter) scatter_rows(m, *dst);
+    else {
+      m.access(*dst, req.dst_region, true, thread, clock, who(), req.loc);
+      Array value = data.reshaped(region_shape(req.dst_region));
+      if (region_is_full(req.dst_region, dst->data.shape())) dst->data = value.reshaped(dst->data.shape());
+      else write_region(dst->writable(), req.dst_region, value);
+    }
     data = Array();
     clock.tick(thread);
     m.signal(req.dst_sem, req.dst_gc, bytes(), &clock);
@@ -255,9 +308,14 @@ void Machine::dma_start(const DmaRequest& req, int issuer_gc) {
     // From its start to the wait that takes its bytes from the destination semaphore.
     std::string src_space(mem_space_name(req.src->space)), dst_space(mem_space_name(req.dst_space));
     BufferRef dst = find(req.dst_device, req.dst_core, req.dst_space, req.dst_id);  // req.dst_name is the issuer's twin
+    // The indexed side of a gather / scatter moves the rows its offsets name, not [0, n).
+    auto rows = [&](DmaRequest::Rows side) {
+      return req.indexed == side ? " (rows by the offsets in " + req.offsets_name + ")" : std::string();
+    };
     TraceArgs args{arg("semaphore", semaphore_name(req.dst_sem)), arg("bytes", dma->bytes()),
-                   arg("src", src_space), arg("dst", dst_space), arg("src_buffer", req.src->describe() + region_str(req.src_region)),
-                   arg("dst_buffer", (dst ? dst->describe() : req.dst_name) + region_str(req.dst_region))};
+                   arg("src", src_space), arg("dst", dst_space),
+                   arg("src_buffer", req.src->describe() + region_str(req.src_region) + rows(DmaRequest::Rows::src)),
+                   arg("dst_buffer", (dst ? dst->describe() : req.dst_name) + region_str(req.dst_region) + rows(DmaRequest::Rows::dst))};
     if (req.dst_device != req.src->device) args.push_back(arg("dst_device", static_cast<int64_t>(req.dst_device)));
     dma->timeline_id = timeline_->async_begin(issuer_gc, "DMA " + src_space + "->" + dst_space, "dma", std::move(args));
     timeline_->expect_wait(req.dst_sem, req.dst_gc, dma->bytes(), dma->timeline_id);

@@ -124,6 +124,13 @@ class Machine {
     Loc loc;
     std::string where;   // " in dma_start at LOC on device D core C", for messages
     std::string issuer;  // "dma_start on device D core C", for race reports (which add LOC)
+    // A gather (rows of the source) or scatter (rows of the destination):
+    // that side's region has [0, n) in dim 0, and the DMA moves row rows[i]
+    // of it instead of row i. `add`: a scatter accumulates into the rows.
+    enum class Rows : uint8_t { none, src, dst } indexed = Rows::none;
+    std::vector<int64_t> rows;
+    bool add = false;
+    std::string offsets_name;  // the offsets' buffer, for messages
   };
   void dma_start(const DmaRequest& req, int issuer_gc);
 

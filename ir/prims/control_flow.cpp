@@ -268,7 +268,9 @@ void register_control_flow(Registry& r) {
   r.add({"custom_jvp_call", "runs `call`; jvp differentiates with the given `jvp` rule instead (jax.custom_jvp)",
          {req("call", K::Body), req("jvp", K::Body)}, custom_jvp_call, nullptr, false});
   r.add({"core_map", "runs the body once per core of a mesh; bodies talk through Refs and semaphores",
-         {req("body", K::Body), req("mesh_axes", K::Idents), req("mesh_shape", K::Ints)}, core_map, run_scoped_effects, false});
+         {req("body", K::Body), req("mesh_axes", K::Idents), req("mesh_shape", K::Ints),
+          choice("kernel_type", {"tc", "sc_scalar_subcore", "sc_vector_subcore"}, "tc")},
+         core_map, run_scoped_effects, false});
   r.add({"pmap", "maps the body over devices along a named axis",
          {req("body", K::Body), req("axis_name", K::Ident), req("axis_size", K::Int), req("in_axes", K::OptInts),
           req("out_axes", K::Ints)},

@@ -1,5 +1,6 @@
 // Pallas kernel-side primitives: grid queries, hints, DMAs, semaphores,
 // device ids and debugging.
+#include "ir/indirect_dma.h"
 #include "ir/prims/shape_util.h"
 
 namespace tessera {
@@ -19,6 +20,7 @@ void expect_semaphore(const Op& op, int k, std::initializer_list<DType> kinds, c
   for (DType d : kinds) ok |= r.dtype() == d;
   if (!ok) fail(op, std::string(what) + " must be a semaphore Ref, got " + r.str());
   const Indexer* ix = op.indexer_for(op.main_operand_index(k));
+  if (ix && indirect_entry(*ix)) fail(op, std::string(what) + " cannot be indexed by a Ref of offsets");
   Shape s = ix ? indexed_shape(*ix, r.shape()) : r.shape();
   if (!s.empty()) fail(op, std::string(what) + " must select a single semaphore; index " + r.str() + " down to one element");
 }
@@ -58,11 +60,13 @@ std::string region_str(const std::vector<Extent>& r) {
 
 // dma_start %src[..], %dst[..], %dst_sem[..]                       (local)
 // dma_start %src[..], %dst[..], %dst_sem[..], %src_sem[..], %dev   (remote)
+// dma_start[add=true] %src[..], %dst[%offsets, :], %dst_sem[..]    (scatter-add; see ir/indirect_dma.h)
 std::vector<Type> dma_start(const Op& op) {
   size_t n = op.num_main_operands();
   if (n != 3 && n != 5) fail(op, "expects src, dst, dst_sem (local) or src, dst, dst_sem, src_sem, device_id (remote)");
   Type src = ref_operand(op, 0), dst = ref_operand(op, 1);
   if (src.dtype() != dst.dtype()) fail(op, "source and destination dtypes differ: " + src.str() + " vs " + dst.str());
+  check_indirect_dma(op);
   // Dynamic sizes must be the same value in the same dim on both sides, so
   // the copy always has matching shapes (each side is bounds-checked at run time).
   if (region(op, 0) != region(op, 1))
@@ -79,6 +83,9 @@ std::vector<Type> dma_wait(const Op& op) {
   expect_operands(op, 2);
   expect_semaphore(op, 0, {DType::dma_sem}, "semaphore");
   ref_operand(op, 1);
+  // The wait counts bytes: the dense VMEM side of a gather / scatter names them as well.
+  if (has_indirect_index(op))
+    fail(op, "wait for a gather / scatter on its VMEM side (the region without offsets), not on the rows it indexes");
   return {};
 }
 
@@ -113,6 +120,8 @@ void dma_effects(const Op& op, OpEffects& e) {
   e.add(m[0], kRead);
   e.add(m[1], kWrite);
   for (size_t k = 2; k < m.size() && k < 4; ++k) e.add(m[k], kWrite);
+  // A gather / scatter reads its offsets when it starts.
+  if (auto ind = indirect_dma(op)) e.add(ind->offsets, kRead);
 }
 
 void sem_effects(const Op& op, OpEffects& e) {
@@ -137,7 +146,8 @@ void register_pallas(Registry& r) {
            return std::vector<Type>{t};
          },
          {}, false});
-  r.add({"dma_start", "starts an async copy src -> dst signalling dst_sem (and src_sem, remotely)", {}, dma_start,
+  r.add({"dma_start", "starts an async copy src -> dst signalling dst_sem (and src_sem, remotely); rows by offsets with %ref[%offsets, :]",
+         {opt("add", K::Bool, false)}, dma_start,
          dma_effects, true, {4, 5}});
   r.add({"dma_wait", "waits until sem has received the bytes of the given Ref region", {}, dma_wait, sem_effects, true});
   r.add({"semaphore_signal", "adds inc to a semaphore, optionally on another device / core", {}, semaphore_signal,

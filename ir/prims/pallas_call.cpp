@@ -60,7 +60,7 @@ void register_pallas_call(Registry& r) {
           opt("input_output_aliases", K::IntPairs, IntPairs{}), opt("vmapped_dims", K::Ints, std::vector<int64_t>{}),
           ParamSpec{"dimension_semantics", K::Idents, false, std::vector<std::string>{},
                     {"parallel", "arbitrary", "core_parallel", "subcore_parallel"}},
-          opt("collective_id", K::Int), choice("kernel_type", {"tc", "sc_scalar", "sc_vector"}, "tc"),
+          opt("collective_id", K::Int), choice("kernel_type", {"tc", "sc_scalar_subcore", "sc_vector_subcore"}, "tc"),
           opt("cost_estimate", K::Ints, std::vector<int64_t>{}), opt("name", K::Str, std::string())},
          pallas_call, pallas_call_effects, false});
 }

@@ -13,6 +13,8 @@ Type selected(const Op& op) {
   const Indexer* ix = op.indexer_for(op.main_operand_index(0));
   // A value's shape is static; only a DMA's region may vary at run time.
   if (ix && has_dynamic_size(*ix)) fail(op, "a dynamic slice size is only allowed in dma_start and dma_wait");
+  if (ix && indirect_entry(*ix))
+    fail(op, "indexing by a Ref of offsets (a gather / scatter) is only allowed in dma_start and dma_wait");
   Shape s = ix ? indexed_shape(*ix, r.shape()) : r.shape();
   if (ix) {
     for (size_t d = 0; d < ix->entries.size(); ++d) {

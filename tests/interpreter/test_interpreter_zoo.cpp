@@ -182,3 +182,41 @@ TEST_CASE("zoo: ring_allreduce") {
     return r;
   }, 1e-6);
 }
+
+TEST_CASE("zoo: sc_gather_scatter") {
+  // Repeated ids are gathered again; repeated bags add up.
+  std::vector<double> ids, bag;
+  for (int i = 0; i < 64; ++i) {
+    ids.push_back((i * 37 + 11) % 256);
+    bag.push_back((i * 5 + i / 8) % 16);
+  }
+  ids[9] = ids[3];
+  ids[63] = 255;
+  ids[0] = 0;
+  Array table = random(DType::f32, {256, 128}, 17), init = random(DType::f32, {16, 128}, 18);
+  check_example("sc_gather_scatter.tsr",
+                {Array::from_values(DType::i32, {64}, ids), Array::from_values(DType::i32, {64}, bag), table, init},
+                [](const std::vector<Array>& in) {
+                  Ref r(16 * 128);
+                  for (int e = 0; e < 16 * 128; ++e) r[e] = in[3].get(e);
+                  for (int i = 0; i < 64; ++i)
+                    for (int c = 0; c < 128; ++c)
+                      r[in[1].get_int(i) * 128 + c] += in[2].get(in[0].get_int(i) * 128 + c);
+                  return r;
+                }, 1e-5);
+}
+
+TEST_CASE("zoo: sc_sort") {
+  Array keys = random(DType::f32, {32, 16}, 19), vals = random(DType::f32, {32, 16}, 20);
+  check_example("sc_sort.tsr", {keys, vals}, [](const std::vector<Array>& in) {
+    Ref r(32 * 16);
+    for (int row = 0; row < 32; ++row) {
+      std::vector<int> order(16);
+      for (int i = 0; i < 16; ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int a, int b) { return in[0].get(row * 16 + a) < in[0].get(row * 16 + b); });
+      for (int i = 0; i < 16; ++i) r[row * 16 + i] = in[1].get(row * 16 + order[i]);
+    }
+    return r;
+  }, 0);
+}

@@ -114,7 +114,7 @@ TEST_CASE("builder: words outside a parameter's choices are rejected") {
       "func @main() -> f32[8] {\n"
       "  %o = pallas_call[kernel=@k, grid=(1), in_specs=[], out_specs=[spec()], out_shapes=[f32[8]], kernel_type=gpu]\n"
       "  return %o\n}\n");
-  CHECK(err == "t.tsr:3:3: error: parameter 'kernel_type' of pallas_call is 'gpu'; expected one of tc, sc_scalar, sc_vector");
+  CHECK(err == "t.tsr:3:3: error: parameter 'kernel_type' of pallas_call is 'gpu'; expected one of tc, sc_scalar_subcore, sc_vector_subcore");
   err = parse_error(
       "kernel @k(%o: ref<f32[8], vmem>) { }\n"
       "func @main() -> f32[8] {\n"

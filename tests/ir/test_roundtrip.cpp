@@ -77,7 +77,7 @@ TEST_CASE("round-trip: every parameter kind, inline bodies, indexers, odd litera
   CHECK_HAS(once, "sort[descending=true] %v, %io");  // defaults (num_keys=1) left out
   CHECK_HAS(once, "pad[low=(1), high=(-1)]");
   CHECK_HAS(once, "mesh_axes=(core, sub)");
-  CHECK_HAS(once, "kernel_type=sc_vector");
+  CHECK_HAS(once, "kernel_type=sc_vector_subcore");
   // Default parameters are left out.
   CHECK(once.find("num_consts=0") == std::string::npos);
 }

@@ -377,7 +377,7 @@ TEST_CASE("discharge of add: one grid loop with dynamic slices and no Ref left")
 // Discharged vs stateful on the zoo: same results, no Ref anywhere.
 TEST_CASE("discharge: zoo examples run to the stateful results") {
   for (const char* name : {"add.tsr", "matmul.tsr", "softmax.tsr", "layernorm.tsr", "row_sum.tsr", "cumsum.tsr",
-                           "flash_attention.tsr", "dma_pipeline.tsr", "gather_rows.tsr"}) {
+                           "flash_attention.tsr", "dma_pipeline.tsr", "gather_rows.tsr", "sc_sort.tsr"}) {
     INFO(name);
     Module m = example(name);
     Module out = discharge_pass(m, {});

@@ -3,15 +3,14 @@
 (expected/*.mlir, copies of ../shared/reference/validated/mosaic/), up to SSA
 names and attribute order.
 
-    normalize.py TESSERA MLIR_OPT ROOT [--allow-pending]
+    normalize.py TESSERA MLIR_OPT ROOT
 
 Both texts go through the same normal form: the two-rule rewrite of
 to_checkable.sh (memory spaces as strings, semaphores as i32), empty `else`
 regions dropped (the references write `pl.when` both with and without one),
 then `mlir-opt-19 --allow-unregistered-dialect`, which reprints with its own
 SSA names, sorted attribute dictionaries and no comments. Exit 77 (skip)
-without mlir-opt. --allow-pending: a kernel that stops at a primitive whose
-rule is still pending ("not lowered yet (issue 12)") is listed, not failed.
+without mlir-opt.
 """
 import difflib
 import os
@@ -41,18 +40,13 @@ def normal_form(text, mlir_opt):
 
 def main():
     tessera, mlir_opt, root = sys.argv[1:4]
-    allow_pending = "--allow-pending" in sys.argv[4:]
     if not shutil.which(mlir_opt):
         print(f"skipped: {mlir_opt} not found (install mlir-19-tools)", file=sys.stderr)
         return 77
     here = os.path.join(root, "tests", "backends", "mosaic")
-    failed = waiting = 0
+    failed = 0
     for tsr, ref in CASES:
         emit = subprocess.run([tessera, "emit", "mosaic", os.path.join(root, tsr)], capture_output=True, text=True)
-        if emit.returncode != 0 and allow_pending and "not lowered yet (issue 12)" in emit.stderr:
-            print(f"WAIT {tsr}: {emit.stderr.strip()}")
-            waiting += 1
-            continue
         if emit.returncode != 0:
             print(f"FAIL {tsr}: tessera emit mosaic exited {emit.returncode}:\n{emit.stderr}")
             failed += 1
@@ -66,7 +60,7 @@ def main():
         failed += 1
         print(f"FAIL {tsr} differs from expected/{ref}:")
         sys.stdout.writelines(difflib.unified_diff(want.splitlines(True), got.splitlines(True), f"expected/{ref}", tsr))
-    print(f"{len(CASES) - failed - waiting} matched, {failed} differ, {waiting} waiting for the value rules")
+    print(f"{len(CASES) - failed} matched, {failed} differ")
     return 1 if failed else 0
 
 
