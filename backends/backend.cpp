@@ -1,5 +1,8 @@
 #include "backends/backend.h"
 
+#include "backends/mosaic/emit_module.h"
+#include "backends/mosaic/rules.h"
+
 namespace tessera::backends {
 namespace {
 
@@ -11,10 +14,6 @@ LoweringTable pending_table(std::string target, std::string reason) {
   return t;
 }
 
-const LoweringTable& mosaic_rules() {
-  static const LoweringTable t = pending_table("mosaic", "not lowered yet (issue 12: Mosaic backend)");
-  return t;
-}
 const LoweringTable& ptx_rules() {
   static const LoweringTable t = pending_table("ptx", "not lowered yet (issue 13: PTX backend)");
   return t;
@@ -38,12 +37,12 @@ std::string emit_unwritten(const LoweringTable& rules, const Body& entry) {
 
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> table = {
-      {"mosaic", "Mosaic TPU MLIR text, as Pallas's TPU lowering emits it (not written yet)", mosaic_rules,
-       [](const Module&, const Body& entry) { return emit_unwritten(mosaic_rules(), entry); }},
+      {"mosaic", "Mosaic TPU MLIR text, as Pallas's TPU lowering emits it (TensorCore)", mosaic::tensorcore_rules,
+       mosaic::emit_modules, mosaic::checkable},
       {"ptx", "PTX for NVIDIA GPUs, through LLVM (not written yet)", ptx_rules,
-       [](const Module&, const Body& entry) { return emit_unwritten(ptx_rules(), entry); }},
+       [](const Module&, const Body& entry) { return emit_unwritten(ptx_rules(), entry); }, nullptr},
       {"llvm", "the LLVM IR behind ptx, for reading (not written yet)", llvm_rules,
-       [](const Module&, const Body& entry) { return emit_unwritten(llvm_rules(), entry); }},
+       [](const Module&, const Body& entry) { return emit_unwritten(llvm_rules(), entry); }, nullptr},
   };
   return table;
 }

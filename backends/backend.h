@@ -23,6 +23,10 @@ struct Backend {
   // The text for function `entry` of `m` (and what it calls); throws a
   // located Error at what it cannot lower.
   std::string (*emit)(const Module& m, const Body& entry);
+  // `emit --checkable`: the output rewritten so that upstream tools verify
+  // it (mosaic: see backends/mosaic/emit_module.h); null where the output
+  // needs no rewrite or has no checker.
+  std::string (*checkable)(std::string_view text);
 };
 
 const std::vector<Backend>& backends();

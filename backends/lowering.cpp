@@ -38,7 +38,8 @@ void lower_body(EmitContext& ctx, const Body& body, const LoweringTable& table) 
     const LowerRule* rule = table.find(*op.prim);
     if (!rule) {
       std::string why = table.reason(*op.prim);
-      throw Error(op.loc, table.target() + ": no lowering for `" + op.name() + "`" + (why.empty() ? "" : ": " + why));
+      throw Error(op.loc, table.target() + ": no lowering for `" + op.name() + "`" +
+                      (table.where().empty() ? "" : " " + table.where()) + (why.empty() ? "" : ": " + why));
     }
     (*rule)(ctx, op, table);
   }

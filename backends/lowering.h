@@ -47,6 +47,10 @@ class LoweringTable {
   // primitive get a rule or a stated reason.
   void set_pending(std::string reason) { pending_ = std::move(reason); }
   const std::string& pending() const { return pending_; }
+  // Where the table's ops run, for the missing-rule error ("mosaic: no
+  // lowering for `sort` on the TensorCore"); empty by default.
+  void set_where(std::string where) { where_ = std::move(where); }
+  const std::string& where() const { return where_; }
 
   const LowerRule* find(const Primitive& p) const { return rules_.find(p); }
   // How the table covers `p`.
@@ -62,10 +66,11 @@ class LoweringTable {
   RuleTable<LowerRule> rules_;  // its `pass` is the target name
   std::unordered_map<const Primitive*, std::string> unsupported_;
   std::string pending_;
+  std::string where_;
 };
 
 // Lowers the ops of `body` in order through `table`. An op with no rule is a
-// located error: "<target>: no lowering for `NAME`", followed by the reason
+// located error: "<target>: no lowering for `NAME`" (and the table's `where`), followed by the reason
 // the table gives. The caller names the body's parameters first (`def` or
 // `alias`) and writes what comes around the ops (a signature, a return).
 void lower_body(EmitContext& ctx, const Body& body, const LoweringTable& table);

@@ -47,8 +47,16 @@ std::string SsaNames::unique(std::string_view hint) {
   if (!is_identifier(hint)) {
     do n = std::to_string(next_++); while (taken(n));
   } else {
+    // Suffixes are tried in increasing order and a name once taken stays
+    // taken, so the search for a hint resumes where its last one ended: the
+    // same names as trying 1, 2, ... each time, without quadratic time when
+    // one hint (an emitter's `%c0`) is used thousands of times in a scope.
     n = hint;
-    for (int i = 1; taken(n); ++i) n = std::string(hint) + "_" + std::to_string(i);
+    if (taken(n)) {
+      int& i = next_suffix_[n];
+      if (i == 0) i = 1;
+      do n = std::string(hint) + "_" + std::to_string(i++); while (taken(n));
+    }
   }
   taken_.insert(n);
   return n;

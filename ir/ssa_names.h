@@ -47,6 +47,7 @@ class SsaNames {
   std::unordered_map<const Var*, std::string> names_;
   std::unordered_set<std::string> taken_;
   int next_ = 0;  // the next number to try for an unnamed value
+  std::unordered_map<std::string, int> next_suffix_;  // per hint: the next `_N` to try
 };
 
 }  // namespace tessera

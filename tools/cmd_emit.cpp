@@ -1,4 +1,4 @@
-// `tessera emit TARGET FILE [--func NAME] [-o FILE]`: a function lowered for a
+// `tessera emit TARGET FILE [--func NAME] [-o FILE] [--checkable]`: a function lowered for a
 // backend of backends/backend.h.
 #include <fstream>
 #include <iostream>
@@ -30,6 +30,8 @@ int cmd_emit(const Argv& argv) {
          "TARGET FILE");
   a.flag("--func", "NAME", "the function to lower", "main");
   a.flag("-o", "FILE", "write the output to FILE instead of stdout");
+  a.toggle("--checkable", "rewrite the output so that upstream tools verify it (mosaic: for mlir-opt-19 "
+                          "--allow-unregistered-dialect)");
   if (!a.parse(argv)) return a.exit_code();
   if (a.positionals().size() != 2) {
     std::cerr << "error: tessera emit takes a TARGET (" << backends::target_names() << ") and one FILE ('-' for stdin)\n";
@@ -45,7 +47,12 @@ int cmd_emit(const Argv& argv) {
   if (!m) return 1;
   BodyPtr entry = find_function(*m, a.get("--func"));
   if (!entry) return 1;
+  if (a.has("--checkable") && !backend->checkable) {
+    std::cerr << "error: --checkable applies to target mosaic only, not '" << target << "'\n";
+    return 1;
+  }
   std::string text = backend->emit(*m, *entry);  // throws a located Error, which main prints
+  if (a.has("--checkable")) text = backend->checkable(text);
   if (!a.has("-o")) {
     std::cout << text;
     return 0;

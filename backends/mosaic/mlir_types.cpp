@@ -56,3 +56,13 @@ std::string memref_type(const Shape& shape, DType d, MemSpace m) {
 std::string memref_type(const Type& ref) { return memref_type(ref.shape(), ref.dtype(), ref.mem_space()); }
 
 }  // namespace tessera::backends::mosaic
+
+namespace tessera::backends::mosaic {
+
+std::string memref_type(const Shape& shape, const std::vector<bool>& dynamic, DType d, MemSpace m) {
+  std::string dims;
+  for (size_t i = 0; i < shape.size(); ++i) dims += (i < dynamic.size() && dynamic[i] ? "?" : std::to_string(shape[i])) + "x";
+  return "memref<" + dims + memory_element_type(d) + ", " + memory_space(m) + ">";
+}
+
+}  // namespace tessera::backends::mosaic

@@ -14,6 +14,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/type.h"
 
@@ -40,5 +41,13 @@ std::string memref_type(const Type& ref);  // of a Ref type
 
 // The dimension list "8x128x" that precedes an element type.
 std::string dims_prefix(const Shape& shape);
+
+}  // namespace tessera::backends::mosaic
+
+namespace tessera::backends::mosaic {
+
+// `memref<?x128xf32, #tpu.memory_space<any>>`: `shape` with `?` where
+// `dynamic` holds (a DMA slice of run-time size).
+std::string memref_type(const Shape& shape, const std::vector<bool>& dynamic, DType d, MemSpace m);
 
 }  // namespace tessera::backends::mosaic

@@ -1,8 +1,11 @@
 // The Mosaic lowering rules, registered into one LoweringTable by family
 // groups, one file each (backends/lowering.h explains rules and families).
+// The rules run only inside the Mosaic driver (emit_module.h), whose
+// EmitContext is a KernelContext.
 #pragma once
 
 #include "backends/lowering.h"
+#include "backends/mosaic/kernel_context.h"
 
 namespace tessera::backends::mosaic {
 
@@ -10,5 +13,20 @@ namespace tessera::backends::mosaic {
 // comparisons, select_n, convert_element_type, broadcast_in_dim, reshape,
 // transpose, reductions, dot_general, iota and the other lax ops.
 void add_vector_rules(LoweringTable& t);
+
+// memory_rules.cpp: get, swap, load, store, addupdate on VMEM and SMEM.
+void add_memory_rules(LoweringTable& t);
+// dma_rules.cpp: dma_start, dma_wait, semaphores, the barrier semaphore.
+void add_dma_rules(LoweringTable& t);
+// control_rules.cpp: cond, for, while, scan, run_scoped.
+void add_control_rules(LoweringTable& t);
+// grid_rules.cpp: program_id, num_programs, device_id, axis_index, multiple_of.
+void add_grid_rules(LoweringTable& t);
+// debug_rules.cpp: debug_print, debug_check, delay.
+void add_debug_rules(LoweringTable& t);
+
+// The TensorCore kernel table: every rule above, and a stated reason for
+// each primitive that cannot appear in a kernel body.
+const LoweringTable& tensorcore_rules();
 
 }  // namespace tessera::backends::mosaic

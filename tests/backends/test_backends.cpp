@@ -186,12 +186,13 @@ TEST_CASE("every backend covers every primitive: a rule, or a stated or pending 
     MESSAGE(b.target << ": " << rules << " rules, " << unsupported << " unsupported, " << pending << " pending ("
                      << t.pending() << ")");
   }
-  // Until issues 12 and 13, each target is pending as a whole, with its issue.
-  CHECK(find_backend("mosaic")->rules().pending() == "not lowered yet (issue 12: Mosaic backend)");
+  // Until issue 13, ptx and llvm are pending as a whole, with their issue.
+  // Mosaic's TensorCore table is finished: a rule or a stated reason each.
   CHECK(find_backend("ptx")->rules().pending() == "not lowered yet (issue 13: PTX backend)");
   CHECK(find_backend("llvm")->rules().pending() == "not lowered yet (issue 13: PTX backend)");
-  CHECK(unsupported_report(find_backend("mosaic")->rules()).front() ==
-        registry().all().front()->name + ": not lowered yet (issue 12: Mosaic backend)");
+  CHECK(unsupported_report(find_backend("ptx")->rules()).front() ==
+        registry().all().front()->name + ": not lowered yet (issue 13: PTX backend)");
+  CHECK(find_backend("mosaic")->rules().pending().empty());
 }
 
 TEST_CASE("the backend table: targets, lookup, and unwritten targets refuse at the first op") {
@@ -207,6 +208,7 @@ func @id(%x: f32[8]) -> f32[8] {
 }
 )");
   for (const Backend& b : backends()) {
+    if (b.target == "mosaic") continue;  // written: tests/backends/test_mosaic.cpp
     CHECK(error_of([&] { b.emit(m, *m.find("main")); }) ==
           "t.tsr:2:3: error: " + std::string(b.target) + ": no lowering for `exp`: " + b.rules().pending());
     // Nothing to lower is no output either: the driver is not written.

@@ -485,8 +485,11 @@ class Errors(unittest.TestCase):
 
     def test_emit(self):
         add = tessera.parse(ADD)
-        e = self.error(tessera.emit, add, "mosaic")
-        self.assert_at(e, ADD, 19, 3, "mosaic: no lowering for `pallas_call`: not lowered yet (issue 12: Mosaic backend)")
+        e = self.error(tessera.emit, add, "ptx")
+        self.assert_at(e, ADD, 19, 3, "ptx: no lowering for `pallas_call`: not lowered yet (issue 13: PTX backend)")
+        text = tessera.emit(tessera.parse("examples/gather_rows.tsr"), "mosaic")
+        self.assertTrue(text.startswith("// examples/gather_rows.tsr:40:3: pallas_call of @gather_kernel\nmodule {\n"), text)
+        self.assertIn('"tpu.vector_store"', text)
         self.assert_at(self.error(tessera.emit, add, "cuda"), None, 0, 0, "unknown target 'cuda' (targets: mosaic, ptx, llvm)")
 
 
