@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "tests/test_util.h"
 #include "backends/backend.h"
 #include "backends/emit_context.h"
 #include "backends/lowering.h"
@@ -20,14 +21,7 @@ namespace {
 
 Module parse(std::string_view text) { return parse_module(text, "t.tsr"); }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.formatted();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 // ---- the toy target: `%r = NAME %a, %b : TYPE`, loops as `for ... { yield }` ----
 

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "tests/test_util.h"
 #include "backends/backend.h"
 #include "backends/mosaic/constants.h"
 #include "backends/mosaic/emit_module.h"
@@ -23,14 +24,7 @@
 namespace tessera::backends::mosaic {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.formatted();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 const Op& first_call(const Module& m) {
   for (const Op& op : m.entry()->ops())
