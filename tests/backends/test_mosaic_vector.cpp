@@ -3,7 +3,9 @@
 // `mlir-opt-19 --allow-unregistered-dialect`, so MLIR's own parser and
 // verifiers check the pretty upstream ops (types, broadcasts) and the
 // generic form of the tpu ops. At the end, lowered functions run on the CPU
-// (mlir-cpu-runner-19) and their numbers are compared with the interpreter's.
+// (mlir-cpu-runner-19), their tpu ops replaced through the one table of
+// tests/backends/mosaic_exec, and their numbers are compared with the
+// interpreter's.
 // Each check is skipped, with a MESSAGE, when its tool is not installed.
 #include <doctest/doctest.h>
 
@@ -669,8 +671,9 @@ TEST_CASE("mosaic vector: every value op of the kernel zoo lowers to text mlir-o
 
 // ---- running the lowered text: mlir-cpu-runner-19 against tessera's interpreter ----
 //
-// Functions of arith / math ops only (no tpu op: the runner has no
-// unregistered dialects). @main builds the inputs as constants, calls @f and
+// The runner has no unregistered dialects: each tpu op of the lowered @f is
+// first replaced through the harness's table (upstream_text below). @main
+// builds the inputs as constants, calls @f and
 // prints each result's bits as i32 (floats bitcast, bools extended), so the
 // comparison with the interpreter is not limited by vector.print's digits.
 
@@ -719,10 +722,11 @@ std::vector<std::vector<int64_t>> run_on_cpu(const std::string& mlir) {
   const std::string lib = "/usr/lib/llvm-19/lib/";
   // Section 11 of the Mosaic reference, with math lowered first (expand what
   // has no LLVM op: rsqrt, tanh...; then LLVM intrinsics; then libm calls) and
-  // vector.multi_reduction lowered before the vector dialect.
+  // vector.multi_reduction lowered before the vector dialect; linalg (the
+  // table's tpu.matmul row) becomes loops.
   std::string cmd = "mlir-opt-19 FILE"
                     " --test-expand-math --convert-math-to-llvm --convert-math-to-libm --arith-expand --lower-vector-multi-reduction"
-                    " --convert-vector-to-scf --lower-affine --convert-scf-to-cf --convert-vector-to-llvm --expand-strided-metadata"
+                    " --convert-linalg-to-loops --convert-vector-to-scf --lower-affine --convert-scf-to-cf --convert-vector-to-llvm --expand-strided-metadata"
                     " --lower-affine --finalize-memref-to-llvm --convert-func-to-llvm --convert-arith-to-llvm --convert-index-to-llvm"
                     " --convert-cf-to-llvm --reconcile-unrealized-casts 2>&1 | mlir-cpu-runner-19 -e main -entry-point-result=void"
                     " -shared-libs=" + lib + "libmlir_c_runner_utils.so.19.1 -shared-libs=" + lib + "libmlir_runner_utils.so.19.1 2>&1";
@@ -751,81 +755,51 @@ double decode(int64_t printed, DType d) {
   return f;
 }
 
-// The tpu ops of the lowered text in upstream MLIR, so that the runner can run
-// them; the only place these tests trust their own reading of a tpu op:
-//   tpu.iota            -> the constant it makes (counting along one dim)
-//   tpu.transpose       -> vector.transpose
-//   tpu.dynamic_rotate  -> a call of a loop over a memref (2-D): out[(k + amount) mod n] = in[k]
-//   tpu.matmul (plain (m, k) x (k, n)) -> vector.contract
-//   tpu.bitcast (equal widths) -> arith.bitcast
-// Any other tpu op fails the test.
-std::string rotate_helper(const std::string& name, int dim, int64_t rows, int64_t cols, const std::string& elem) {
-  std::string v = "vector<" + std::to_string(rows) + "x" + std::to_string(cols) + "x" + elem + ">";
-  std::string m = "memref<" + std::to_string(rows) + "x" + std::to_string(cols) + "x" + elem + ">";
-  std::string zero = elem[0] == 'f' ? "0.0" : "0";
-  return "func.func @" + name + "(%v: " + v + ", %amt: i32) -> " + v + " {\n" +
-         "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n" +
-         "  %rows = arith.constant " + std::to_string(rows) + " : index\n  %cols = arith.constant " + std::to_string(cols) + " : index\n" +
-         "  %n = arith.constant " + std::to_string(dim == 0 ? rows : cols) + " : index\n" +
-         "  %pad = arith.constant " + zero + " : " + elem + "\n" +
-         "  %src = memref.alloca() : " + m + "\n  %dst = memref.alloca() : " + m + "\n" +
-         "  vector.transfer_write %v, %src[%c0, %c0] {in_bounds = [true, true]} : " + v + ", " + m + "\n" +
-         "  %a0 = arith.index_cast %amt : i32 to index\n  %a1 = arith.remsi %a0, %n : index\n  %a = arith.addi %a1, %n : index\n" +
-         "  scf.for %i = %c0 to %rows step %c1 {\n    scf.for %j = %c0 to %cols step %c1 {\n" +
-         "      %s = arith.addi " + (dim == 0 ? "%i" : "%j") + ", %a : index\n      %t = arith.remsi %s, %n : index\n" +
-         "      %e = memref.load %src[%i, %j] : " + m + "\n" +
-         "      memref.store %e, %dst[" + (dim == 0 ? "%t, %j" : "%i, %t") + "] : " + m + "\n    }\n  }\n" +
-         "  %r = vector.transfer_read %dst[%c0, %c0], %pad {in_bounds = [true, true]} : " + m + ", " + v + "\n" +
-         "  return %r : " + v + "\n}\n";
+#ifndef TESSERA_MOSAIC_EXEC_DIR
+#error "TESSERA_MOSAIC_EXEC_DIR is not defined (tests/backends/meson.build sets it)"
+#endif
+
+bool have_python() {
+  static const bool found = std::filesystem::exists("/usr/bin/python3");
+  return found;
 }
 
-Shape shape_of(const std::string& dims) {  // "8x128"
-  Shape out;
-  std::istringstream in(dims);
-  for (std::string d; std::getline(in, d, 'x');) out.push_back(std::stoll(d));
+// `mlir` with every tpu op replaced by its upstream equivalent, so that the
+// runner can run it: tests/backends/mosaic_exec/to_upstream.py applies the one
+// replacement table of the Mosaic execution harness (upstream_table.py, its
+// README lists the rows), the only place these tests trust our reading of a
+// tpu op. A tpu op without a row fails the test with the script's message.
+std::pair<std::string, int> run_to_upstream(const std::string& mlir) {
+  return run_tool(mlir, "/usr/bin/python3 '" TESSERA_MOSAIC_EXEC_DIR "/to_upstream.py' FILE 2>&1");
+}
+
+std::string upstream_text(const std::string& mlir) {
+  auto [out, rc] = run_to_upstream(mlir);
+  if (rc != 0) {
+    FAIL_CHECK("to_upstream.py failed:\n" << out << "on:\n" << mlir);
+    return "";
+  }
   return out;
 }
 
-std::string upstream_tpu(const std::string& mlir) {
-  static const std::regex iota(R"re(^(\s*)(%\S+) = "tpu\.iota"\(\) <\{dimensions = array<i32: (\d+)>\}> : \(\) -> (vector<([\dx]+)xi32>)$)re");
-  static const std::regex transpose(
-      R"re(^(\s*)(%\S+) = "tpu\.transpose"\((%\S+)\) <\{permutation = array<i64: ([\d, ]+)>\}> : \((vector<[^>]+>)\) -> (vector<[^>]+>)$)re");
-  static const std::regex rotate(
-      R"re(^(\s*)(%\S+) = "tpu\.dynamic_rotate"\((%\S+), (%\S+)\) <\{dimension = (\d) : si32\}> : \((vector<(\d+)x(\d+)x(\w+)>), i32\) -> \S+$)re");
-  static const std::regex bitcast(R"re(^(\s*)(%\S+) = "tpu\.bitcast"\((%\S+)\) : \((vector<[^>]+>)\) -> (vector<[^>]+>)$)re");
-  static const std::regex matmul(
-      R"re(^(\s*)(%\S+) = "tpu\.matmul"\((%\S+), (%\S+), (%\S+)\) <\{dimension_numbers = #tpu\.dot_dimension_numbers<\[1\], \[0\], \[0\], \[1\], \[0, 0, 1, 1\], \[\], \[\]>, transpose_lhs_hint = false\}> : \((vector<[^>]+>), (vector<[^>]+>), (vector<[^>]+>)\) -> \S+$)re");
-  std::string out, helpers;
-  std::istringstream lines(mlir);
-  std::smatch g;
-  for (std::string line; std::getline(lines, line);) {
-    if (std::regex_match(line, g, iota)) {
-      Shape shape = shape_of(g[5]);
-      size_t dim = std::stoul(g[3]);
-      Array a(DType::i32, shape);
-      int64_t stride = 1;
-      for (size_t d = dim + 1; d < shape.size(); ++d) stride *= shape[d];
-      for (int64_t k = 0; k < a.size(); ++k) a.set(k, static_cast<double>((k / stride) % shape[dim]));
-      line = g[1].str() + g[2].str() + " = arith.constant dense<" + dense_text(a) + "> : " + g[4].str();
-    } else if (std::regex_match(line, g, transpose)) {
-      line = g[1].str() + g[2].str() + " = vector.transpose " + g[3].str() + ", [" + g[4].str() + "] : " + g[5].str() + " to " + g[6].str();
-    } else if (std::regex_match(line, g, rotate)) {
-      std::string name = "rotate_d" + g[5].str() + "_" + g[7].str() + "x" + g[8].str() + g[9].str();
-      if (helpers.find("@" + name + "(") == std::string::npos)
-        helpers += rotate_helper(name, std::stoi(g[5]), std::stoll(g[7]), std::stoll(g[8]), g[9]);
-      line = g[1].str() + g[2].str() + " = func.call @" + name + "(" + g[3].str() + ", " + g[4].str() + ") : (" + g[6].str() + ", i32) -> " + g[6].str();
-    } else if (std::regex_match(line, g, bitcast)) {
-      line = g[1].str() + g[2].str() + " = arith.bitcast " + g[3].str() + " : " + g[4].str() + " to " + g[5].str();
-    } else if (std::regex_match(line, g, matmul)) {
-      line = g[1].str() + g[2].str() + " = vector.contract {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, " +
-             "affine_map<(m, n, k) -> (m, n)>], iterator_types = [\"parallel\", \"parallel\", \"reduction\"], kind = #vector.kind<add>} " +
-             g[3].str() + ", " + g[4].str() + ", " + g[5].str() + " : " + g[6].str() + ", " + g[7].str() + " into " + g[8].str();
-    } else if (line.find("\"tpu.") != std::string::npos) {
-      FAIL_CHECK("no upstream replacement for: " << line);
-    }
-    out += line + "\n";
+TEST_CASE("mosaic vector: the tpu -> upstream table refuses, by name, a tpu op it has no row for") {
+  if (!have_mlir_opt() || !have_python()) {
+    MESSAGE("mlir-opt-19 or /usr/bin/python3 not found: to_upstream.py is not run");
+    return;
   }
-  return out + helpers;
+  auto run = [](const std::string& op, const std::string& type) {
+    return run_to_upstream("func.func @f(%x: vector<8x128xf32>) -> " + type + " {\n  %r = " + op + "\n  return %r : " + type +
+                           "\n}\n");
+  };
+  auto [same, same_rc] = run("\"tpu.bitcast\"(%x) : (vector<8x128xf32>) -> vector<8x128xi32>", "vector<8x128xi32>");
+  CHECK(same_rc == 0);
+  CHECK_HAS(same, "= arith.bitcast %arg0 : vector<8x128xf32> to vector<8x128xi32>");
+  auto [unknown, unknown_rc] = run("\"tpu.reciprocal\"(%x) : (vector<8x128xf32>) -> vector<8x128xf32>", "vector<8x128xf32>");
+  CHECK(unknown_rc != 0);
+  CHECK_HAS(unknown, "error: `tpu.reciprocal` has no upstream replacement");
+  auto [wide, wide_rc] = run("\"tpu.bitcast\"(%x) : (vector<8x128xf32>) -> vector<4x128xi64>", "vector<4x128xi64>");
+  CHECK(wide_rc != 0);
+  CHECK_HAS(wide, "error: tpu.bitcast from vector<8x128xf32> to vector<4x128xi64> (only equal shapes and element widths)");
 }
 
 // Lowers @f of `text`, runs it on the CPU and compares every result with the
@@ -836,9 +810,14 @@ void check_against_interpreter(std::string_view text, const std::vector<Array>& 
     MESSAGE("mlir-cpu-runner-19 or libmlir-19 not found: the lowered text is not executed");
     return;
   }
+  if (!have_python()) {
+    MESSAGE("/usr/bin/python3 not found (it runs the tpu -> upstream table): the lowered text is not executed");
+    return;
+  }
   Module m = parse(text);
   std::vector<Array> expected = run_function(m, "f", inputs);
-  std::string mlir = upstream_tpu(lowered(text)) + main_driver(*m.find("f"), inputs);
+  std::string mlir = upstream_text(lowered(text) + main_driver(*m.find("f"), inputs));
+  if (mlir.empty()) return;
   std::vector<std::vector<int64_t>> got = run_on_cpu(mlir);
   REQUIRE_MESSAGE(got.size() == expected.size(), "the runner printed " << got.size() << " results for " << expected.size());
   const Body& f = *m.find("f");

@@ -1,7 +1,9 @@
-"""Reads a Mosaic TensorCore module (normalized by mlir-opt-19) and applies upstream_table.
+"""Reads Mosaic text (normalized by mlir-opt-19) and applies upstream_table.
 
-Returns the kernel's grid and window description for the driver, and the module
-text with every `tpu` construct replaced through the table.
+convert(): a TensorCore kernel module; returns the kernel's grid and window
+description for the driver, and the module text with every `tpu` construct
+replaced through the table. convert_functions(): plain functions (no kernel),
+as to_upstream.py hands them over.
 """
 
 import re
@@ -94,36 +96,58 @@ def _func_header(line):
     return m.group(1), types, attrs, rest_line
 
 
-def convert(normalized):
-    """Applies the replacement table; returns (Kernel, upstream module text without `module {}`)."""
+def _module_body(normalized):
+    """The lines inside mlir-opt's `module { ... }`, memory spaces dropped (row 1 of the table)."""
     if 'semaphore_mem' in normalized:
         raise table.Unsupported('semaphore memory (`#tpu.memory_space<semaphore_mem>`): semaphores '
                                 'and DMAs are not simulated')
-    # Row 1 of the table: memory spaces are dropped (one flat memory on the CPU).
     lines = _MEMSPACE.sub('>', normalized).rstrip('\n').split('\n')
     if lines[0].strip() != 'module {' or lines[-1].strip() != '}':
         raise TextError('expected one `module { ... }` (mlir-opt output)')
-    body = lines[1:-1]
-    kernel = None
-    names = table.Names()
-    ctx = {'iteration_bounds': []}
-    # First pass: find the kernel (the one func carrying tpu.core_type).
+    return lines[1:-1]
+
+
+def _kernels(body):
+    """(name, signature types, attributes) of each func carrying tpu.core_type."""
+    found = []
     for line in body:
         if _FUNC.match(line):
             name, types, attrs, _ = _func_header(line)
             if 'tpu.core_type' in attrs:
-                if kernel is not None:
-                    raise TextError(f'two functions carry tpu.core_type: @{kernel.name} and @{name}')
-                kernel = Kernel(name, types, attrs)
-    if kernel is None:
-        raise TextError('no function carries tpu.core_type: not a Mosaic kernel module')
-    ctx['iteration_bounds'] = kernel.iteration_bounds
+                found.append((name, types, attrs))
+    return found
 
+
+def convert(normalized):
+    """A Pallas kernel module: applies the table; returns (Kernel, upstream text without `module {}`)."""
+    body = _module_body(normalized)
+    kernels = _kernels(body)
+    if len(kernels) > 1:
+        raise TextError(f'two functions carry tpu.core_type: @{kernels[0][0]} and @{kernels[1][0]}')
+    if not kernels:
+        raise TextError('no function carries tpu.core_type: not a Mosaic kernel module')
+    kernel = Kernel(*kernels[0])
+    return kernel, _convert_body(body, {'iteration_bounds': kernel.iteration_bounds}, kernel.name)
+
+
+def convert_functions(normalized):
+    """Plain functions (no Pallas kernel, e.g. one lowered value op per func): applies the
+    same table; returns the upstream text without `module {}`."""
+    body = _module_body(normalized)
+    kernels = _kernels(body)
+    if kernels:
+        raise table.Unsupported(f'@{kernels[0][0]} is a Pallas kernel (tpu.core_type): run it with mosaic_exec.py')
+    return _convert_body(body, {'iteration_bounds': None}, None)
+
+
+def _convert_body(body, ctx, kernel_name):
+    """Every line through the table; the kernel's attributes are dropped (the driver read them)."""
+    names = table.Names()
     out, regions = [], []
     for line in body:
         if _FUNC.match(line):
-            name, _, attrs, stripped = _func_header(line)
-            out.append(stripped if name == kernel.name else line)
+            name, _, _, stripped = _func_header(line)
+            out.append(stripped if name == kernel_name else line)
             continue
         out.extend(_convert_line(line, names, ctx, regions))
     if regions:
@@ -132,7 +156,7 @@ def convert(normalized):
     leftover = re.search(r'[#!"]tpu\.[\w.]+', text)
     if leftover:
         raise table.Unsupported(f'`{leftover.group(0).lstrip(chr(34))}` has no upstream replacement')
-    return kernel, text
+    return text
 
 
 def _convert_line(line, names, ctx, regions):

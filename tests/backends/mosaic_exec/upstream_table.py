@@ -17,9 +17,12 @@ Rows (construct -> upstream):
   `tpu.transpose` (permutation)                         -> `vector.transpose`
   `tpu.dynamic_rotate` (no stride)                      -> jnp.roll through a memref holding x twice
   `tpu.region` / `tpu.yield`                            -> `scf.execute_region` / `scf.yield`
+  `tpu.bitcast` (equal element widths)                  -> `arith.bitcast`
   `tpu.assume_multiple`                                 -> `arith.maxsi %x, %x` (= the operand)
   `tpu.iteration_bound` {dim = k}                       -> `arith.constant` (the static grid size)
 """
+
+import re
 
 from mlir_text import TextError, int_attr, int_list, parse_shaped, split_top
 
@@ -281,6 +284,30 @@ def tpu_dynamic_rotate(op, names, ctx):
     return out
 
 
+def _shape_and_width(text):
+    """`vector<8x128xf32>` -> ([8, 128], 32); a scalar `bf16` -> (None, 16)."""
+    t = parse_shaped(text) if text.startswith('vector<') else None
+    elem = t.elem if t else text
+    width = re.search(r'\d+', elem)
+    if not width:
+        raise Unsupported(f'tpu.bitcast of element type {elem}')
+    return (t.shape if t else None), int(width.group(0))
+
+
+def tpu_bitcast(op, names, ctx):
+    """"tpu.bitcast"(%x) : (vector<SxA>) -> vector<SxB>, A and B of one width -> arith.bitcast.
+
+    With equal widths the shape is unchanged and each element's bits are read
+    as the other type (lax.bitcast_convert_type), which is arith.bitcast's
+    meaning. Between widths Mosaic packs elements along the second-minor dim
+    (the shape changes): no row."""
+    if _shape_and_width(op.operand_types[0]) != _shape_and_width(op.result_types[0]):
+        raise Unsupported(f'tpu.bitcast from {op.operand_types[0]} to {op.result_types[0]} '
+                          '(only equal shapes and element widths)')
+    return [f'{op.indent}{op.results[0]} = arith.bitcast {op.operands[0]} : {op.operand_types[0]} to '
+            f'{op.result_types[0]}']
+
+
 def tpu_assume_multiple(op, names, ctx):
     """"tpu.assume_multiple"(%x) is a hint: the value is %x (max(x, x) = x keeps the SSA name)."""
     return [f'{op.indent}{op.results[0]} = arith.maxsi {op.operands[0]}, {op.operands[0]} : {op.result_types[0]}']
@@ -290,6 +317,8 @@ def tpu_iteration_bound(op, names, ctx):
     """"tpu.iteration_bound"() <{dim = k}> -> the grid size along k (static in the harness)."""
     k = int_attr(op.prop('dim'))
     bounds = ctx['iteration_bounds']
+    if bounds is None:
+        raise Unsupported('tpu.iteration_bound outside a Pallas kernel (no grid)')
     if not 0 <= k < len(bounds) or bounds[k] < 0:
         raise Unsupported(f'tpu.iteration_bound dim {k} of iteration_bounds {bounds} (dynamic grids)')
     return [f'{op.indent}{op.results[0]} = arith.constant {bounds[k]} : {op.result_types[0]}']
@@ -301,6 +330,7 @@ TPU_OPS = {
     'tpu.iota': tpu_iota,
     'tpu.transpose': tpu_transpose,
     'tpu.dynamic_rotate': tpu_dynamic_rotate,
+    'tpu.bitcast': tpu_bitcast,
     'tpu.assume_multiple': tpu_assume_multiple,
     'tpu.iteration_bound': tpu_iteration_bound,
     # tpu.region / tpu.yield: handled in convert_body (they open and close a region).
