@@ -127,7 +127,7 @@ struct Walker {
   void sparse_core_module_of(const GridMapping& call_grid, const Op& call, std::string& text) {
     ScCallKernel k = sc_call_kernel(call_grid, call);
     text += "module {\n  func.func @" + kernel_symbol(k.grid) + "(" + k.arguments + ") " + k.attributes + " {\n";
-    kernel_body(*k.grid.kernel, k.grid.grid, k.grid.grid_names, k.params, mesh, sparse_core_rules(), buffer, text);
+    kernel_body(*k.body, k.grid.grid, k.grid.grid_names, k.params, mesh, sparse_core_rules(), buffer, text);
     text += "  }\n";
     for (int m = 0; m < k.grid.num_inputs() + k.grid.num_outputs(); ++m) text += transform_function(k.grid, m);
     text += "}\n";

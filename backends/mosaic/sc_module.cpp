@@ -21,6 +21,34 @@ std::string i32_arguments(size_t n) {
   return out;
 }
 
+// The run_scoped that is a kernel body's only op and receives exactly the
+// body's parameters, in order: its allocations live as long as the kernel,
+// so they are scratch operands (`pl.kernel`'s scratch_shapes; on a
+// pallas_call, the VMEM scratch the verifier asks to write this way).
+const Op* whole_kernel_run_scoped(const Body& body) {
+  if (body.ops().size() != 1 || body.ops().front().name() != "run_scoped" || !body.outputs().empty()) return nullptr;
+  RunScopedView scoped(body.ops().front());
+  if (scoped.args().size() != body.params().size()) return nullptr;
+  for (size_t i = 0; i < scoped.args().size(); ++i)
+    if (!scoped.args()[i].is_var() || scoped.args()[i].var() != body.params()[i]) return nullptr;
+  return &scoped.op;
+}
+
+// Hoists the allocations of `body`'s whole-kernel run_scoped, if it has one,
+// into scratch arguments numbered from `arg`; returns the body to lower.
+const Body* hoist_scratch(const Body& body, int& arg, std::string& args, std::vector<RefView>& params, size_t& scratch) {
+  const Op* scoped_op = whole_kernel_run_scoped(body);
+  if (!scoped_op) return &body;
+  RunScopedView scoped(*scoped_op);
+  for (Var* s : scoped.scratch_params()) {
+    RefView view = on_sparse_core(RefView::of(s->type));
+    args += ", " + memref_argument(arg++, view, false);
+    params.push_back(view);
+    ++scratch;
+  }
+  return &scoped.body();
+}
+
 }  // namespace
 
 RefView on_sparse_core(RefView view) {
@@ -29,7 +57,7 @@ RefView on_sparse_core(RefView view) {
 }
 
 ScCallKernel sc_call_kernel(const GridMapping& call_grid, const Op& call) {
-  ScCallKernel k{call_grid, {}, {}, {}};
+  ScCallKernel k{call_grid, nullptr, {}, {}, {}};
   GridMapping& g = k.grid;
   if (g.num_scalar_prefetch()) throw Error(call.loc, "mosaic: Scalar prefetch not supported.");
   if (!g.dimension_semantics.empty() && static_cast<int>(g.dimension_semantics.size()) != g.grid_rank())
@@ -57,14 +85,16 @@ ScCallKernel sc_call_kernel(const GridMapping& call_grid, const Op& call) {
                       "}");
     k.params.push_back(v);
   }
+  size_t scratch = g.scratch_types.size();
   for (const Type& t : g.scratch_types) {
     RefView v = on_sparse_core(RefView::of(t));
     args += ", " + memref_argument(arg++, v, false);
     k.params.push_back(v);
   }
+  k.body = hoist_scratch(*g.kernel, arg, args, k.params, scratch);
   k.arguments = args;
   k.attributes = "attributes {dimension_semantics = " + dimension_semantics_attr(g) + ", iteration_bounds = " +
-                 iteration_bounds_attr(g) + ", scratch_operands = " + std::to_string(g.scratch_types.size()) + " : i64, " +
+                 iteration_bounds_attr(g) + ", scratch_operands = " + std::to_string(scratch) + " : i64, " +
                  core_type(g.kernel_type) + ", window_params = [" + join(windows) + "]}";
   return k;
 }
@@ -95,25 +125,8 @@ ScMeshKernel sc_mesh_kernel(const Op& op) {
     windows.push_back("{transform_indices = affine_map<(" + dims + ") -> (" + join(zeros) + ")>}");
     k.params.push_back(view);
   }
-  // `pl.kernel(scratch_shapes=...)`: a body that is one run_scoped over its
-  // own parameters, in order, allocates for the whole kernel.
   size_t scratch = 0;
-  const Body& body = *k.body;
-  if (body.ops().size() == 1 && body.ops().front().name() == "run_scoped" && body.outputs().empty()) {
-    RunScopedView scoped(body.ops().front());
-    bool forwards_all = scoped.args().size() == body.params().size();
-    for (size_t i = 0; forwards_all && i < scoped.args().size(); ++i)
-      forwards_all = scoped.args()[i].is_var() && scoped.args()[i].var() == body.params()[i];
-    if (forwards_all) {
-      k.body = &scoped.body();
-      for (Var* s : scoped.scratch_params()) {
-        RefView view = on_sparse_core(RefView::of(s->type));
-        args += ", " + memref_argument(arg++, view, false);
-        k.params.push_back(view);
-        ++scratch;
-      }
-    }
-  }
+  k.body = hoist_scratch(*k.body, arg, args, k.params, scratch);
   k.arguments = args;
   k.attributes = "attributes {dimension_semantics = [" + join(semantics) + "], iteration_bounds = " + i64_array(k.mesh_shape) +
                  ", scalar_prefetch = 0 : i64, scratch_operands = " + std::to_string(scratch) + " : i64, " +

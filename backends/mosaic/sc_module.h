@@ -15,9 +15,13 @@
 //   `lower_jaxpr_into_unpipelined_module`): mesh indices, then the Refs,
 //   whole; iteration_bounds is the mesh shape, the axes `core_parallel` then
 //   `subcore_parallel`; every operand, HBM included, has the window
-//   `{transform_indices = affine_map<(d0, d1) -> (0, ...)>}`. A body that is
-//   one run_scoped over exactly the core_map's Refs is `pl.kernel`'s
-//   scratch_shapes: its allocations become scratch operands.
+//   `{transform_indices = affine_map<(d0, d1) -> (0, ...)>}`.
+//
+// In both, a body that is one run_scoped over exactly its own parameters
+// allocates for the whole kernel (`pl.kernel`'s scratch_shapes; the VMEM
+// scratch of a pallas_call, which the verifier asks to write this way): its
+// allocations become scratch operands after the others and the run_scoped's
+// body is the kernel's.
 //
 // Memory spaces: tessera's `any` is HBM on the SparseCore (a Ref of memory
 // space ANY / None means HBM there, jax/_src/pallas/core.py); the rest keep
@@ -37,7 +41,8 @@ RefView on_sparse_core(RefView view);
 
 struct ScCallKernel {
   GridMapping grid;              // the call's, on grid (1,) when it has none
-  std::vector<RefView> params;   // inputs, outputs, scratch
+  const Body* body = nullptr;    // the kernel, or its whole-kernel run_scoped's body
+  std::vector<RefView> params;   // inputs, outputs, scratch (hoisted allocations last)
   std::string arguments;         // `%arg0: i32, %arg1: memref<...> {sc.persistent}, ...`
   std::string attributes;        // `attributes {...}`
 };
