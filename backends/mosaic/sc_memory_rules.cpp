@@ -46,7 +46,7 @@ ScAccess sc_access(KernelContext& ctx, const Op& op, const std::string& caller) 
   if (!a.value_shape.empty() && a.view.space == MemSpace::smem)
     throw ctx.error(op, caller + (reads ? " can only load scalars from SMEM" : " can only store scalars to SMEM"));
   if (!a.value_shape.empty() && a.view.dtype == DType::i1)
-    throw ctx.error(op, "mosaic: vectors of bools in memory are not lowered on the SparseCore (store them as i32)");
+    throw ctx.error(op, "vectors of bools in memory are not lowered on the SparseCore (store them as i32)");
   return a;
 }
 
