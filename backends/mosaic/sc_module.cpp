@@ -74,7 +74,9 @@ ScCallKernel sc_call_kernel(const GridMapping& call_grid, const Op& call) {
   for (int m = 0; m < mappings; ++m) {
     for (const BlockDim& d : g.dims(m))
       if (d.kind != BlockDimKind::Blocked)
-        throw Error(call.loc, "mosaic: " + g.describe(m) + ": SparseCore blocks have Blocked dims only");
+        throw Error(call.loc, "mosaic: " + g.describe(m) + ": Unsupported block dimension type: " +
+                                  (d.kind == BlockDimKind::Squeezed ? "squeezed" : d.kind == BlockDimKind::Element ? "element" : "bounded") +
+                                  " (SparseCore blocks have Blocked dims only)");
     if (!is_windowed(g, m) && !is_trivial_window(g, m))
       throw Error(call.loc, "mosaic: " + g.describe(m) + " lives in " + std::string(mem_space_name(g.spec(m).mem)) +
                                 ", which the kernel reaches only by DMA: its block must be the whole array at index 0");

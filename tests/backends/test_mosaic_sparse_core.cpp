@@ -76,7 +76,8 @@ TEST_CASE("SparseCore errors the verifier reaches first, in Pallas's words") {
   CHECK(emit_text("kernel @k(%x: ref<f32[16], vmem>, %o: ref<f32[16], vmem>) {\n}\nfunc @main(%x: f32[1,16]) -> f32[16] {\n"
                   "  %o = pallas_call[kernel=@k, grid=(1), kernel_type=sc_vector_subcore, in_specs=[spec((squeezed, 16), "
                   "fn(%i: i32) -> (i32, i32) { return 0, 0 })], out_specs=[spec()], out_shapes=[f32[16]]] %x\n  return %o\n}\n") ==
-        "t.tsr:4:3: error: mosaic: input \"x\": SparseCore blocks have Blocked dims only");
+        "t.tsr:4:3: error: mosaic: input \"x\": Unsupported block dimension type: squeezed (SparseCore blocks have Blocked "
+        "dims only)");
   CHECK(emit_text("func @main(%x: ref<f32[16], hbm>, %n: i32) {\n  core_map[body=fn(%r: ref<f32[16], hbm>, %m: i32) {\n  }, "
                   "mesh_axes=(c), mesh_shape=(2), kernel_type=sc_scalar_subcore] %x, %n\n}\n") ==
         "t.tsr:2:3: error: mosaic: a core_map operand must be a Ref on the SparseCore, got i32");
