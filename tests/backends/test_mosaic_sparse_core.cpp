@@ -11,19 +11,24 @@
 #include "backends/mosaic/emit_module.h"
 #include "backends/mosaic/rules.h"
 #include "backends/mosaic/sc_module.h"
-#include "ir/parser.h"
 #include "ir/primitive.h"
+#include "tests/test_util.h"
 
 namespace tessera::backends::mosaic {
 namespace {
 
+using testing::error_of;
+using testing::parse;
+using testing::replace_once;
+
+// The emitted text of `text`, or the formatted error emitting it throws.
 std::string emit_text(const std::string& text) {
-  try {
-    Module m = parse_module(text, "t.tsr");
-    return emit_modules(m, *m.entry());
-  } catch (const Error& e) {
-    return e.formatted();
-  }
+  std::string out;
+  std::string error = error_of([&] {
+    Module m = parse(text);
+    out = emit_modules(m, *m.entry());
+  });
+  return error.empty() ? out : error;
 }
 
 // A vector-subcore call of kernel `@k` over a (16,) f32 VMEM input and output, with `body`.
@@ -32,8 +37,6 @@ std::string sc_call(const std::string& body, const std::string& extra_params = "
          "}\nfunc @main(%x: f32[16]) -> f32[16] {\n  %o = pallas_call[kernel=@k, grid=(1), kernel_type=sc_vector_subcore, "
          "in_specs=[spec()], out_specs=[spec()], out_shapes=[f32[16]]" + extra_call + "] %x\n  return %o\n}\n";
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST_CASE("the SparseCore table: a rule or a stated reason for every primitive, SparseCore rules over the shared ones") {
   const LoweringTable& t = sparse_core_rules();
@@ -57,6 +60,18 @@ TEST_CASE("`any` is HBM on the SparseCore; other memory spaces are unchanged") {
   CHECK(on_sparse_core(v).memref_type() == "memref<8x16xf32, #tpu.memory_space<hbm>>");
   v.space = MemSpace::vmem_shared;
   CHECK(on_sparse_core(v).memref_type() == "memref<8x16xf32, #tpu.memory_space<vmem_shared>>");
+}
+
+TEST_CASE("a core_map over the scalar subcores of 2 cores: one core_parallel axis, an HBM window as an affine map") {
+  std::string text = emit_text("func @main(%x: ref<i32[8], any>, %s: ref<i32[8], smem>) {\n  core_map[body=fn(%r: ref<i32[8], any>, "
+                               "%t: ref<i32[8], smem>) {\n    %c = axis_index[axis_name=core]\n    swap %t[0], %c\n  }, "
+                               "mesh_axes=(core), mesh_shape=(2), kernel_type=sc_scalar_subcore] %x, %s\n}\n");
+  CHECK_HAS(text, "func.func @core_map(%arg0: i32, %arg1: memref<8xi32, #tpu.memory_space<hbm>>, %arg2: memref<8xi32, "
+                  "#tpu.memory_space<smem>>) attributes {dimension_semantics = [#tpu.dimension_semantics<core_parallel>], "
+                  "iteration_bounds = array<i64: 2>, scalar_prefetch = 0 : i64, scratch_operands = 0 : i64, tpu.core_type = "
+                  "#tpu.core_type<sc_scalar_subcore>, window_params = [{transform_indices = affine_map<(d0) -> (0)>}, "
+                  "{transform_indices = affine_map<(d0) -> (0)>}]}");
+  CHECK_HAS(text, "memref.store %arg0, %arg2[%c0] : memref<8xi32, #tpu.memory_space<smem>>");
 }
 
 TEST_CASE("SparseCore errors the verifier reaches first, in Pallas's words") {
@@ -90,35 +105,33 @@ TEST_CASE("a dma_wait takes the source and target of the latest DMA on its semap
   std::string text = emit_text(sc_call("  dma_start %x[:], %h[:], %sem\n  dma_start %h[:], %o[:], %sem\n"
                                        "  dma_wait %sem, %x[:]\n  dma_wait %sem, %o[:]\n",
                                        sem, call));
-  CHECK(contains(text, "\"tpu.wait_dma2\"(%arg4, %arg1, %arg3)"));
-  CHECK(contains(text, "\"tpu.wait_dma2\"(%arg4, %arg3, %arg2)"));
+  CHECK_HAS(text, "\"tpu.wait_dma2\"(%arg4, %arg1, %arg3)");
+  CHECK_HAS(text, "\"tpu.wait_dma2\"(%arg4, %arg3, %arg2)");
   // A Ref no DMA on the semaphore moves: the TensorCore form, the Ref twice.
   text = emit_text(sc_call("  dma_start %x[:], %h[:], %sem\n  dma_wait %sem, %o[:]\n", sem, call));
-  CHECK(contains(text, "\"tpu.wait_dma2\"(%arg4, %arg2, %arg2)"));
+  CHECK_HAS(text, "\"tpu.wait_dma2\"(%arg4, %arg2, %arg2)");
   // A DMA started in a nested body is not paired outside it (its memrefs would not dominate the wait).
   text = emit_text(sc_call("  run_scoped[body=fn(%xx: ref<f32[16], vmem>, %hh: ref<f32[16], hbm>, %ss: ref<dma_sem, semaphore>) {\n"
                            "    dma_start %xx[:], %hh[:], %ss\n  }] %x, %h, %sem\n  dma_wait %sem, %x[:]\n",
                            sem, call));
-  CHECK(contains(text, "\"tpu.wait_dma2\"(%arg4, %arg1, %arg1)"));
+  CHECK_HAS(text, "\"tpu.wait_dma2\"(%arg4, %arg1, %arg1)");
 }
 
 TEST_CASE("only a run_scoped that is the whole body over exactly its parameters becomes scratch operands") {
   std::string whole = "  run_scoped[body=fn(%xx: ref<f32[16], vmem>, %oo: ref<f32[16], vmem>, %b: ref<f32[16], vmem>) {\n"
                       "    %v = get %xx[:]\n    swap %b[:], %v\n  }] %x, %o\n";
   std::string text = emit_text(sc_call(whole));
-  CHECK(contains(text, "%arg3: memref<16xf32, #tpu.memory_space<vmem>>) attributes"));
-  CHECK(contains(text, "scratch_operands = 1 : i64"));
-  CHECK(!contains(text, "tpu.region"));
+  CHECK_HAS(text, "%arg3: memref<16xf32, #tpu.memory_space<vmem>>) attributes");
+  CHECK_HAS(text, "scratch_operands = 1 : i64");
+  CHECK(text.find("tpu.region") == std::string::npos);
   // Its parameters in another order: a region, no scratch.
-  std::string swapped = whole;
-  swapped.replace(swapped.find("%x, %o"), 6, "%o, %x");
-  text = emit_text(sc_call(swapped));
-  CHECK(contains(text, "scratch_operands = 0 : i64"));
-  CHECK(contains(text, "\"tpu.region\"() ({"));
+  text = emit_text(sc_call(replace_once(whole, "}] %x, %o", "}] %o, %x")));
+  CHECK_HAS(text, "scratch_operands = 0 : i64");
+  CHECK_HAS(text, "\"tpu.region\"() ({");
   // Not the only op: a region.
   text = emit_text(sc_call("  %z = get %x[0]\n" + whole));
-  CHECK(contains(text, "scratch_operands = 0 : i64"));
-  CHECK(contains(text, "memref.alloca() : memref<16xf32, #tpu.memory_space<vmem>>"));
+  CHECK_HAS(text, "scratch_operands = 0 : i64");
+  CHECK_HAS(text, "memref.alloca() : memref<16xf32, #tpu.memory_space<vmem>>");
 }
 
 }  // namespace
