@@ -37,7 +37,7 @@ std::string emit_unwritten(const LoweringTable& rules, const Body& entry) {
 
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> table = {
-      {"mosaic", "Mosaic TPU MLIR text, as Pallas's TPU lowering emits it (TensorCore)", mosaic::tensorcore_rules,
+      {"mosaic", "Mosaic TPU MLIR text, as Pallas's TPU lowering emits it (TensorCore, SparseCore)", mosaic::tensorcore_rules,
        mosaic::emit_modules, mosaic::checkable},
       {"ptx", "PTX for NVIDIA GPUs, through LLVM (not written yet)", ptx_rules,
        [](const Module&, const Body& entry) { return emit_unwritten(ptx_rules(), entry); }, nullptr},

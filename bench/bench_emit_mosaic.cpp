@@ -70,7 +70,7 @@ void BM_EmitMosaic(benchmark::State& state) {
 BENCHMARK(BM_EmitMosaic)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 const std::vector<std::string> kZoo = {"add", "cumsum", "dma_pipeline", "flash_attention", "gather_rows", "layernorm",
-                                       "matmul", "ring_allreduce", "row_sum", "softmax"};
+                                       "matmul", "ring_allreduce", "row_sum", "softmax", "sc_gather_scatter", "sc_sort"};
 
 void BM_EmitZooKernel(benchmark::State& state) {
   static std::map<int64_t, Parsed> cache;
@@ -86,7 +86,7 @@ void BM_EmitZooKernel(benchmark::State& state) {
   }
   for (auto _ : state) benchmark::DoNotOptimize(tessera::backends::mosaic::emit_modules(p.module, *p.module.entry()));
 }
-BENCHMARK(BM_EmitZooKernel)->DenseRange(0, 9)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EmitZooKernel)->DenseRange(0, 11)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

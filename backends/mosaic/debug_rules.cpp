@@ -10,19 +10,6 @@
 namespace tessera::backends::mosaic {
 namespace {
 
-// An MLIR string literal's body.
-std::string escaped(std::string_view s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') out += std::string("\\") + c;
-    else if (u < 0x20 || u >= 0x7F) out += std::string("\\") + hex[u >> 4] + hex[u & 15];
-    else out += c;
-  }
-  return out;
-}
-
 // debug_print of one vector: staged through a VMEM buffer that
 // `tpu.log_buffer` prints, in a `tpu.region`; the format must end in `{}`,
 // which is dropped (the tag is the text before it).
@@ -45,7 +32,7 @@ void log_vector(EmitContext& ctx, const Op& op) {
     ctx.line("vector.store " + v + ", " + buffer + "[" + join(zeros) + "] : " + buffer_type + ", " + value_type(t));
     std::vector<int64_t> shape = t.shape();
     ctx.line("\"tpu.log_buffer\"(" + buffer + ") <{shape = " + i64_array(shape) + ", tag = \"" +
-             escaped(fmt.substr(0, fmt.size() - 2)) + "\"}> : (" + buffer_type + ") -> ()");
+             mlir_string_body(fmt.substr(0, fmt.size() - 2)) + "\"}> : (" + buffer_type + ") -> ()");
     ctx.line("\"tpu.yield\"() : () -> ()");
   }
   ctx.line("}) : () -> ()");
@@ -76,14 +63,14 @@ void lower_debug_print(EmitContext& ctx, const Op& op, const LoweringTable&) {
     ++i;
   }
   if (n != op.operands.size()) throw ctx.error(op, "debug_print: the format has fewer `{}` than there are operands");
-  ctx.line("\"tpu.log\"(" + join(args) + ") <{formatted = " + (n ? "true" : "false") + ", tag = \"" + escaped(tag) +
+  ctx.line("\"tpu.log\"(" + join(args) + ") <{formatted = " + (n ? "true" : "false") + ", tag = \"" + mlir_string_body(tag) +
            "\"}> : (" + join(types) + ") -> ()");
 }
 
 // debug_check: Mosaic's check is `cf.assert` on the predicate, with the message.
 void lower_debug_check(EmitContext& ctx, const Op& op, const LoweringTable&) {
   std::string p = ctx.use(op.operands[0]);
-  ctx.line("cf.assert " + p + ", \"" + escaped(op.str_param("msg")) + "\"");
+  ctx.line("cf.assert " + p + ", \"" + mlir_string_body(op.str_param("msg")) + "\"");
 }
 
 void lower_delay(EmitContext& ctx, const Op& op, const LoweringTable&) {

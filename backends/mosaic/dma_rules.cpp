@@ -5,30 +5,17 @@
 // when an integer index (or a squeezed block dim) drops a dim: Mosaic wants
 // rank-0 semaphores and source / target of equal shape.
 #include "backends/mosaic/constants.h"
+#include "backends/mosaic/dma_region.h"
 #include "backends/mosaic/mlir_types.h"
 #include "backends/mosaic/ref_indexing.h"
 #include "backends/mosaic/rules.h"
 #include "ir/indirect_dma.h"
 
 namespace tessera::backends::mosaic {
-namespace {
-
-struct Sliced {
-  std::string name, type;  // the memref the op takes and its type
-};
-
-// Gather / scatter DMAs name rows through an offsets Ref: SparseCore's
-// `tpu.enqueue_indirect_dma`, which the TensorCore does not have.
-void reject_indirect(KernelContext& ctx, const Op& op) {
-  if (has_indirect_index(op))
-    throw ctx.error(op, "indirect (gather / scatter) DMAs run on the SparseCore only (tpu.enqueue_indirect_dma), "
-                        "not on the TensorCore");
-}
-
 // Main operand k of `op` (a Ref with an optional indexer) as the memref of its
 // region. A dynamic size (`ds(start, %n)`) is a `dynamic_sizes` operand of
 // the slice and a `?` extent.
-Sliced slice(KernelContext& ctx, const Op& op, int k) {
+DmaRegion dma_region(KernelContext& ctx, const Op& op, int k) {
   const Value& r = op.main_operand(k);
   RefView view = ctx.ref_view(r.var());
   std::vector<DimIndex> idx = memref_indices(op, view, op.indexer_for(op.main_operand_index(k)));
@@ -62,6 +49,29 @@ Sliced slice(KernelContext& ctx, const Op& op, int k) {
   return {squeezed, squeezed_type};
 }
 
+std::string enqueue_dma_text(const DmaRegion& src, const DmaRegion& dst, const DmaRegion& sem) {
+  return "\"tpu.enqueue_dma\"(" + src.name + ", " + dst.name + ", " + sem.name +
+         ") <{operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 0, 0>, priority = 0 : i32}> : (" + src.type + ", " + dst.type +
+         ", " + sem.type + ") -> ()";
+}
+
+std::string wait_dma2_text(const DmaRegion& sem, const DmaRegion& src, const DmaRegion& dst) {
+  return "\"tpu.wait_dma2\"(" + sem.name + ", " + src.name + ", " + dst.name +
+         ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> : (" + sem.type + ", " + src.type + ", " + dst.type + ") -> ()";
+}
+
+namespace {
+
+using Sliced = DmaRegion;
+
+// Gather / scatter DMAs name rows through an offsets Ref: SparseCore's
+// `tpu.enqueue_indirect_dma`, which the TensorCore does not have.
+void reject_indirect(KernelContext& ctx, const Op& op) {
+  if (has_indirect_index(op))
+    throw ctx.error(op, "indirect (gather / scatter) DMAs run on the SparseCore only (tpu.enqueue_indirect_dma), "
+                        "not on the TensorCore");
+}
+
 std::string i32_operand(KernelContext& ctx, const Value& v) { return ctx.use(v); }
 
 // dma_start src, dst, dst_sem [, src_sem, device_id]: operands of
@@ -71,14 +81,12 @@ void lower_dma_start(EmitContext& e, const Op& op, const LoweringTable&) {
   KernelContext& ctx = kernel(e);
   reject_indirect(ctx, op);
   bool remote = op.num_main_operands() == 5;
-  Sliced src = slice(ctx, op, 0), dst = slice(ctx, op, 1), dst_sem = slice(ctx, op, 2);
+  Sliced src = dma_region(ctx, op, 0), dst = dma_region(ctx, op, 1), dst_sem = dma_region(ctx, op, 2);
   if (!remote) {
-    ctx.line("\"tpu.enqueue_dma\"(" + src.name + ", " + dst.name + ", " + dst_sem.name +
-             ") <{operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 0, 0>, priority = 0 : i32}> : (" + src.type + ", " +
-             dst.type + ", " + dst_sem.type + ") -> ()");
+    ctx.line(enqueue_dma_text(src, dst, dst_sem));
     return;
   }
-  Sliced src_sem = slice(ctx, op, 3);
+  Sliced src_sem = dma_region(ctx, op, 3);
   std::string dev = i32_operand(ctx, op.main_operand(4));
   ctx.line("\"tpu.enqueue_dma\"(" + src.name + ", " + src_sem.name + ", " + dst.name + ", " + dst_sem.name + ", " + dev +
            ") <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>, priority = 0 : i32}> : (" + src.type + ", " +
@@ -91,16 +99,14 @@ void lower_dma_start(EmitContext& e, const Op& op, const LoweringTable&) {
 void lower_dma_wait(EmitContext& e, const Op& op, const LoweringTable&) {
   KernelContext& ctx = kernel(e);
   reject_indirect(ctx, op);
-  Sliced ref = slice(ctx, op, 1), sem = slice(ctx, op, 0);
-  ctx.line("\"tpu.wait_dma2\"(" + sem.name + ", " + ref.name + ", " + ref.name +
-           ") <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> : (" + sem.type + ", " + ref.type + ", " + ref.type +
-           ") -> ()");
+  Sliced ref = dma_region(ctx, op, 1), sem = dma_region(ctx, op, 0);
+  ctx.line(wait_dma2_text(sem, ref, ref));
 }
 
 // semaphore_signal sem, inc [, device_id [, core_index]]
 void lower_semaphore_signal(EmitContext& e, const Op& op, const LoweringTable&) {
   KernelContext& ctx = kernel(e);
-  Sliced sem = slice(ctx, op, 0);
+  Sliced sem = dma_region(ctx, op, 0);
   std::vector<std::string> args{sem.name};
   std::string types = sem.type;
   for (size_t k = 1; k < op.num_main_operands(); ++k) {
@@ -114,14 +120,14 @@ void lower_semaphore_signal(EmitContext& e, const Op& op, const LoweringTable&) 
 
 void lower_semaphore_wait(EmitContext& e, const Op& op, const LoweringTable&) {
   KernelContext& ctx = kernel(e);
-  Sliced sem = slice(ctx, op, 0);
+  Sliced sem = dma_region(ctx, op, 0);
   std::string n = i32_operand(ctx, op.main_operand(1));
   ctx.line("\"tpu.sem_wait\"(" + sem.name + ", " + n + ") : (" + sem.type + ", i32) -> ()");
 }
 
 void lower_semaphore_read(EmitContext& e, const Op& op, const LoweringTable&) {
   KernelContext& ctx = kernel(e);
-  Sliced sem = slice(ctx, op, 0);
+  Sliced sem = dma_region(ctx, op, 0);
   ctx.line(ctx.def(op.results[0]) + " = \"tpu.sem_read\"(" + sem.name + ") : (" + sem.type + ") -> i32");
 }
 

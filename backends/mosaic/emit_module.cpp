@@ -6,6 +6,7 @@
 #include "backends/mosaic/kernel_signature.h"
 #include "backends/mosaic/ref_indexing.h"
 #include "backends/mosaic/rules.h"
+#include "backends/mosaic/sc_module.h"
 #include "backends/mosaic/transforms.h"
 #include "backends/mosaic/window_params.h"
 #include "ir/primitive.h"
@@ -20,7 +21,8 @@ namespace {
 // capacity is kept from kernel to kernel: a module of many kernels reuses one
 // allocation instead of growing a fresh string (fresh pages) for each.
 void kernel_body(const Body& body, const std::vector<int64_t>& grid, const std::vector<std::string>& grid_names,
-                 const std::vector<RefView>& params, const std::vector<MeshAxis>& mesh, std::string& buffer, std::string& out) {
+                 const std::vector<RefView>& params, const std::vector<MeshAxis>& mesh, const LoweringTable& table,
+                 std::string& buffer, std::string& out) {
   KernelContext ctx;
   buffer.clear();
   ctx.text().swap(buffer);
@@ -38,7 +40,7 @@ void kernel_body(const Body& body, const std::vector<int64_t>& grid, const std::
     }
   }
   auto indent = ctx.indented(2);
-  lower_body(ctx, body, tensorcore_rules());
+  lower_body(ctx, body, table);
   ctx.line("return");
   out += ctx.text();
   ctx.text().swap(buffer);
@@ -85,11 +87,10 @@ struct Walker {
 
   // Appends the module of `call` to `text`.
   void module_of(const Op& call, const GridMapping& g, std::string& text) {
-    if (is_sparse_core(g.kernel_type))
-      throw Error(call.loc, "mosaic: SparseCore kernels (kernel_type=" + g.kernel_type + ") are not lowered yet");
+    if (is_sparse_core(g.kernel_type)) return sparse_core_module_of(g, call, text);
     KernelSignature sig = kernel_signature(g, call);
     text += "module {\n  func.func @" + kernel_symbol(g) + "(" + sig.arguments() + ") " + kernel_attributes(g, call) + " {\n";
-    kernel_body(*g.kernel, g.grid, g.grid_names, sig.params, mesh, buffer, text);
+    kernel_body(*g.kernel, g.grid, g.grid_names, sig.params, mesh, tensorcore_rules(), buffer, text);
     text += "  }\n";
     if (g.grid_rank() > 0)
       for (int m = 0; m < g.num_inputs() + g.num_outputs(); ++m)
@@ -102,9 +103,7 @@ struct Walker {
   // mesh axis is its argument) and whose other arguments are the Refs it is
   // given, whole.
   void core_map_module(const Op& op, std::string& text) {
-    const std::string& kernel_type = op.str_param("kernel_type");
-    if (is_sparse_core(kernel_type))
-      throw Error(op.loc, "mosaic: SparseCore kernels (kernel_type=" + kernel_type + ") are not lowered yet");
+    if (is_sparse_core(op.str_param("kernel_type"))) return sparse_core_mesh_module(op, text);
     const Body& body = *op.body_param("body");
     std::vector<RefView> params;
     std::vector<Type> types;
@@ -119,7 +118,25 @@ struct Walker {
     for (size_t k = 0; k < shape.size(); ++k) args += (k ? ", %arg" : "%arg") + std::to_string(k) + ": i32";
     for (size_t p = 0; p < params.size(); ++p) args += ", %arg" + std::to_string(shape.size() + p) + ": " + params[p].memref_type();
     text += "module {\n  func.func @core_map(" + args + ") " + core_map_attributes(shape, types) + " {\n";
-    kernel_body(body, shape, op.idents_param("mesh_axes"), params, mesh, buffer, text);
+    kernel_body(body, shape, op.idents_param("mesh_axes"), params, mesh, tensorcore_rules(), buffer, text);
+    text += "  }\n}\n";
+  }
+
+  // The SparseCore forms (sc_module.h): the same layout, the body through
+  // sparse_core_rules(), and a transform function for every block mapping.
+  void sparse_core_module_of(const GridMapping& call_grid, const Op& call, std::string& text) {
+    ScCallKernel k = sc_call_kernel(call_grid, call);
+    text += "module {\n  func.func @" + kernel_symbol(k.grid) + "(" + k.arguments + ") " + k.attributes + " {\n";
+    kernel_body(*k.body, k.grid.grid, k.grid.grid_names, k.params, mesh, sparse_core_rules(), buffer, text);
+    text += "  }\n";
+    for (int m = 0; m < k.grid.num_inputs() + k.grid.num_outputs(); ++m) text += transform_function(k.grid, m);
+    text += "}\n";
+  }
+
+  void sparse_core_mesh_module(const Op& op, std::string& text) {
+    ScMeshKernel k = sc_mesh_kernel(op);
+    text += "module {\n  func.func @core_map(" + k.arguments + ") " + k.attributes + " {\n";
+    kernel_body(*k.body, k.mesh_shape, op.idents_param("mesh_axes"), k.params, mesh, sparse_core_rules(), buffer, text);
     text += "  }\n}\n";
   }
 };

@@ -5,6 +5,8 @@
 // (kernel_signature.h, window_params.h, the body through tensorcore_rules())
 // and its transform functions (transforms.h); a core_map's module holds its
 // body as a kernel over the mesh indices (window_params.h, core_map_attributes).
+// SparseCore calls and core_maps (kernel_type=sc_*) take the forms of
+// sc_module.h, their bodies through sparse_core_rules().
 #pragma once
 
 #include <string>

@@ -37,6 +37,15 @@ struct MeshAxis {
   int64_t size = 1;
 };
 
+// A DMA a SparseCore kernel started: its Refs and the memrefs its
+// `tpu.enqueue_dma` / `tpu.enqueue_indirect_dma` took.
+struct StartedDma {
+  const Var* src_ref = nullptr;
+  const Var* dst_ref = nullptr;
+  std::string src, src_type, dst, dst_type;
+  bool indirect = false;
+};
+
 class KernelContext : public EmitContext {
  public:
   KernelContext();
@@ -48,6 +57,10 @@ class KernelContext : public EmitContext {
   std::vector<std::string> grid_names;      // empty or one per axis
   std::vector<std::string> grid_args;       // the kernel's i32 arguments, `%arg0`...
   std::vector<MeshAxis> mesh;               // outermost first
+  // SparseCore: the local DMAs started on each semaphore Var, oldest first,
+  // so that a dma_wait names the source and target of the DMA it waits for
+  // (sc_dma_rules.cpp).
+  std::unordered_map<const Var*, std::vector<StartedDma>> started_dmas;
 
   // The layout of Ref `v` (a kernel parameter, scratch, or a nested body's
   // parameter forwarding one of those); a Ref the rules never registered is

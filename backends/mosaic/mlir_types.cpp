@@ -65,4 +65,16 @@ std::string memref_type(const Shape& shape, const std::vector<bool>& dynamic, DT
   return "memref<" + dims + memory_element_type(d) + ", " + memory_space(m) + ">";
 }
 
+std::string mlir_string_body(std::string_view s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') out += std::string("\\") + c;
+    else if (u < 0x20 || u >= 0x7F) out += std::string("\\") + hex[u >> 4] + hex[u & 15];
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace tessera::backends::mosaic

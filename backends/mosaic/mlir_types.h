@@ -42,6 +42,10 @@ std::string memref_type(const Type& ref);  // of a Ref type
 // The dimension list "8x128x" that precedes an element type.
 std::string dims_prefix(const Shape& shape);
 
+// The body of an MLIR string literal holding `s` (quotes, backslashes and
+// non-printable bytes escaped).
+std::string mlir_string_body(std::string_view s);
+
 }  // namespace tessera::backends::mosaic
 
 namespace tessera::backends::mosaic {

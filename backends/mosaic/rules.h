@@ -29,4 +29,9 @@ void add_debug_rules(LoweringTable& t);
 // each primitive that cannot appear in a kernel body.
 const LoweringTable& tensorcore_rules();
 
+// The SparseCore kernel table (sparse_core_table.cpp): the groups above
+// whose text is the same on a subcore, with the SparseCore rules of
+// sc_rules.h over them.
+const LoweringTable& sparse_core_rules();
+
 }  // namespace tessera::backends::mosaic

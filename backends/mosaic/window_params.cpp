@@ -4,9 +4,8 @@
 #include "backends/mosaic/ref_indexing.h"
 
 namespace tessera::backends::mosaic {
-namespace {
 
-std::string dimension_semantics(const GridMapping& g) {
+std::string dimension_semantics_attr(const GridMapping& g) {
   std::vector<std::string> parts;
   for (int k = 0; k < g.grid_rank(); ++k) {
     std::string s = k < static_cast<int>(g.dimension_semantics.size()) ? g.dimension_semantics[k] : "arbitrary";
@@ -17,12 +16,14 @@ std::string dimension_semantics(const GridMapping& g) {
   return "[" + join(parts) + "]";
 }
 
-std::string iteration_bounds(const GridMapping& g) {
+std::string iteration_bounds_attr(const GridMapping& g) {
   std::string out = "array<i64";
   for (size_t k = 0; k < g.grid.size(); ++k)
     out += (k ? ", " : ": ") + (g.grid[k] < 0 ? std::string(kDynamicBound) : std::to_string(g.grid[k]));
   return out + ">";
 }
+
+namespace {
 
 std::string pipeline_mode(const GridMapping& g, int m) {
   const BlockSpec& spec = g.spec(m);
@@ -67,8 +68,8 @@ std::string kernel_attributes(const GridMapping& g, const Op& call) {
     if (g.spec(m).buffer_count > 2)
       throw Error(call.loc, "mosaic: Buffered(" + std::to_string(g.spec(m).buffer_count) + ") of " + g.describe(m) +
                                 ": Mosaic pipelines with 1 or 2 buffers");
-  std::vector<std::string> attrs{"dimension_semantics = " + dimension_semantics(g)};
-  if (g.grid_rank() > 0) attrs.push_back("iteration_bounds = " + iteration_bounds(g));
+  std::vector<std::string> attrs{"dimension_semantics = " + dimension_semantics_attr(g)};
+  if (g.grid_rank() > 0) attrs.push_back("iteration_bounds = " + iteration_bounds_attr(g));
   attrs.push_back("scalar_prefetch = " + std::to_string(g.num_scalar_prefetch()) + " : i64");
   attrs.push_back("scratch_operands = " + std::to_string(g.scratch_types.size()) + " : i64");
   attrs.push_back("tpu.core_type = #tpu.core_type<tc>");

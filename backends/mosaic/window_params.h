@@ -15,6 +15,12 @@ namespace tessera::backends::mosaic {
 // ShapedType::kDynamic).
 constexpr const char* kDynamicBound = "-9223372036854775808";
 
+// `[#tpu.dimension_semantics<parallel>, ...]`: the call's, or `arbitrary`
+// per axis (`parallel` for vmapped axes).
+std::string dimension_semantics_attr(const GridMapping& g);
+// `array<i64: 8, 4>`, kDynamicBound for a dynamic size.
+std::string iteration_bounds_attr(const GridMapping& g);
+
 // `attributes {...}` of the kernel of `call`; throws located at `call`.
 std::string kernel_attributes(const GridMapping& g, const Op& call);
 

@@ -169,9 +169,6 @@ TEST_CASE("rule errors the verifier would catch first, in Pallas's words") {
   CHECK(emit(copy_module("(2)", "spec((8, 128), fn(%i: i32) -> (i32, i32) { %e = exp 1.0:f32\n return %i, 0 })", "spec()",
                          "ref<f32[8,128], vmem>", "ref<f32[16,128], vmem>", "f32[16,128]")) ==
         "t.tsr:4:96: error: mosaic: no lowering for `exp` in an index map");
-  CHECK(emit("kernel @k(%o: ref<f32[8,128], vmem>) {\n}\nfunc @main() -> f32[8,128] {\n  %o = pallas_call[kernel=@k, grid=(1), "
-             "in_specs=[], out_specs=[spec()], out_shapes=[f32[8,128]], kernel_type=sc_vector_subcore]\n  return %o\n}\n") ==
-        "t.tsr:4:3: error: mosaic: SparseCore kernels (kernel_type=sc_vector_subcore) are not lowered yet");
 }
 
 TEST_CASE("a Mosaic rule run through a plain EmitContext is an error, not undefined behaviour") {

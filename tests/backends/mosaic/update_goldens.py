@@ -20,6 +20,12 @@ GOLDENS = {
     "bool_refs": "bool Refs stored as i32 in VMEM and SMEM, a mask read from memory",
     "regions": "a function called twice, a custom_jvp_call and a one-branch cond, each in a tpu.region",
     "core_map": "a core_map over a 2 x 2 TensorCore mesh: mesh indices as leading arguments, whole Refs",
+    "sparse_core": "the SparseCore rules on a grid-free call (grid (1,)): tpu.vector_load / tpu.vector_store (add for "
+                   "addupdate, masks), scalar memref access, tpu.iota, rev, tpu.sort, tpu.dynamic_gather, tpu.log, an "
+                   "unpaired dense wait",
+    "sc_seed003": "a SparseCore pallas_call in the seed-003 form, its whole-kernel run_scoped hoisted into scratch operands",
+    "sc_mesh": "a core_map over a 2 x 16 SparseCore mesh (core_parallel, subcore_parallel), HBM windows as affine maps, "
+               "hoisted scratch, dense waits naming their DMA's source and target",
 }
 
 

@@ -1,0 +1,45 @@
+// The one table of SparseCore kernel-body rules (jax/_src/pallas/mosaic/sc_lowering.py):
+// the TensorCore groups whose text is the same on a subcore (arith / math
+// values, conversions, shapes, reductions, control flow, grid and mesh
+// indices, dense DMAs and semaphores), then the SparseCore groups of
+// sc_rules.h over them, and why the rest has no rule here.
+#include "backends/mosaic/rules.h"
+#include "backends/mosaic/sc_rules.h"
+#include "backends/mosaic/vector_groups.h"
+
+namespace tessera::backends::mosaic {
+
+const LoweringTable& sparse_core_rules() {
+  static const LoweringTable table = [] {
+    LoweringTable t("mosaic");
+    t.set_where("on the SparseCore");
+    add_elementwise_rules(t);
+    add_convert_rules(t);
+    add_shape_rules(t);
+    add_reduce_rules(t);
+    add_random_rules(t);
+    add_composite_rules(t);
+    add_control_rules(t);
+    add_grid_rules(t);
+    add_dma_rules(t);
+    add_debug_rules(t);
+    add_sc_memory_rules(t);
+    add_sc_value_rules(t);
+    add_sc_dma_rules(t);
+    add_sc_debug_rules(t);
+
+    const std::string no_pallas_rule = "Pallas's TPU lowering has no rule for it (jax/_src/pallas/mosaic/lowering.py)";
+    for (const char* name : {"expm1", "cbrt", "reduce_precision", "reduce_prod"}) t.unsupported(name, no_pallas_rule);
+    t.unsupported("dot_general", "a SparseCore subcore has no matrix unit (tpu.matmul runs on the TensorCore)");
+    t.unsupported("gather", "Only take_along_axis-like gathers supported (write take_along_axis)");
+    for (const char* name : {"dynamic_slice", "dynamic_update_slice"})
+      t.unsupported(name, "Pallas's TPU lowering has no rule for it on values (index the Ref with ds(...) instead)");
+    t.unsupported("pallas_call", "a kernel cannot launch a pallas_call (only the host function can)");
+    t.unsupported("core_map", "a kernel cannot run a core_map (only the host function can)");
+    t.unsupported("pmap", "a kernel cannot map over devices");
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace tessera::backends::mosaic
