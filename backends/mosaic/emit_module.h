@@ -22,7 +22,7 @@ std::string emit_modules(const Module& m, const Body& entry);
 std::string emit_pallas_call(const Op& call);
 
 // The two-rule rewrite that lets upstream mlir-opt (no tpu dialect) verify
-// the text (../shared/reference/validated/mosaic/to_checkable.sh):
+// the text:
 // `#tpu.memory_space<X>` -> `"X"`, `!tpu.semaphore` / `!tpu.dma_semaphore` -> `i32`.
 std::string checkable(std::string_view text);
 

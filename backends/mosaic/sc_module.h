@@ -1,6 +1,6 @@
 // The kernel func of a SparseCore module: its arguments (with their
 // attributes) and its attributes, for the two forms of section 7 of
-// ../shared/reference/mosaic-emit.md:
+// Pallas's SparseCore lowering (jax/_src/pallas/mosaic/sc_lowering.py):
 //
 // - a pallas_call with `kernel_type=sc_*` (jax/_src/pallas/mosaic/sc_lowering.py,
 //   `lower_jaxpr_to_module`): grid indices, then the operands (the window of

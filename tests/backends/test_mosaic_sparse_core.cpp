@@ -3,7 +3,7 @@
 // that the verifier reaches first (modules emitted here without verifying),
 // the pairing of dma_wait with the DMA it waits for, and when a run_scoped
 // becomes scratch operands. The exact text is pinned by the goldens of
-// tests/backends/mosaic/ (sparse_core, sc_seed003, sc_mesh, zoo/sc_*).
+// tests/backends/mosaic/ (sparse_core, sc_pallas_call, sc_mesh, zoo/sc_*).
 #include <doctest/doctest.h>
 
 #include <string>

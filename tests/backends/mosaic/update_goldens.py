@@ -23,7 +23,7 @@ GOLDENS = {
     "sparse_core": "the SparseCore rules on a grid-free call (grid (1,)): tpu.vector_load / tpu.vector_store (add for "
                    "addupdate, masks), scalar memref access, tpu.iota, rev, tpu.sort, tpu.dynamic_gather, tpu.log, an "
                    "unpaired dense wait",
-    "sc_seed003": "a SparseCore pallas_call in the seed-003 form, its whole-kernel run_scoped hoisted into scratch operands",
+    "sc_pallas_call": "a SparseCore pallas_call in the grid form (the older `lower_jaxpr_to_module`), its whole-kernel run_scoped hoisted into scratch operands",
     "sc_mesh": "a core_map over a 2 x 16 SparseCore mesh (core_parallel, subcore_parallel), HBM windows as affine maps, "
                "hoisted scratch, dense waits naming their DMA's source and target",
 }
@@ -37,7 +37,7 @@ def main():
         out = subprocess.run([tessera, "emit", "mosaic", tsr], cwd=root, capture_output=True, text=True, check=True).stdout
         lines = [l.strip() for l in out.splitlines() if l.strip()]
         text = [f"# The exact text of {tsr}: {GOLDENS[name]}.",
-                "# Reviewed by hand against ../shared/reference/mosaic-emit.md; check_examples.sh verifies it with mlir-opt-19.",
+                "# Reviewed by hand against the forms docs/backends.md describes; check_examples.sh verifies it with mlir-opt-19.",
                 f"# RUN: tessera emit mosaic {tsr}",
                 f"# CHECK: {lines[0]}"]
         text += [f"# CHECK-NEXT: {l}" for l in lines[1:]]
