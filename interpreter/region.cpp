@@ -9,6 +9,8 @@
 #include <immintrin.h>
 #endif
 
+#include "interpreter/kernels/util.h"
+
 namespace tessera::interp {
 namespace {
 
@@ -146,6 +148,16 @@ void check_value(const Region& r, const Array& value, DType dtype) {
     throw Error("value of shape " + shape_str(value.shape()) + " does not fit region " + region_str(r));
 }
 
+// dst + src as an accumulating store adds: integers wrap (two's complement,
+// as XLA's adds do) rather than overflow.
+template <class T>
+T plus(T a, T b) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<kern::WrapT<T>>(a) + static_cast<kern::WrapT<T>>(b));
+  else
+    return static_cast<T>(a + b);
+}
+
 template <class T, class Round>
 void add_rows(T* dst, const T* src, const Region& r, const std::vector<int64_t>& dstr, int64_t d0,
               const std::vector<int64_t>& sstr, Round round) {
@@ -153,9 +165,9 @@ void add_rows(T* dst, const T* src, const Region& r, const std::vector<int64_t>&
     T* dp = dst + doff;
     const T* sp = src + soff;
     if (ds == 1 && ss == 1) {
-      for (int64_t i = 0; i < n; ++i) dp[i] = round(static_cast<T>(dp[i] + sp[i]));
+      for (int64_t i = 0; i < n; ++i) dp[i] = round(plus(dp[i], sp[i]));
     } else {
-      for (int64_t i = 0; i < n; ++i) dp[i * ds] = round(static_cast<T>(dp[i * ds] + sp[i * ss]));
+      for (int64_t i = 0; i < n; ++i) dp[i * ds] = round(plus(dp[i * ds], sp[i * ss]));
     }
   });
 }
