@@ -101,5 +101,6 @@ Obligation prove_parallel_safety(CallContext& c, int out);
 Obligation prove_kernel_bounds(CallContext& c);
 Obligation prove_alias_parallel_safety(CallContext& c, int in, int out);
 Obligation prove_carried_state(CallContext& c);
+Obligation prove_semaphore_balance(CallContext& c);
 
 }  // namespace tessera::prove
