@@ -102,5 +102,6 @@ Obligation prove_kernel_bounds(CallContext& c);
 Obligation prove_alias_parallel_safety(CallContext& c, int in, int out);
 Obligation prove_carried_state(CallContext& c);
 Obligation prove_semaphore_balance(CallContext& c);
+Obligation prove_dma_races(CallContext& c);
 
 }  // namespace tessera::prove

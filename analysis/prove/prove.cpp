@@ -27,7 +27,7 @@ void condition_on_premises(std::vector<Obligation>& obs, const CallContext& c) {
   for (Obligation& ob : obs) {
     if (ob.verdict != Verdict::proved) continue;
     std::vector<std::string> premises;
-    if (ob.kind == "semaphore balance") {
+    if (ob.kind == "semaphore balance" || ob.kind == "DMA races") {
       premises.push_back("kernel");
     } else if (ob.kind == "carried state") {
       premises.push_back("kernel");
@@ -57,6 +57,7 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
   if (op.name() == "core_map") {
     out.push_back(prove_kernel_bounds(c));
     out.push_back(prove_semaphore_balance(c));
+    out.push_back(prove_dma_races(c));
     condition_on_premises(out, c);
     for (Obligation& o : out) o.op = &op;
     return out;
@@ -82,6 +83,7 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
   out.push_back(prove_kernel_bounds(c));
   out.push_back(prove_carried_state(c));
   out.push_back(prove_semaphore_balance(c));
+  out.push_back(prove_dma_races(c));
   condition_on_premises(out, c);
   for (Obligation& o : out) o.op = &op;
   return out;
