@@ -102,6 +102,8 @@ void ProtocolTrace::add_sem(const Op& op, int k, const Access* a, z3::expr amoun
   ev.opaque = merge_opaque(ev.opaque, amount_opaque);
   const Value& ref = op.main_operand(k);
   const Var* root = a ? a->root : ref.is_var() ? walker_->root(ref.var()) : nullptr;
+  if (auto it = scoped_in_loop_.find(root); it != scoped_in_loop_.end() && why_.empty())
+    why_ = op.name() + where(op) + " uses a semaphore that run_scoped allocates anew in every iteration of " + it->second;
   bool barrier = barrier_refs_.count(root) > 0;
   ev.sem_key = barrier ? static_cast<const void*>(&kBarrier) : static_cast<const void*>(root);
   ev.sem_name = barrier ? "the barrier semaphore" : ref.is_var() ? "%" + ref.var()->name : "a semaphore";
@@ -133,6 +135,8 @@ void ProtocolTrace::add_sem(const Op& op, int k, const Access* a, z3::expr amoun
 void ProtocolTrace::add_access(const Op& op, const Access& a, bool read, bool write, TraceEvent::By by, bool remote) {
   TraceEvent ev = base_event(op, TraceEvent::access);
   const Value& ref = op.operands.at(a.ix.base);
+  if (auto it = scoped_in_loop_.find(a.root); it != scoped_in_loop_.end() && scoped_why_.empty())
+    scoped_why_ = op.name() + where(op) + " accesses a Ref that run_scoped allocates anew in every iteration of " + it->second;
   ev.root = a.root;
   ev.ref_name = ref.is_var() ? "%" + ref.var()->name : "a Ref";
   ev.read = read;
@@ -170,6 +174,13 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
   ++next_instance_;
   if (n == "get_barrier_semaphore")
     for (const Var* r : op.results) barrier_refs_.insert(r);
+  // run_scoped inside a loop allocates fresh Refs in every iteration, which
+  // one root per Ref cannot tell apart.
+  if (n == "run_scoped" && !walker_->loops().empty()) {
+    const Body& b = *op.body_param("body");
+    size_t given = forwarded_operands(op, b).size();
+    for (size_t p = given; p < b.params().size(); ++p) scoped_in_loop_[b.params()[p]] = walker_->loops().back().what;
+  }
   auto access_of = [&](int k) -> const Access* {
     int operand = op.main_operand_index(k);
     for (const Access& a : acc)

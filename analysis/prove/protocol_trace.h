@@ -11,6 +11,7 @@
 // in the body) is marked `varies`: one symbol cannot stand for all its values.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -68,7 +69,7 @@ class ProtocolTrace {
   const std::vector<TraceEvent>& events() const { return flat_; }
   const std::string& why() const { return why_; }
   // Non-empty when the accesses could not all be unrolled (the trace then has none).
-  const std::string& accesses_why() const { return accesses_why_; }
+  const std::string& accesses_why() const { return accesses_why_.empty() ? scoped_why_ : accesses_why_; }
   bool any_protocol() const { return protocol_ops_ > 0; }
   IntEncoder& encoder() { return *enc_; }
   // This device's index on the single enclosing pmap axis, if the kernel reads it.
@@ -90,6 +91,8 @@ class ProtocolTrace {
   KernelWalker* walker_ = nullptr;
   std::vector<TraceEvent> events_, flat_;
   std::set<const Var*> barrier_refs_;  // get_barrier_semaphore results
+  std::map<const Var*, std::string> scoped_in_loop_;  // Refs run_scoped allocates inside a loop -> the loop
+  std::string scoped_why_;             // an access of such a Ref (the accesses are then incomplete)
   std::string why_, accesses_why_;
   int protocol_ops_ = 0;
   int next_instance_ = 0;

@@ -407,3 +407,29 @@ TEST_CASE("DMA races: an over-approximated region is unknown, never FAILED") {
   CHECK(has(o.detail, "a strided slice or the rows of a gather / scatter are over-approximated"));
   // (The interpreter's race detector compares hulls too, interpreter/tpu/races.cpp, and reports this.)
 }
+
+TEST_CASE("semaphore balance: a semaphore run_scoped allocates in every loop iteration is unknown") {
+  // Iteration 0 signals its semaphore, iteration 1 waits on a fresh one: a
+  // deadlock, which one symbol for both semaphores would call balanced.
+  std::string text = R"(
+kernel @k(%x: ref<f32[16,128], vmem>, %o: ref<f32[16,128], vmem>) {
+  for[body=fn(%j: i32) {
+    run_scoped[body=fn(%jj: i32, %s: ref<sem, semaphore>) {
+      %first = eq %jj, 0
+      cond[branches=[fn(%s0: ref<sem, semaphore>) { semaphore_wait %s0, 1 },
+                     fn(%s1: ref<sem, semaphore>) { semaphore_signal %s1, 1 }]] %first, %s
+    }] %j
+  }, num_consts=0] 0:i32, 2:i32
+  %v = get %x[:, :]
+  swap %o[:, :], %v
+}
+func @main(%x: f32[16,128]) -> f32[16,128] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec()], out_shapes=[f32[16,128]]] %x
+  return %out
+}
+)";
+  Obligation o = balance(text);
+  CHECK(o.verdict == Verdict::unknown);
+  CHECK(o.detail == "semaphore_wait at <test>:6:53 uses a semaphore that run_scoped allocates anew in every iteration of for at <test>:3:3");
+  CHECK(has(run_error(text, {zeros(DType::f32, {16, 128})}), "deadlock"));
+}
