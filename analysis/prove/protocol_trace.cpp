@@ -169,6 +169,14 @@ void ProtocolTrace::add_access(const Op& op, const Access& a, bool read, bool wr
   events_.push_back(std::move(ev));
 }
 
+Sym ProtocolTrace::exact_or_opaque(const Sym& v, const std::string& what) {
+  // Kernel bounds proves the guards of indices and paths, not of amounts and
+  // device ids: one whose integer code may wrap is any value to the model.
+  for (int d : v.deps)
+    if (!enc_->guards.at(d).settled) return enc_->opaque(DType::i32, what + " relies on integer code that may overflow");
+  return v;
+}
+
 void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
   const std::string& n = op.name();
   ++next_instance_;
@@ -215,7 +223,7 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
         if (s) opq = merge_opaque(opq, s->opaque), enc_->need(s->deps);
     z3::expr bytes = elements * c_.ctx.int_val(dtype_bytes(t.dtype()));
     std::optional<Sym> device;
-    if (remote) device = enc_->value(op.main_operand(4));
+    if (remote) device = exact_or_opaque(enc_->value(op.main_operand(4)), "the device id" + where(op));
     add_sem(op, 2, access_of(2), bytes, false, device, opq);                    // where the data lands
     if (remote) add_sem(op, 3, access_of(3), bytes, false, std::nullopt, opq);  // the source side, here
     return;
@@ -232,12 +240,12 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
     return;
   }
   // semaphore_signal %sem, %inc [, %device [, %core]] / semaphore_wait %sem, %dec
-  Sym amount = enc_->value(op.main_operand(1));
-  enc_->need(amount.deps);
+  Sym amount = exact_or_opaque(enc_->value(op.main_operand(1)), "the amount" + where(op));
   if (n == "semaphore_signal" && op.num_main_operands() >= 4 && why_.empty())
     why_ = "semaphore_signal" + where(op) + " signals another core's semaphore (across cores is not modelled)";
   std::optional<Sym> device;
-  if (n == "semaphore_signal" && op.num_main_operands() >= 3) device = enc_->value(op.main_operand(2));
+  if (n == "semaphore_signal" && op.num_main_operands() >= 3)
+    device = exact_or_opaque(enc_->value(op.main_operand(2)), "the device id" + where(op));
   add_sem(op, 0, access_of(0), amount.e, n == "semaphore_wait", device, amount.opaque);
 }
 

@@ -83,6 +83,7 @@ class ProtocolTrace {
                const std::vector<std::string>& amount_opaque);
   void add_access(const Op& op, const Access& a, bool read, bool write, TraceEvent::By by, bool remote);
   TraceEvent base_event(const Op& op, TraceEvent::Kind kind);
+  Sym exact_or_opaque(const Sym& v, const std::string& what);
   bool unroll(size_t b, size_t e, size_t depth, z3::expr_vector& from, z3::expr_vector& to, const std::string& it);
   void mark_varying(const std::vector<Sym>& point);
 

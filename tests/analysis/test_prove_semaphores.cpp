@@ -433,3 +433,25 @@ func @main(%x: f32[16,128]) -> f32[16,128] {
   CHECK(o.detail == "semaphore_wait at <test>:6:53 uses a semaphore that run_scoped allocates anew in every iteration of for at <test>:3:3");
   CHECK(has(run_error(text, {zeros(DType::f32, {16, 128})}), "deadlock"));
 }
+
+TEST_CASE("protocol claims on a gather / scatter kernel") {
+  // The rows are data, which kernel bounds cannot decide; the protocol claims
+  // rely only on its guards, and the regions they compare are dense.
+  std::string text = example_text("sc_gather_scatter.tsr");
+  std::vector<Obligation> obs = prove_text(text, Options{});
+  CHECK(find(obs, "kernel", "bounds").verdict == Verdict::unknown);
+  CHECK(find(obs, "kernel", "semaphore balance").verdict == Verdict::proved);
+  CHECK(find(obs, "kernel", "DMA races").verdict == Verdict::proved);
+  // Scattering the gathered rows before the gather's wait: the scatter's copy
+  // reads %rows while the gather writes it.
+  std::string early = replace_once(text,
+                                   "    dma_wait %sem, %rows[:, :]\n    dma_start[add=true] %rows[:, :], %o[%bag_of, :], %sem\n",
+                                   "    dma_start[add=true] %rows[:, :], %o[%bag_of, :], %sem\n    dma_wait %sem, %rows[:, :]\n");
+  Obligation o = races(early);
+  REQUIRE(o.verdict == Verdict::failed);
+  CHECK(has(o.detail, "the copy of dma_start at <test>:32:5 reads %rows while dma_start at <test>:31:5 is in flight writing %rows"));
+  std::vector<interp::Array> in = {zeros(DType::i32, {64}), zeros(DType::i32, {64}), zeros(DType::f32, {256, 128}),
+                                   zeros(DType::f32, {16, 128})};
+  CHECK(run_races(text, in) == "");
+  CHECK(has(run_races(early, in), "RACE DETECTED"));
+}
