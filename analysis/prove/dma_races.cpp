@@ -172,6 +172,10 @@ Obligation prove_dma_races(CallContext& c) {
   if (!trace.accesses_why().empty()) return finish(Verdict::unknown, trace.accesses_why());
   for (const TraceEvent& e : evs)
     if (!e.varies.empty()) return finish(Verdict::unknown, e.varies);
+  // Accesses the trace could not unroll matter only on the Refs DMAs copy.
+  for (const Dma& d : dmas)
+    for (const TraceEvent* side : {d.src, d.dst})
+      if (side && !trace.missing_accesses(side->root).empty()) return finish(Verdict::unknown, trace.missing_accesses(side->root));
 
   std::vector<Conflict> conflicts;
   std::vector<z3::expr> still_open;  // per DMA side: in flight when the step ends

@@ -1,5 +1,6 @@
 #include "analysis/prove/protocol_trace.h"
 
+#include <algorithm>
 #include <map>
 
 #include "ir/effects.h"
@@ -284,8 +285,17 @@ bool ProtocolTrace::unroll(size_t b, size_t e, size_t depth, z3::expr_vector& fr
       known = lo.is_numeral_i64(l) && hi.is_numeral_i64(h);
     }
     if (!known) {
-      why_ = ev.what + " sits in " + loop.what + ", whose trip count is not static";
-      return false;
+      std::string why = " sits in " + loop.what + ", whose trip count is not static";
+      bool all_accesses = std::all_of(events_.begin() + static_cast<std::ptrdiff_t>(i), events_.begin() + static_cast<std::ptrdiff_t>(j),
+                                      [](const TraceEvent& x) { return x.kind == TraceEvent::access; });
+      if (!all_accesses) {
+        why_ = ev.what + why;
+        return false;
+      }
+      // Accesses only: left out, remembering their Refs (a claim about those Refs is then unknown).
+      for (size_t k = i; k < j; ++k) unrolled_without_.try_emplace(events_[k].root, events_[k].what + why);
+      i = j;
+      continue;
     }
     for (int64_t k = l; k < h; ++k) {
       from.push_back(*loop.index);

@@ -70,6 +70,11 @@ class ProtocolTrace {
   const std::string& why() const { return why_; }
   // Non-empty when the accesses could not all be unrolled (the trace then has none).
   const std::string& accesses_why() const { return accesses_why_.empty() ? scoped_why_ : accesses_why_; }
+  // Why accesses of Ref `root` are missing from the trace ("" when none is): they sit in loops it could not unroll.
+  std::string missing_accesses(const Var* root) const {
+    auto it = unrolled_without_.find(root);
+    return it == unrolled_without_.end() ? "" : it->second;
+  }
   bool any_protocol() const { return protocol_ops_ > 0; }
   IntEncoder& encoder() { return *enc_; }
   // This device's index on the single enclosing pmap axis, if the kernel reads it.
@@ -93,6 +98,7 @@ class ProtocolTrace {
   std::vector<TraceEvent> events_, flat_;
   std::set<const Var*> barrier_refs_;  // get_barrier_semaphore results
   std::map<const Var*, std::string> scoped_in_loop_;  // Refs run_scoped allocates inside a loop -> the loop
+  std::map<const Var*, std::string> unrolled_without_;  // Refs with accesses in loops not unrolled -> why
   std::string scoped_why_;             // an access of such a Ref (the accesses are then incomplete)
   std::string why_, accesses_why_;
   int protocol_ops_ = 0;

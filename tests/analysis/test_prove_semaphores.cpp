@@ -455,3 +455,19 @@ TEST_CASE("protocol claims on a gather / scatter kernel") {
   CHECK(run_races(text, in) == "");
   CHECK(has(run_races(early, in), "RACE DETECTED"));
 }
+
+TEST_CASE("DMA races: accesses in a loop without a static trip count") {
+  // A loop of reads of an unrelated Ref is left out; of the DMA's destination, it makes the claim unknown.
+  std::string body =
+      "  dma_start %x[:, :], %o[:, :], %sem\n  dma_wait %sem, %o[:, :]\n"
+      "  %i = program_id[axis=0]\n"
+      "  for[body=fn(%j: i32, %r: ref<f32[16,128], REF>) {\n    %v = get %r[0, :]\n  }, num_consts=1] 0:i32, %i, %R\n";
+  std::string unrelated = copy_kernel(replace_once(replace_once(body, "REF", "vmem"), "%R", "%buf"));
+  unrelated = replace_once(unrelated, "%sem: ref<dma_sem, semaphore>) {", "%sem: ref<dma_sem, semaphore>, %buf: ref<f32[16,128], vmem>) {");
+  unrelated = replace_once(unrelated, "scratch=[ref<dma_sem, semaphore>]", "scratch=[ref<dma_sem, semaphore>, ref<f32[16,128], vmem>]");
+  Obligation u = races(unrelated);
+  CHECK_MESSAGE(u.verdict == Verdict::proved, u.line());
+  Obligation d = races(copy_kernel(replace_once(replace_once(body, "REF", "vmem"), "%R", "%o")));
+  CHECK(d.verdict == Verdict::unknown);
+  CHECK(has(d.detail, "get at <test>:6:5 sits in for at <test>:5:3, whose trip count is not static"));
+}
