@@ -49,6 +49,10 @@ class CallContext {
   // holds), filled by prove_bounds. Pairwise claims assume exactly this: an
   // out-of-bounds block does not void them, an overflow does.
   std::vector<char> map_well_defined;
+  // Every exactness guard the kernel's indices and paths rely on is proved
+  // (filled by prove_kernel_bounds): the premise of the protocol claims, which
+  // an access that kernel bounds cannot decide does not void.
+  bool kernel_guards_proved = false;
 
   // A fresh symbolic grid point; its range facts (0 <= p < grid size) go to `facts`.
   std::vector<Sym> make_point(const std::string& tag, std::vector<z3::expr>& facts);
@@ -101,5 +105,7 @@ Obligation prove_parallel_safety(CallContext& c, int out);
 Obligation prove_kernel_bounds(CallContext& c);
 Obligation prove_alias_parallel_safety(CallContext& c, int in, int out);
 Obligation prove_carried_state(CallContext& c);
+Obligation prove_semaphore_balance(CallContext& c);
+Obligation prove_dma_races(CallContext& c);
 
 }  // namespace tessera::prove

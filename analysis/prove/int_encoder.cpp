@@ -242,7 +242,10 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
     t.set("axis_index", {[](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
              auto it = e.scope_.axis_sizes.find(op.str_param("axis_name"));
              if (it == e.scope_.axis_sizes.end()) return "axis_index of an axis no enclosing pmap or core_map binds" + where(op);
-             z3::expr v = e.scope_.fresh_int("axis_index");
+             auto sym = e.scope_.axis_symbol.find(it->first);
+             if (sym == e.scope_.axis_symbol.end())
+               sym = e.scope_.axis_symbol.emplace(it->first, e.scope_.fresh_int("axis_index_" + it->first)).first;
+             z3::expr v = sym->second;
              e.facts.push_back(v >= 0 && v < e.ctx().int_val(it->second));
              return Sym{v, Interval{0, it->second - 1}, {}, {}};
            }, false});

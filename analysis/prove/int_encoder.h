@@ -85,6 +85,8 @@ struct Scope {
   std::vector<Prefetch> prefetch;
   std::vector<int> kernel_axis;      // program_id axis a of the kernel -> grid axis (vmapped dims skipped)
   std::map<std::string, int64_t> axis_sizes;  // named device axes of enclosing pmaps
+  // One symbol per axis: every axis_index of an axis is the same device's (core's) index.
+  std::map<std::string, z3::expr> axis_symbol;
   int fresh = 0;
 
   explicit Scope(z3::context& c) : ctx(c) {}

@@ -122,6 +122,7 @@ Obligation prove_kernel_bounds(CallContext& c) {
   for (const Guard& gd : enc.guards)
     if (gd.needed && (!gd.settled || !c.opts.use_intervals))
       checks.push_back({gd.ok, gd.path, gd.what + (gd.loc.known() ? " at " + gd.loc.str() : ""), {}, gd.opaque});
+  size_t num_guards = checks.size();
   for (Check& ch : access) checks.push_back(std::move(ch));
 
   ob.method = checks.empty() ? "intervals" : "z3";
@@ -169,6 +170,10 @@ Obligation prove_kernel_bounds(CallContext& c) {
       break;
     }
   }
+  // The guards hold when the last query was unsat and none was set aside.
+  bool guard_open = std::any_of(checks.begin(), checks.begin() + static_cast<std::ptrdiff_t>(num_guards),
+                                [](const Check& ch) { return ch.done; });
+  c.kernel_guards_proved = !guard_open && (unknown_reason.empty() || unknown_reason.starts_with("cannot decide"));
   if (unknown_reason.empty()) {
     ob.verdict = Verdict::proved;
     ob.detail = std::to_string(accesses) + " indexed accesses";

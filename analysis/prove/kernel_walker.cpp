@@ -55,13 +55,17 @@ void KernelWalker::with_path(const Sym& cond, const std::function<void()>& f) {
   path_opaque_ = saved_opaque;
 }
 
-void KernelWalker::in_loop(const std::function<void()>& f) {
-  loops_.push_back(next_loop_++);
+void KernelWalker::in_loop(const std::function<void()>& f, LoopInfo info) {
+  info.id = next_loop_++;
+  loops_.push_back(info.id);
+  loop_info_.push_back(std::move(info));
   f();
+  loop_info_.pop_back();
   loops_.pop_back();
 }
 
 void KernelWalker::record(const Op& op) {
+  std::vector<Access> all;
   for (const Indexer& ix : op.indexers) {
     const Value& ref = op.operands.at(ix.base);
     Access a{op, ix, ref.is_var() ? root(ref.var()) : nullptr, {}, {}, loops_};
@@ -77,7 +81,9 @@ void KernelWalker::record(const Op& op) {
       else a.starts.push_back(Sym{c_.ctx.int_val(e.start), Interval::of(e.start), {}, {}});
     }
     if (on_access) on_access(a);
+    if (on_op) all.push_back(std::move(a));
   }
+  if (on_op) on_op(op, all);
 }
 
 void KernelWalker::step(const Op& op) {
@@ -105,21 +111,22 @@ void KernelWalker::step(const Op& op) {
     Interval iv{lo.iv.lo, hi.iv.hi >= Interval::kInf ? Interval::kInf : hi.iv.hi - 1};
     enc_.bind(v.index_param(), derived(i, iv, {&lo, &hi}));
     bind_loop(v.params(), v.operands(), "for" + where(op));
-    in_loop([&] { with_path(derived(lo.e <= i && i < hi.e, {0, 1}, {&lo, &hi}), [&] { walk(b); }); });
+    in_loop([&] { with_path(derived(lo.e <= i && i < hi.e, {0, 1}, {&lo, &hi}), [&] { walk(b); }); },
+            LoopInfo{0, i, lo, hi, "for" + where(op), v.index_param()->name});
     return results_opaque(op, "the result of for" + where(op));
   }
   if (n == "while") {
     WhileView v(op);
     for (const auto& part : {std::pair{&v.body(), v.body_params()}, std::pair{&v.cond(), v.cond_params()}}) {
       bind_loop(part.second, v.operands(), "while" + where(op));
-      in_loop([&] { walk(*part.first); });  // (clang 14 cannot capture a structured binding)
+      in_loop([&] { walk(*part.first); }, LoopInfo{0, {}, {}, {}, "while" + where(op), ""});  // (clang 14 cannot capture a structured binding)
     }
     return results_opaque(op, "the result of while" + where(op));
   }
   if (n == "scan") {
     ScanView v(op);
     bind_loop(v.params(), v.operands(), "scan" + where(op));
-    in_loop([&] { walk(v.body()); });
+    in_loop([&] { walk(v.body()); }, LoopInfo{0, {}, {}, {}, "scan" + where(op), ""});
     return results_opaque(op, "the result of scan" + where(op));
   }
   if (n == "run_scoped" || n == "call" || n == "custom_jvp_call" || n == "core_map" || n == "pmap") {

@@ -32,11 +32,23 @@ struct Access {
   std::vector<int> loops;            // the loops (ids) the access sits in, outermost first
 };
 
+// A loop the walker is inside: a `for` has an induction variable ranging over
+// [lo, hi); `while` and `scan` have none the model knows.
+struct LoopInfo {
+  int id;
+  std::optional<z3::expr> index;     // the induction variable (for)
+  std::optional<Sym> lo, hi;         // its bounds (for)
+  std::string what;                  // "for at f.tsr:3:4"
+  std::string index_name;            // "c"
+};
+
 class KernelWalker {
  public:
   KernelWalker(CallContext& c, IntEncoder& enc) : c_(c), enc_(enc) {}
 
   std::function<void(const Access&)> on_access;
+  // Called once per op after its accesses (one per indexer, in order), under the current path.
+  std::function<void(const Op&, const std::vector<Access>&)> on_op;
   // Called at each debug_check with its predicate, under the current path.
   std::function<void(const Op&, const Sym& pred)> on_debug_check;
   void walk(const Body& b) {
@@ -50,6 +62,8 @@ class KernelWalker {
   bool result_used(const Op& op);
   // Why the current path depends on unmodelled values (empty: it does not).
   const std::vector<std::string>& path_opaque() const { return path_opaque_; }
+  // The loops around the op being visited, outermost first.
+  const std::vector<LoopInfo>& loops() const { return loop_info_; }
   // The Ref `v` stands for (itself when it is not a nested body's parameter).
   const Var* root(const Var* v) const {
     auto it = root_.find(v);
@@ -65,7 +79,7 @@ class KernelWalker {
   void bind_loop(const LoopParts<Var*>& params, const LoopParts<Value>& operands, const std::string& loop);
   void results_opaque(const Op& op, const std::string& why);
   void with_path(const Sym& cond, const std::function<void()>& f);
-  void in_loop(const std::function<void()>& f);
+  void in_loop(const std::function<void()>& f, LoopInfo info);
   void record(const Op& op);
   void step(const Op& op);
 
@@ -73,6 +87,7 @@ class KernelWalker {
   IntEncoder& enc_;
   std::unordered_map<const Var*, const Var*> root_;
   std::vector<int> loops_;
+  std::vector<LoopInfo> loop_info_;
   std::vector<std::string> path_opaque_;
   const Body* body_ = nullptr;
   std::unordered_map<const Body*, std::unordered_set<const Var*>> used_;

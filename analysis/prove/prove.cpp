@@ -27,7 +27,10 @@ void condition_on_premises(std::vector<Obligation>& obs, const CallContext& c) {
   for (Obligation& ob : obs) {
     if (ob.verdict != Verdict::proved) continue;
     std::vector<std::string> premises;
-    if (ob.kind == "carried state") {
+    if (ob.kind == "semaphore balance" || ob.kind == "DMA races") {
+      // Only the guards of kernel bounds: an access it cannot decide (the rows of a gather) voids nothing here.
+      if (!c.kernel_guards_proved) premises.push_back("kernel");
+    } else if (ob.kind == "carried state") {
       premises.push_back("kernel");
       for (int i = 0; i < c.g.num_inputs(); ++i) premises.push_back(c.subject(i));
     } else if (ob.kind == "non-revisiting" || ob.kind == "parallel safety") {
@@ -54,7 +57,10 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
   std::vector<Obligation> out;
   if (op.name() == "core_map") {
     out.push_back(prove_kernel_bounds(c));
-    out.back().op = &op;
+    out.push_back(prove_semaphore_balance(c));
+    out.push_back(prove_dma_races(c));
+    condition_on_premises(out, c);
+    for (Obligation& o : out) o.op = &op;
     return out;
   }
   int nin = c.g.num_inputs();
@@ -77,6 +83,8 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
   }
   out.push_back(prove_kernel_bounds(c));
   out.push_back(prove_carried_state(c));
+  out.push_back(prove_semaphore_balance(c));
+  out.push_back(prove_dma_races(c));
   condition_on_premises(out, c);
   for (Obligation& o : out) o.op = &op;
   return out;

@@ -1,6 +1,6 @@
 // `tessera prove`: formal checks of every pallas_call in a module, with Z3.
 //
-// Per pallas_call, five kinds of obligation (docs/prove.md explains each and
+// Per pallas_call, seven kinds of obligation (docs/prove.md explains each and
 // its encoding):
 //   bounds          per input / output block mapping: every block index is
 //                   valid for the padded array, at every grid point and for
@@ -17,8 +17,14 @@
 //                   index relies on does not overflow;
 //   carried state   no grid step reads scratch or an output block before
 //                   writing it where the previous step on its core has other
-//                   parallel coordinates.
-// A core_map outside any pallas_call gets kernel bounds for its body.
+//                   parallel coordinates;
+//   semaphore balance  every semaphore element is back at 0 when a grid step
+//                   ends, and no wait asks for more than its step signalled
+//                   before it (DMA bytes and semaphore_signal amounts);
+//   DMA races       nothing touches an in-flight DMA's destination or writes
+//                   its source before the wait that completes it.
+// A core_map outside any pallas_call gets kernel bounds, semaphore balance
+// and DMA races for its body.
 // Proofs never enumerate the grid: cost does not depend on the grid's size.
 #pragma once
 
@@ -62,7 +68,7 @@ std::string_view verdict_name(Verdict v);  // "proved", "FAILED", "unknown"
 struct Obligation {
   std::string call;       // the pallas_call's name
   std::string subject;    // "in[1]", "out[0]", "kernel"
-  std::string kind;       // "bounds", "non-revisiting", "parallel safety", "kernel bounds"
+  std::string kind;       // "bounds", "non-revisiting", "parallel safety", "carried state", "semaphore balance", "DMA races"
   Verdict verdict = Verdict::unknown;
   std::string detail;     // the counterexample, or why it is unknown
   std::vector<std::vector<int64_t>> grid_points;  // counterexample grid points, in order

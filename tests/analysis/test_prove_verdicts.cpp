@@ -302,8 +302,10 @@ TEST_CASE("item 7: core_map bodies are proved") {
 }
 )";
   std::vector<Obligation> obs = prove_text(text);
-  REQUIRE(obs.size() == 1);
+  REQUIRE(obs.size() == 3);
   CHECK(obs[0].line() == "core_map kernel bounds: proved");
+  CHECK(obs[1].line() == "core_map kernel semaphore balance: proved");
+  CHECK(obs[2].line() == "core_map kernel DMA races: proved");
   // Three cores: core 2 copies rows 256..383 of 256.
   Obligation o = find(prove_text(replace_once(text, "mesh_shape=(2)", "mesh_shape=(3)")), "kernel", "bounds");
   CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
