@@ -134,7 +134,9 @@ std::optional<std::pair<std::string, std::string>> claim_of(const std::string& m
   };
   if (msg.find("RACE DETECTED") != std::string::npos) return std::make_pair(std::string("*"), std::string("parallel"));
   if (msg.find("Revisited block") != std::string::npos) return std::make_pair(subject(msg), std::string("non-revisiting"));
-  if (msg.find("(in kernel @") != std::string::npos) return std::make_pair(std::string("kernel"), std::string("kernel bounds"));
+  if (msg.find("deadlock:") != std::string::npos || msg.find("has non-zero count") != std::string::npos)
+    return std::make_pair(std::string("kernel"), std::string("semaphore balance"));
+  if (msg.find("(in kernel @") != std::string::npos) return std::make_pair(std::string("kernel"), std::string("bounds"));
   if (msg.find("Out-of-bounds block index") != std::string::npos || msg.find("(in index map @") != std::string::npos ||
       msg.find("the index map of") != std::string::npos) {
     size_t at = msg.find("(in index map @");
