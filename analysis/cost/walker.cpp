@@ -104,6 +104,13 @@ class Walker {
     for (size_t k = from; k < to; ++k) r.push_back(value(op.operands[k]));
     return r;
   }
+  // One step of the walk: an op, a loop trip, a core or device (so that an
+  // empty body repeated 2^31 times stops too).
+  void tick(const Op& op) {
+    if (++walked_ > opts_.max_walk_ops)
+      throw Error(op.loc, "cost: more than " + std::to_string(opts_.max_walk_ops) +
+                              " steps to walk (ops, per grid point, loop trip, core and device)");
+  }
   static std::optional<int64_t> int_of(const Known& k) {
     if (!k || k->size() != 1) return std::nullopt;
     return k->get_int(0);
@@ -185,9 +192,7 @@ std::vector<Known> Walker::walk(const Body& b, std::vector<Known> args, const En
   env_ = &env;
   tally_ = &t;
   for (const Op& op : b.ops()) {
-    if (++walked_ > opts_.max_walk_ops)
-      throw Error(op.loc, "cost: more than " + std::to_string(opts_.max_walk_ops) +
-                              " ops to walk (kernels are walked per grid point and loop trip)");
+    tick(op);
     t[env.scope].figures += op_cost(op);
     std::vector<Known> out(op.results.size());
     const Rule* rule = walk_rules().find(*op.prim);
@@ -325,6 +330,7 @@ void Walker::for_loop(const Op& op, std::vector<Known>& out) {
   std::vector<Known> consts = values(op, ForView::first_const, static_cast<size_t>(v.first_carry()));
   std::vector<Known> carries = values(op, static_cast<size_t>(v.first_carry()), op.operands.size());
   for (int64_t i = *lo; i < *hi; ++i) {
+    tick(op);
     std::vector<Known> args{known_int(i, idt)};
     args.insert(args.end(), consts.begin(), consts.end());
     args.insert(args.end(), carries.begin(), carries.end());
@@ -339,6 +345,7 @@ void Walker::while_loop(const Op& op, std::vector<Known>& out) {
   size_t k = static_cast<size_t>(v.first_carry());
   std::vector<Known> all = values(op, 0, op.operands.size());
   while (true) {
+    tick(op);
     std::vector<Known> r = walk(v.cond(), all, *env_, *tally_);
     std::optional<int64_t> go = r.empty() ? std::nullopt : int_of(r[0]);
     if (!go && env_->probing) throw NeedsPoint{};
@@ -357,6 +364,7 @@ void Walker::scan(const Op& op, std::vector<Known>& out) {
   std::vector<Known> carries = values(op, static_cast<size_t>(v.first_carry()), static_cast<size_t>(v.first_x()));
   size_t c = carries.size();
   for (int64_t step = 0; step < v.length; ++step) {
+    tick(op);
     std::vector<Known> args = consts;
     args.insert(args.end(), carries.begin(), carries.end());
     args.resize(args.size() + static_cast<size_t>(v.num_xs));  // the slices of xs: data
@@ -398,6 +406,7 @@ void Walker::core_map(const Op& op, std::vector<Known>&) {
   const Env& outer = *env_;
   t[&op].runs += 1;
   for (int64_t c = 0; c < n; ++c) {
+    tick(op);
     Env env = outer;
     env.scope = &op;
     int64_t rest = c;
@@ -420,6 +429,7 @@ void Walker::pmap(const Op& op, std::vector<Known>&) {
   const Env& outer = *env_;
   Tally& t = *tally_;
   for (int64_t i = 0; i < n; ++i) {
+    tick(op);
     Env env = outer;
     env.axes.emplace_back(name, i);
     env.device = outer.device * n + i;
@@ -488,6 +498,7 @@ void Walker::pallas_call(const Op& op, std::vector<Known>&) {
   env.probing = false;
   Tally all;
   for (int64_t n = 0; n < points; ++n) {
+    tick(op);
     int64_t rest = n;
     for (int d = static_cast<int>(grid.size()) - 1; d >= 0; --d) {
       point[static_cast<size_t>(d)] = rest % grid[static_cast<size_t>(d)];

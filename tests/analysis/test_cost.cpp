@@ -231,3 +231,83 @@ TEST_CASE("--json") {
   CHECK_HAS(j, "{\"function\": \"main\", \"exact\": true,");
   CHECK_HAS(j, "\"call\": \"add\"");
 }
+
+namespace {
+
+// The figures of `text`'s @main, computed and counted by the interpreter
+// (random inputs), which must agree exactly.
+void check_against_interpreter(const std::string& text) {
+  Module m = parse(text);
+  const Body& f = *m.entry("main");
+  std::vector<interp::Array> inputs;
+  for (size_t i = 0; i < f.params().size(); ++i)
+    inputs.push_back(interp::random_array(f.params()[i]->type.array_type(), 11 + i));
+  cost::CostReport r = cost_of(m);
+  CHECK(r.exact());
+  interp::RunStats stats;
+  interp::RunOptions opts;
+  opts.stats = &stats;
+  interp::run_function(m, "main", inputs, opts);
+  CHECK(figures_str(r.total()) == figures_str(stats.total()));
+  for (const interp::RunStats::Scope& s : stats.scopes())
+    for (const cost::KernelCost& k : r.kernels)
+      if (k.op == s.op) {
+        CHECK(k.runs == s.runs);
+        CHECK(figures_str(k.figures) == figures_str(s.figures));
+      }
+}
+
+}  // namespace
+
+TEST_CASE("core_map, loops, scan and conds decided per grid point agree with the interpreter") {
+  SUBCASE("core_map: the body once per core, its DMAs counted") {
+    check_against_interpreter(R"(
+func @main(%x: ref<f32[16,128], any>, %y: ref<f32[16,128], any>) -> f32[16,128] {
+  core_map[mesh_axes=(c), mesh_shape=(2), body=fn(%s: ref<f32[16,128], any>, %d: ref<f32[16,128], any>) {
+    run_scoped[body=fn(%s2: ref<f32[16,128], any>, %d2: ref<f32[16,128], any>, %sem: ref<dma_sem, semaphore>) {
+      %c = axis_index[axis_name=c]
+      %row = mul %c, 8
+      dma_start %s2[ds(%row, 8), :], %d2[ds(%row, 8), :], %sem
+      dma_wait %sem, %d2[ds(%row, 8), :]
+    }] %s, %d
+  }] %x, %y
+  %v = run_scoped[body=fn(%yy: ref<f32[16,128], any>, %buf: ref<f32[16,128], vmem>, %sem: ref<dma_sem, semaphore>) -> f32[16,128] {
+    dma_start %yy[:, :], %buf[:, :], %sem
+    dma_wait %sem, %buf[:, :]
+    %r = get %buf[:, :]
+    %t = tanh %r
+    return %t
+  }] %y
+  return %v
+}
+)");
+  }
+  SUBCASE("a for loop whose trip count is the program id, a while counter, a scan") {
+    check_against_interpreter(R"(
+kernel @k(%x: ref<f32[8,16], vmem>, %o: ref<f32[8,16], vmem>) {
+  %i = program_id[axis=0]
+  %v = get %x[:, :]
+  %n = add %i, 1
+  %w = for[body=fn(%j: i32, %a: f32[8,16]) -> f32[8,16] { %b = mul %a, %a
+                                                         return %b }] 0:i32, %n, %v
+  %c, %z = while[cond=fn(%c0: i32, %a2: f32[8,16]) -> i1 { %go = lt %c0, 3
+                                                         return %go },
+                 body=fn(%c2: i32, %a3: f32[8,16]) -> (i32, f32[8,16]) { %c3 = add %c2, 1
+                                                                        %a4 = exp %a3
+                                                                        return %c3, %a4 }] 0:i32, %w
+  %row0 = slice[start_indices=(0, 0), limit_indices=(1, 16)] %z
+  %init = reshape[new_sizes=(16)] %row0
+  %acc, %ys = scan[body=fn(%acc0: f32[16], %row: f32[16]) -> (f32[16], f32[16]) { %acc1 = add %acc0, %row
+                                                                                return %acc1, %acc1 }, length=8, num_carry=1] %init, %z
+  swap %o[:, :], %ys
+}
+index_map @rows(%i: i32) -> (i32, i32) {
+  return %i, 0
+}
+func @main(%x: f32[32,16]) -> f32[32,16] {
+  %y = pallas_call[kernel=@k, grid=(4), in_specs=[spec((8, 16), @rows)], out_specs=[spec((8, 16), @rows)], out_shapes=[f32[32,16]]] %x
+  return %y
+}
+)");
+  }
+}
