@@ -9,6 +9,7 @@
 
 #include "ir/control_views.h"
 #include "ir/indirect_dma.h"
+#include "ir/op_cost.h"
 #include "ir/sparse_core.h"
 #include "ir/primitive.h"
 #include "verify/verify.h"
@@ -37,6 +38,7 @@ struct OpPlan {
   std::vector<int> release;  // slots whose last use is this op
   std::vector<int> main;     // main operand positions
   const Kernel* kernel = nullptr;
+  OpCost cost;               // of one execution (ir/op_cost.h), for --stats
 };
 
 struct BodyPlan {
@@ -95,6 +97,7 @@ std::unique_ptr<BodyPlan> build_plan(const Body& b) {
     for (const Value& v : op.operands) o.in.push_back(operand(v, static_cast<int>(i)));
     for (const Var* r : op.results) o.out.push_back(new_slot(r));
     o.main = op.main_operands();
+    o.cost = op_cost(op);
     p->ops.push_back(std::move(o));
   }
   int end = static_cast<int>(ops.size());
@@ -499,6 +502,9 @@ struct Exec {
     if (region_elements(req.src_region) != region_elements(req.dst_region))
       fail("source region " + region_str(req.src_region) + " and destination region " + region_str(req.dst_region) +
            " differ in size");
+    CostFigures moved;
+    moved.bytes_dma = region_elements(req.src_region) * dtype_bytes(src.data.dtype());
+    in.count(ctx, moved);
     in.machine().dma_start(req, src_gc);
   }
 
@@ -655,6 +661,7 @@ struct Exec {
     auto ctx_for = [&](int64_t c) {
       Ctx cc = ctx;
       cc.core = static_cast<int>(c);
+      cc.scope = &op();
       cc.mesh.clear();
       int64_t rest = c;
       std::vector<Axis> axes(names.size());
@@ -670,6 +677,7 @@ struct Exec {
     // of a pallas_call.
     std::vector<int> cores_gc;
     for (int64_t c = 0; c < n; ++c) cores_gc.push_back(in.machine().global_core(ctx.device, static_cast<int>(c)));
+    if (in.opts().stats) in.opts().stats->count_run(&op());
     in.machine().fork_clocks(gc(), cores_gc);
     std::vector<int> tasks;
     Interp& interp = in;
@@ -785,7 +793,12 @@ std::vector<Val> Interp::eval(const Body& b, std::vector<Val> args, Ctx& ctx) {
                              std::to_string(args.size()));
   std::vector<Val> env(static_cast<size_t>(p.nslots));
   for (size_t i = 0; i < args.size(); ++i) env[p.params[i]] = std::move(args[i]);
+  // --stats: the ops of this body, added up here and counted once at its end
+  // (index maps compute addresses, not kernel work: not counted).
+  bool counting = opts_.stats && !(ctx.kernel && ctx.kernel->in_index_map);
+  CostFigures done;
   for (const OpPlan& o : p.ops) {
+    if (counting) done += o.cost;
     step(o.op->loc);
     try {
       Exec{*this, o, env, ctx}.run();
@@ -799,10 +812,40 @@ std::vector<Val> Interp::eval(const Body& b, std::vector<Val> args, Ctx& ctx) {
     }
     for (int s : o.release) env[s] = Val{};
   }
+  if (counting) count(ctx, done);
   std::vector<Val> out;
   out.reserve(p.outs.size());
   for (const Operand& o : p.outs) out.push_back(o.slot < 0 ? o.lit : env[o.slot]);
   return out;
+}
+
+void RunStats::add(const Op* scope, const CostFigures& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  at(scope).figures += f;
+}
+
+void RunStats::count_run(const Op* scope) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++at(scope).runs;
+}
+
+RunStats::Scope& RunStats::at(const Op* scope) {
+  for (Scope& s : scopes_)
+    if (s.op == scope) return s;
+  scopes_.push_back(Scope{scope, 0, {}});
+  return scopes_.back();
+}
+
+std::vector<RunStats::Scope> RunStats::scopes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scopes_;
+}
+
+CostFigures RunStats::total() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  CostFigures t;
+  for (const Scope& s : scopes_) t += s.figures;
+  return t;
 }
 
 }  // namespace tessera::interp

@@ -63,6 +63,7 @@ struct Ctx {
   std::vector<Axis> mesh;  // core_map axes
   std::shared_ptr<tpu::BarrierState> devices;  // every device of the run (global barriers)
   KernelFrame* kernel = nullptr;
+  const Op* scope = nullptr;  // the pallas_call / core_map running (RunStats)
   int num_devices() const { return devices ? devices->size : 1; }
 };
 
@@ -88,6 +89,10 @@ class Interp {
   tpu::Machine& machine() { return machine_; }
   tpu::Scheduler& sched() { return sched_; }
   Timeline* timeline() const { return timeline_; }
+  // Adds to --stats' counters of the kernel `c` runs in (nothing without --stats).
+  void count(const Ctx& c, const CostFigures& f) {
+    if (opts_.stats) opts_.stats->add(c.scope, f);
+  }
   int global_core(const Ctx& c) const { return machine_.global_core(c.device, c.core); }
   // The barrier state shared by every device of a pmap op (nested pmaps: all
   // devices of all enclosing maps, so a device barrier spans the whole mesh).

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,8 +13,32 @@
 #include "interpreter/array.h"
 #include "interpreter/memory_limit.h"
 #include "ir/ir.h"
+#include "ir/op_cost.h"
 
 namespace tessera::interp {
+
+// What `tessera run --stats` counts as the interpreter does the work: the
+// flops and transcendentals of every op run (ir/op_cost.h; index maps are not
+// kernel work and are not counted), the bytes of every block copy and DMA.
+// Per pallas_call / core_map (the op whose kernel or body ran), and outside them.
+class RunStats {
+ public:
+  struct Scope {
+    const Op* op = nullptr;  // the pallas_call or core_map; null: outside any
+    int64_t runs = 0;        // how many times it ran (per device of a pmap)
+    CostFigures figures;
+  };
+  void add(const Op* scope, const CostFigures& f);
+  void count_run(const Op* scope);
+  // In the order first counted.
+  std::vector<Scope> scopes() const;
+  CostFigures total() const;
+
+ private:
+  Scope& at(const Op* scope);  // with mu_ held
+  mutable std::mutex mu_;
+  std::vector<Scope> scopes_;
+};
 
 struct RunOptions {
   enum class Dma { eager, on_wait } dma = Dma::on_wait;
@@ -28,6 +53,7 @@ struct RunOptions {
   bool allow_hbm_scoped = false;
   int64_t max_steps = 0;              // 0 = no limit; else error past this many ops
   int64_t max_memory = default_memory_limit();  // bytes of arrays alive at once (0 = no limit)
+  RunStats* stats = nullptr;          // where to count flops and bytes moved (null: not counted)
 };
 
 // Runs function `func` of `m` on `inputs` (one Array per parameter, in order)

@@ -398,6 +398,9 @@ void PallasRun::copy_in(int j, const Block& b, Ctx& cc, const std::vector<int64_
     throw Error(op_.loc, "Out-of-bounds block index " + ints_str(b.index) + " for input " + mp.short_name + at(point, cc) +
                              ": reading " + region_str(b.region) + " but input has shape " + shape_str(mp.array_shape) +
                              pad_note(mp) + kernel_note());
+  CostFigures moved;
+  moved.bytes_in = region_elements(b.region) * dtype_bytes(src.data.dtype());
+  in_.count(cc, moved);
   int gc = in_.global_core(cc);
   m_.on_read(src, b.region, gc, "the copy-in of " + mp.name + at(point, cc), op_.loc);
   m_.on_write(*dst, full_region(dst->data.shape()), gc, "the copy-in of " + mp.name + at(point, cc), op_.loc);
@@ -423,6 +426,9 @@ void PallasRun::copy_out(int j, const Block& b, Ctx& cc, const std::vector<int64
     throw Error(op_.loc, "Out-of-bounds block index " + ints_str(b.index) + " for output " + mp.short_name + at(point, cc) +
                              ": writing " + region_str(b.region) + " but output has shape " + shape_str(mp.array_shape) +
                              pad_note(mp) + kernel_note());
+  CostFigures moved;
+  moved.bytes_out = region_elements(b.region) * dtype_bytes(dst.data.dtype());
+  in_.count(cc, moved);
   int gc = in_.global_core(cc);
   Region kr = kernel_region(b, src->data.shape());
   m_.on_read(*src, kr, gc, "the copy-out of " + mp.name + at(point, cc), op_.loc);
@@ -453,6 +459,7 @@ void PallasRun::run_core(int core) {
   if (first >= last) return;
   Ctx cc = ctx_;
   cc.core = core;
+  cc.scope = &op_;
   KernelFrame frame;
   frame.kernel = "@" + g_.kernel->name();
   frame.grid = grid_;
@@ -555,6 +562,7 @@ void PallasRun::run_core(int core) {
 }
 
 std::vector<Val> PallasRun::run() {
+  if (in_.opts().stats) in_.opts().stats->count_run(&op_);
   setup_grid();
   setup_mappings();
   int64_t sem_mark = m_.semaphore_mark(ctx_.device);

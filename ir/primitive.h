@@ -81,6 +81,10 @@ struct Primitive {
   using TangentFn = Value (*)(Builder& b, Value x, Value y, Value dx);
   TangentFn tangent = nullptr;
   bool piecewise_constant = false;  // floor, round, sign...: zero derivative wherever it has one
+  // Counted as one transcendental per element instead of one flop (exp, log,
+  // tanh, sin, ...: the ops XLA's HloCostAnalysis counts as transcendentals,
+  // which Pallas's CostEstimate(transcendentals=...) means). ir/op_cost.h.
+  bool transcendental = false;
 
   const ParamSpec* find_param(std::string_view key) const;
   // An elementwise op of `n` operands computed by a formula on elements

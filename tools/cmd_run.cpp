@@ -12,6 +12,7 @@
 #include "interpreter/memory_limit.h"
 #include "interpreter/npy.h"
 #include "interpreter/option_words.h"
+#include "ir/op_cost.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 
@@ -51,6 +52,21 @@ int64_t parse_bytes(const std::string& flag, const std::string& v) {
   return n << shift;
 }
 
+// One line per kernel that ran (in the order first run), ops outside kernels, the total.
+void print_stats(const interp::RunStats& stats, std::ostream& os) {
+  CostFigures outside;
+  for (const interp::RunStats::Scope& s : stats.scopes()) {
+    if (!s.op) {
+      outside = s.figures;
+      continue;
+    }
+    os << "stats: " << cost_scope_name(*s.op) << ", " << s.runs << (s.runs == 1 ? " run" : " runs") << ": "
+       << figures_str(s.figures) << "\n";
+  }
+  os << "stats: outside kernels: " << figures_str(outside) << "\n";
+  os << "stats: total: " << figures_str(stats.total()) << "\n";
+}
+
 }  // namespace
 
 int cmd_run(const Argv& argv) {
@@ -78,6 +94,9 @@ int cmd_run(const Argv& argv) {
   a.flag("--timeline", "FILE",
          "write a Chrome trace-event JSON of the run to FILE (Perfetto, chrome://tracing), also when the run\n"
          "fails: grid steps, block copies, DMAs, semaphore waits, races; a logical clock (docs/pictures.md)");
+  a.toggle("--stats",
+           "after the outputs, print what the run did per pallas_call / core_map and in total: flops,\n"
+           "transcendentals, bytes copied in and out by block copies and by DMAs (the figures of `tessera cost`)");
   a.toggle("--allow-hbm-scoped", "allow run_scoped to allocate HBM buffers");
   a.flag("--max-steps", "N", "stop with an error after N steps: ops and grid iterations (0: no limit)", "0");
   a.flag("--max-memory", "BYTES",
@@ -103,6 +122,8 @@ int cmd_run(const Argv& argv) {
     opts.allow_hbm_scoped = a.has("--allow-hbm-scoped");
     opts.max_steps = parse_int("--max-steps", a.get("--max-steps"));
     opts.max_memory = parse_bytes("--max-memory", a.get("--max-memory"));
+    interp::RunStats stats;
+    if (a.has("--stats")) opts.stats = &stats;
     // Inputs count too: .npy headers and parameter types choose their size.
     interp::MemoryLimitScope memory_limit(opts.max_memory);
 
@@ -129,11 +150,7 @@ int cmd_run(const Argv& argv) {
         inputs.push_back(interp::read_npy_as(it->second, p->type.array_type(), what));
       } else if (a.has("--random-inputs")) {
         uint64_t seed = static_cast<uint64_t>(parse_int("--random-inputs", a.get("--random-inputs")));
-        try {
-          inputs.push_back(interp::random_array(p->type.array_type(), seed * 1000003 + i));
-        } catch (const Error& e) {
-          throw Error(p->loc, "the random input for " + what + ": " + e.message());
-        }
+        inputs.push_back(random_input(*p, i, seed));
       } else {
         throw Error("missing input for parameter %" + p->name + " of @" + f->name() + ": give --input " + p->name +
                     "=PATH.npy or --random-inputs SEED");
@@ -147,6 +164,7 @@ int cmd_run(const Argv& argv) {
       std::cout << name << ": " << interp::summarize(outs[i]) << "\n";
       if (!dir.empty()) interp::write_npy((std::filesystem::path(dir) / (name + ".npy")).string(), outs[i]);
     }
+    if (opts.stats) print_stats(stats, std::cout);
     return 0;
   } catch (const Error& e) {
     std::cerr << e.formatted() << "\n";

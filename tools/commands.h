@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "interpreter/array.h"
 #include "ir/ir.h"
 
 namespace tessera::cli {
@@ -20,6 +21,7 @@ int cmd_run(const Argv& args);     // cmd_run.cpp
 int cmd_prove(const Argv& args);   // cmd_prove.cpp
 int cmd_opt(const Argv& args);     // cmd_opt.cpp
 int cmd_emit(const Argv& args);    // cmd_emit.cpp
+int cmd_cost(const Argv& args);    // cmd_cost.cpp
 
 struct Command {
   const char* name;
@@ -36,6 +38,10 @@ std::optional<Module> load_module(const std::string& path, bool verify = true);
 // `--input NAME=PATH.npy` flags as NAME -> PATH (a leading `%` dropped);
 // throws Error on a flag without `=` or a name.
 std::map<std::string, std::string> named_inputs(const std::vector<std::string>& flags);
+
+// The value `--random-inputs SEED` gives parameter `param` (the i-th of its
+// function); throws Error located at the parameter.
+interp::Array random_input(const Var& param, size_t i, uint64_t seed);
 
 // The module's symbol @name; when there is none, prints an error listing the
 // symbols (to pick one with --func) and returns null.

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backends/backend.h"
+#include "interpreter/inputs.h"
 #include "tools/commands.h"
 #include "verify/verify.h"
 #include "ir/parser.h"
@@ -18,6 +19,7 @@ const std::vector<Command>& commands() {
       {"graph", "Graphviz dot of a function's def-use graph", cmd_graph},
       {"run", "run a function in the reference interpreter", cmd_run},
       {"prove", "prove bounds, non-revisiting and parallel safety with Z3", cmd_prove},
+      {"cost", "flops, transcendentals and bytes moved per pallas_call, computed", cmd_cost},
       {"opt", "run a pipeline of transformations", cmd_opt},
       {"emit", emit_summary.c_str(), cmd_emit},
   };
@@ -49,6 +51,14 @@ std::map<std::string, std::string> named_inputs(const std::vector<std::string>& 
     given[name] = spec.substr(eq + 1);
   }
   return given;
+}
+
+interp::Array random_input(const Var& param, size_t i, uint64_t seed) {
+  try {
+    return interp::random_array(param.type.array_type(), seed * 1000003 + i);
+  } catch (const Error& e) {
+    throw Error(param.loc, "the random input for parameter %" + param.name + ": " + e.message());
+  }
 }
 
 BodyPtr find_function(const Module& m, const std::string& name) {

@@ -108,6 +108,7 @@ void register_elementwise(Registry& r) {
     Primitive& p = add(r, n, std::string("elementwise ") + n, 1, DTypeClass::floating);
     p.tangent = tangent;
     p.piecewise_constant = !tangent;
+    p.transcendental = !p.piecewise_constant;
   }
   // lax.round's rounding_method: half away from zero (its default) or to even.
   Primitive& round = add(r, "round", "elementwise round to an integer value, halves away from zero or to even", 1,
@@ -152,7 +153,7 @@ void register_elementwise(Registry& r) {
   };
   for (const char* n : {"add", "sub", "mul", "div", "rem", "max", "min"})
     add(r, n, std::string("elementwise ") + n + " (integer div and rem round toward zero)", 2, DTypeClass::numeric);
-  add(r, "pow", "elementwise x ** y", 2, DTypeClass::floating);
+  add(r, "pow", "elementwise x ** y", 2, DTypeClass::floating).transcendental = true;
   // lax.nextafter: the neighbour of x1 in its dtype, towards x2 (f32 and f64:
   // stepping in bf16 or f16 needs their own bit patterns, not supported yet).
   Primitive& next = add(r, "nextafter", "elementwise nextafter %x1, %x2: the next representable float after x1 towards x2", 2,
@@ -164,7 +165,8 @@ void register_elementwise(Registry& r) {
       fail(op, "nextafter of " + std::string(dtype_name(d)) + " is not supported yet (f32 and f64 are)");
     return out;
   };
-  add(r, "atan2", "elementwise atan2(y, x): the angle of the point (x, y), in [-pi, pi]", 2, DTypeClass::floating);
+  add(r, "atan2", "elementwise atan2(y, x): the angle of the point (x, y), in [-pi, pi]", 2, DTypeClass::floating)
+      .transcendental = true;
   // lax.clamp(min, x, max): min(max(x, min), max), as XLA defines it; scalars broadcast.
   add(r, "clamp", "clamp %lo, %x, %hi: x limited to [lo, hi] (lax.clamp)", 3, DTypeClass::numeric);
   add(r, "population_count", "elementwise number of set bits", 1, DTypeClass::integer);

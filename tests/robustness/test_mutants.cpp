@@ -20,11 +20,13 @@
 #include <sstream>
 #include <typeinfo>
 
+#include "analysis/cost/cost.h"
 #include "analysis/prove/prove.h"
 #include "robustness_util.h"
 #include "tests/test_util.h"
 #include "interpreter/inputs.h"
 #include "interpreter/interpreter.h"
+#include "ir/grid_mapping.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "transforms/pass.h"
@@ -250,6 +252,14 @@ TEST_CASE("mutated examples: every stage succeeds or reports a located tessera::
       // Run what stays as small as the example (a mutated shape can ask for
       // terabytes); the step limit stops long grids and loops.
       if (largest_value(m) > budget) continue;
+      cost::CostOptions copts;
+      copts.max_walk_ops = 200'000;
+      copts.prefetch = [](const Op& call) {
+        std::vector<interp::Array> values;
+        for (const Type& t : grid_mapping(call).scalar_prefetch_types) values.push_back(interp::random_array(t.array_type(), 3));
+        return values;
+      };
+      if (BodyPtr main = m.find("main")) survives("cost", text, [&] { cost::compute_cost(m, *main, copts); }, true);
       // Each mutant runs under its own mix of the simulator's options.
       std::mt19937_64 orng(static_cast<uint64_t>(total));
       interp::RunOptions ro;
@@ -258,6 +268,8 @@ TEST_CASE("mutated examples: every stage succeeds or reports a located tessera::
       ro.dma = orng() % 2 ? interp::RunOptions::Dma::eager : interp::RunOptions::Dma::on_wait;
       ro.oob = orng() % 4 ? interp::RunOptions::Oob::raise : interp::RunOptions::Oob::uninitialized;
       ro.detect_races = orng() % 3 == 0;
+      interp::RunStats stats;
+      ro.stats = &stats;  // the counters, on every mix of options
       if (orng() % 2) ro.grid_seed = orng();
       survives("run", text, [&] {
         BodyPtr f = m.entry("main");
