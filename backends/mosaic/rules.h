@@ -4,6 +4,8 @@
 // EmitContext is a KernelContext.
 #pragma once
 
+#include <string_view>
+
 #include "backends/lowering.h"
 #include "backends/mosaic/kernel_context.h"
 
@@ -13,6 +15,12 @@ namespace tessera::backends::mosaic {
 // comparisons, select_n, convert_element_type, broadcast_in_dim, reshape,
 // transpose, reductions, dot_general, iota and the other lax ops.
 void add_vector_rules(LoweringTable& t);
+// The value primitives Pallas's `core` ("TensorCore", "SparseCore") lowering
+// has no rule for, each with its reason (vector_rules.cpp).
+void add_unlowered_value_reasons(LoweringTable& t, std::string_view core);
+// pallas_call, core_map and pmap: host-side ops, never in a kernel body
+// (tensorcore_table.cpp).
+void add_host_only_reasons(LoweringTable& t);
 
 // memory_rules.cpp: get, swap, load, store, addupdate on VMEM and SMEM.
 void add_memory_rules(LoweringTable& t);

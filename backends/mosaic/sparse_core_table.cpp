@@ -28,15 +28,9 @@ const LoweringTable& sparse_core_rules() {
     add_sc_dma_rules(t);
     add_sc_debug_rules(t);
 
-    const std::string no_pallas_rule = "Pallas's TPU lowering has no rule for it (jax/_src/pallas/mosaic/lowering.py)";
-    for (const char* name : {"expm1", "cbrt", "reduce_precision", "reduce_prod"}) t.unsupported(name, no_pallas_rule);
+    add_unlowered_value_reasons(t, "SparseCore");
     t.unsupported("dot_general", "a SparseCore subcore has no matrix unit (tpu.matmul runs on the TensorCore)");
-    t.unsupported("gather", "Only take_along_axis-like gathers supported (write take_along_axis)");
-    for (const char* name : {"dynamic_slice", "dynamic_update_slice"})
-      t.unsupported(name, "Pallas's TPU lowering has no rule for it on values (index the Ref with ds(...) instead)");
-    t.unsupported("pallas_call", "a kernel cannot launch a pallas_call (only the host function can)");
-    t.unsupported("core_map", "a kernel cannot run a core_map (only the host function can)");
-    t.unsupported("pmap", "a kernel cannot map over devices");
+    add_host_only_reasons(t);
     return t;
   }();
   return table;

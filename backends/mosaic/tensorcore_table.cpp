@@ -4,6 +4,12 @@
 
 namespace tessera::backends::mosaic {
 
+void add_host_only_reasons(LoweringTable& t) {
+  t.unsupported("pallas_call", "a kernel cannot launch a pallas_call (only the host function can)");
+  t.unsupported("core_map", "a kernel cannot run a core_map (only the host function can)");
+  t.unsupported("pmap", "a kernel cannot map over devices");
+}
+
 const LoweringTable& tensorcore_rules() {
   static const LoweringTable table = [] {
     LoweringTable t("mosaic");
@@ -14,9 +20,7 @@ const LoweringTable& tensorcore_rules() {
     add_control_rules(t);
     add_grid_rules(t);
     add_debug_rules(t);
-    t.unsupported("pallas_call", "a kernel cannot launch a pallas_call (only the host function can)");
-    t.unsupported("core_map", "a kernel cannot run a core_map (only the host function can)");
-    t.unsupported("pmap", "a kernel cannot map over devices");
+    add_host_only_reasons(t);
     // No pending reason: the coverage test (tests/backends/test_backends.cpp)
     // makes a new primitive get a rule here or a stated reason.
     return t;
