@@ -24,10 +24,15 @@
 //      core's steps is non-zero too if no step can leave the opposite sign
 //      (asked as a second query); otherwise counts are handed from step to
 //      step, which this claim does not model: unknown.
-//   2. order (only when 1 holds and no other device signals the Ref): each
-//      step starts from 0, so a wait whose amount exceeds what its step
-//      signalled before it waits forever: a deadlock on this core.
+//   2. order (once 1 holds): each step starts from 0, so a wait whose amount
+//      exceeds what its step signalled before it waits forever: a deadlock on
+//      this core. With remote signals (a pmap), the signals counted are those
+//      every device sends at an earlier position of the (common) program:
+//      see `deadlock` below for why that is sound, and how a wait it does not
+//      cover is confirmed by running the protocol at the counterexample.
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "analysis/prove/protocol_trace.h"
 
@@ -47,21 +52,86 @@ class Balance {
   z3::expr contribution(const TraceEvent& ev, const z3::expr& cell, const std::optional<z3::expr>& device);
   // The ops that change `cell` on the model's path, with their totals and iterations.
   std::string describe(const z3::model& mo, const std::vector<const TraceEvent*>& evs, const z3::expr& cell);
+  // `x` on device `d` (x itself without a pmap).
+  z3::expr at(const z3::expr& x, const z3::expr& d);
+  // Runs every device's protocol at the model's grid point; "" when all finish.
+  std::string deadlock(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool& decided);
 
   CallContext& c_;
   std::optional<z3::expr> me_;       // this device's index on the (single) pmap axis
   int64_t devices_ = 1;
 };
 
+z3::expr Balance::at(const z3::expr& x, const z3::expr& d) {
+  if (!me_) return x;
+  z3::expr_vector f(c_.ctx), t(c_.ctx);
+  f.push_back(*me_);
+  t.push_back(d);
+  return substituted(x, f, t);
+}
+
+// Why a wait the order query cannot cover is a real deadlock (or not): a
+// semaphore is waited on only by the core that owns it, and signals never
+// block, so a wait that can go on stays able to until its core takes it. The
+// protocol is then confluent (as a Kahn network): every schedule runs the
+// same events, and one greedy run that blocks shows a deadlock in all of
+// them. The run is concrete: the grid point of the model, each device of the
+// axis in turn. It decides only where every path, amount, element and target
+// evaluates to a number there.
+std::string Balance::deadlock(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool& decided) {
+  decided = false;
+  auto num = [&](const z3::expr& x, int64_t& v) { return mo.eval(x, false).simplify().is_numeral_i64(v); };
+  struct Step {
+    bool on = false, wait = false;
+    int64_t target = 0, cell = 0, amount = 0;
+  };
+  std::vector<std::vector<Step>> prog(static_cast<size_t>(devices_));
+  for (int64_t d = 0; d < devices_; ++d) {
+    z3::expr dev = c_.ctx.int_val(d);
+    for (const TraceEvent* ev : flat) {
+      Step st;
+      int64_t on = 0;
+      if (!ev->opaque.empty() || !num(z3::ite(at(ev->path, dev), c_.ctx.int_val(1), c_.ctx.int_val(0)), on)) return "";
+      st.on = on == 1;
+      st.wait = ev->wait;
+      st.target = d;
+      if (st.on && (!num(at(ev->cell, dev), st.cell) || !num(at(ev->amount, dev), st.amount) ||
+                    (ev->device && !num(at(*ev->device, dev), st.target))))
+        return "";
+      if (st.on && (st.target < 0 || st.target >= devices_)) return "";
+      prog[static_cast<size_t>(d)].push_back(st);
+    }
+  }
+  decided = true;
+  std::map<std::tuple<int64_t, const void*, int64_t>, int64_t> count;
+  std::vector<size_t> pos(static_cast<size_t>(devices_), 0);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (size_t d = 0; d < pos.size(); ++d)
+      for (; pos[d] < flat.size(); ++pos[d], moved = true) {
+        const Step& st = prog[d][pos[d]];
+        if (!st.on) continue;
+        int64_t& n = count[{st.target, flat[pos[d]]->sem_key, st.cell}];
+        if (st.wait && n < -st.amount) break;
+        n += st.amount;
+      }
+  }
+  std::string stuck;
+  for (size_t d = 0; d < pos.size(); ++d) {
+    if (pos[d] == flat.size()) continue;
+    const TraceEvent& ev = *flat[pos[d]];
+    const Step& st = prog[d][pos[d]];
+    std::string who = devices_ > 1 || me_ ? "device " + std::to_string(d) + " " : "";
+    stuck += std::string(stuck.empty() ? "" : "; ") + who + "waits in " + ev.what +
+             (ev.iteration.empty() ? "" : " (" + ev.iteration + ")") + " for " + amount_str(st.amount) + " on " + ev.sem_name +
+             (ev.numel > 1 ? "[" + std::to_string(st.cell) + "]" : "") + ", which holds " +
+             std::to_string(count[{st.target, ev.sem_key, st.cell}]);
+  }
+  return stuck;
+}
+
 z3::expr Balance::contribution(const TraceEvent& ev, const z3::expr& cell, const std::optional<z3::expr>& device) {
   z3::expr zero = c_.ctx.int_val(0);
-  auto at = [&](const z3::expr& x, const z3::expr& d) {
-    if (!me_) return x;
-    z3::expr_vector f(c_.ctx), t(c_.ctx);
-    f.push_back(*me_);
-    t.push_back(d);
-    return substituted(x, f, t);
-  };
   if (!device) return z3::ite(ev.path && ev.cell == cell, ev.amount, zero);
   if (!ev.device) return at(z3::ite(ev.path && ev.cell == cell, ev.amount, zero), *device);
   // A remote signal: any device may be the sender.
@@ -211,19 +281,25 @@ Obligation Balance::run() {
       return finish(Verdict::failed, detail);
     }
     // 2. Order within a step: every step starts at 0 (each ends there, as just
-    // proved); unless another device signals this Ref, a wait for more than
-    // the step has signalled before it blocks for ever.
-    if (incoming) continue;
+    // proved), so a wait for more than the step has signalled before it blocks
+    // for ever. With signals from other devices, `running` counts what every
+    // device signals at an earlier position of the program. That suffices:
+    // were some devices blocked for ever, take the blocked wait at the
+    // earliest position; every device has run all events before it, so its
+    // semaphore holds at least `running`, and it could go on. A wait it does
+    // not cover may still be satisfied by a later signal of another device:
+    // the concrete run (`deadlock`) decides.
     z3::expr running = c_.ctx.int_val(0);
     z3::expr any = c_.ctx.bool_val(false);
     std::vector<std::tuple<const TraceEvent*, z3::expr, z3::expr>> blocked;  // wait, blocks, count before it
     for (const TraceEvent* ev : evs) {
       if (ev->wait) {
-        z3::expr stuck = ev->path && ev->cell == cell && running < -ev->amount;
+        z3::expr stuck = incoming ? at(ev->path && ev->cell == cell && running < -ev->amount, *device)
+                                  : ev->path && ev->cell == cell && running < -ev->amount;
         blocked.emplace_back(ev, stuck, running);
         any = any || stuck;
       }
-      running = running + contribution(*ev, cell, std::nullopt);
+      running = running + contribution(*ev, cell, incoming ? device : std::nullopt);
     }
     std::vector<z3::expr> q3 = q;
     q3.push_back(any);
@@ -235,6 +311,30 @@ Obligation Balance::run() {
     }
     if (r3.result == z3::unsat) continue;
     const z3::model& mo = *r3.model;
+    if (incoming) {
+      std::vector<int64_t> gp = c_.eval(mo, point);
+      bool decided = false;
+      std::string stuck = deadlock(mo, flat, decided);
+      if (!decided) {
+        if (unknown_reason.empty())
+          unknown_reason = "cannot decide whether " + name + " on device " + std::to_string(c_.eval(mo, *device)) +
+                           " can wait forever: a wait there may need a signal another device sends later in the program, "
+                           "and the protocol at grid point " + tuple_str(gp) + " depends on values the prover does not model" +
+                           (opq.empty() ? std::string() : " (" + opq[0] + ")");
+        continue;
+      }
+      if (stuck.empty() && single_step) continue;  // the one grid step runs to its end on every device
+      if (stuck.empty() || !single_step) {
+        if (unknown_reason.empty())
+          unknown_reason = "cannot decide whether " + name + " on device " + std::to_string(c_.eval(mo, *device)) +
+                           " can wait forever at grid point " + tuple_str(gp) + ": a wait may need a signal another device sends later in the program" +
+                           (stuck.empty() ? ", and only one grid point was run" : ", which a later grid step of another device may send");
+        continue;
+      }
+      ob.grid_points = {gp};
+      return finish(Verdict::failed, "at grid point " + tuple_str(gp) + ", every device that has not finished is blocked: " + stuck +
+                                         ": a deadlock across devices");
+    }
     for (const auto& [ev, stuck, count] : blocked) {
       if (!c_.eval(mo, stuck)) continue;
       if (!opq.empty()) {

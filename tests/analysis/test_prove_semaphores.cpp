@@ -471,3 +471,98 @@ TEST_CASE("DMA races: accesses in a loop without a static trip count") {
   CHECK(d.verdict == Verdict::unknown);
   CHECK(has(d.detail, "get at <test>:6:5 sits in for at <test>:5:3, whose trip count is not static"));
 }
+
+namespace {
+
+// Two devices hand a token back and forth: device 0 signals device 1, which
+// waits for it and replies; device 0 waits for the reply. Device 0's wait
+// needs a signal device 1 sends later in the program.
+const std::string kPingPong = R"(
+kernel @k(%x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>, %s: ref<sem, semaphore>) {
+  %d = axis_index[axis_name=dev]
+  %other = sub 1, %d
+  %first = eq %d, 0
+  cond[branches=[fn(%s0: ref<sem, semaphore>, %t0: i32) { }, fn(%s1: ref<sem, semaphore>, %t1: i32) {
+    semaphore_signal %s1, 1, %t1
+  }]] %first, %s, %other
+  semaphore_wait %s, 1
+  cond[branches=[fn(%s2: ref<sem, semaphore>, %t2: i32) {
+    semaphore_signal %s2, 1, %t2
+  }, fn(%s3: ref<sem, semaphore>, %t3: i32) { }]] %first, %s, %other
+  %a = get %x[:]
+  swap %o[:], %a
+}
+func @main(%x: f32[2,8]) -> f32[2,8] {
+  %out = pmap[axis_name=dev, axis_size=2, in_axes=(0), out_axes=(0),
+              body=fn(%xs: f32[8]) -> f32[8] {
+                %r = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec()], out_shapes=[f32[8]],
+                                 scratch=[ref<sem, semaphore>]] %xs
+                return %r
+              }] %x
+  return %out
+}
+)";
+
+}  // namespace
+
+TEST_CASE("deadlock across devices: ring_allreduce's barrier waiting before it signals") {
+  interp::Array x = zeros(DType::f32, {4, 8, 128});
+  std::string text = replace_once(example_text("ring_allreduce.tsr"),
+                                  "  semaphore_signal %barrier, 1, %left\n  semaphore_signal %barrier, 1, %right\n  semaphore_wait %barrier, 2\n",
+                                  "  semaphore_wait %barrier, 2\n  semaphore_signal %barrier, 1, %left\n  semaphore_signal %barrier, 1, %right\n");
+  Obligation o = balance(text);
+  REQUIRE(o.verdict == Verdict::failed);
+  CHECK(o.grid_points == std::vector<std::vector<int64_t>>{{0}});
+  CHECK(has(o.detail, "at grid point (0), every device that has not finished is blocked: device 0 waits in semaphore_wait at "
+                      "<test>:44:3 for 2 on the barrier semaphore, which holds 0; device 1 waits"));
+  CHECK(has(o.detail, ": a deadlock across devices"));
+  std::string err = run_error(text, {x});
+  CHECK(has(err, "deadlock: every core is waiting and none can proceed"));
+  CHECK(has(err, "device 0 core 0 waits for semaphore barrier semaphore of collective 0 to reach 2 (it holds 0) in semaphore_wait at <test>:44:3"));
+}
+
+TEST_CASE("deadlock across devices: a wait that needs a later signal of another device") {
+  interp::Array x = zeros(DType::f32, {2, 8});
+  // The order argument alone does not cover device 0's wait; running the protocol does.
+  Obligation o = balance(kPingPong);
+  CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+  CHECK(run_error(kPingPong, {x}) == "");
+  // Device 0 replies before device 1 has signalled: both wait first.
+  std::string both = replace_once(kPingPong, "  }]] %first, %s, %other\n  semaphore_wait %s, 1\n", "  }]] %first, %s, %other\n");
+  both = replace_once(both, "  %a = get %x[:]\n", "  semaphore_wait %s, 1\n  %a = get %x[:]\n");
+  both = replace_once(both, "fn(%s1: ref<sem, semaphore>, %t1: i32) {\n    semaphore_signal %s1, 1, %t1\n  }",
+                      "fn(%s1: ref<sem, semaphore>, %t1: i32) {\n    semaphore_wait %s1, 1\n    semaphore_signal %s1, 1, %t1\n  }");
+  both = replace_once(both, "  semaphore_wait %s, 1\n  %a = get %x[:]\n", "  %a = get %x[:]\n");
+  both = replace_once(both, "fn(%s2: ref<sem, semaphore>, %t2: i32) {\n    semaphore_signal %s2, 1, %t2\n  }",
+                      "fn(%s2: ref<sem, semaphore>, %t2: i32) {\n    semaphore_wait %s2, 1\n    semaphore_signal %s2, 1, %t2\n  }");
+  Obligation b = balance(both);
+  REQUIRE(b.verdict == Verdict::failed);
+  CHECK(has(b.detail, "device 0 waits in semaphore_wait at <test>:7:5 for 1 on %s1, which holds 0; "
+                      "device 1 waits in semaphore_wait at <test>:11:5 for 1 on %s2, which holds 0: a deadlock across devices"));
+  std::string err = run_error(both, {x});
+  CHECK(has(err, "deadlock: every core is waiting and none can proceed"));
+  CHECK(has(err, "device 0 core 0 waits for semaphore scratch \"s\" to reach 1 (it holds 0) in semaphore_wait at <test>:7:5"));
+  CHECK(has(err, "device 1 waits for semaphore scratch \"s\" to reach 1 (it holds 0) in semaphore_wait at <test>:11:5"));
+}
+
+TEST_CASE("ring_allreduce with other neighbours") {
+  interp::Array x = zeros(DType::f32, {4, 8, 128});
+  std::string ring = example_text("ring_allreduce.tsr");
+  // Sending to the left neighbour, (d - 1) mod 4, is a ring too (the other way): still balanced, no deadlock.
+  std::string left = replace_once(ring, "  %right = rem %me_plus_1, 4\n", "  %me_minus_1 = add %me, 3\n  %right = rem %me_minus_1, 4\n");
+  Obligation l = balance(left);
+  CHECK_MESSAGE(l.verdict == Verdict::proved, l.line());
+  CHECK(run_error(left, {x}) == "");
+  // A self-signal in place of the left one: each device still gets two barrier signals.
+  std::string self = replace_once(ring, "semaphore_signal %barrier, 1, %left", "semaphore_signal %barrier, 1, %me");
+  CHECK(balance(self).verdict == Verdict::proved);
+  CHECK(run_error(self, {x}) == "");
+  // The wrong neighbour: (d + 1) mod 3 on 4 devices. Device 3's neighbours send it one barrier signal, not two.
+  std::string wrong = replace_once(ring, "%right = rem %me_plus_1, 4", "%right = rem %me_plus_1, 3");
+  Obligation w = balance(wrong);
+  REQUIRE(w.verdict == Verdict::failed);
+  CHECK(has(w.detail, "the barrier semaphore on device 3 is left at -1 when the step ends"));
+  CHECK(has(w.detail, "a wait takes more than is ever signalled, so it waits forever"));
+  // The interpreter stops at the first semaphore it finds wrong: device 1 gets three barrier signals.
+  CHECK(has(run_error(wrong, {x}), "Semaphore barrier semaphore of collective 0 has non-zero count 1 for device 1"));
+}
