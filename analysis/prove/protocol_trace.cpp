@@ -78,6 +78,10 @@ std::optional<z3::expr> ProtocolTrace::device_symbol() const {
   return it->second;
 }
 
+bool ProtocolTrace::cores_are_processes() const {
+  return c_.op.name() == "core_map" && c_.op.idents_param("mesh_axes").size() == 1 && c_.scope.axis_sizes.size() == 1;
+}
+
 int64_t ProtocolTrace::devices() const {
   return c_.scope.axis_sizes.size() == 1 ? c_.scope.axis_sizes.begin()->second : 1;
 }
@@ -209,7 +213,8 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
   }
   ++protocol_ops_;
   if (n == "dma_start") {
-    bool remote = op.num_main_operands() >= 5;
+    // In a core_map outside any pmap there is one device: a remote copy lands on this core.
+    bool remote = op.num_main_operands() >= 5 && !cores_are_processes();
     if (const Access* s = access_of(0)) add_access(op, *s, true, false, TraceEvent::dma_source, false);
     if (const Access* d = access_of(1)) add_access(op, *d, false, true, TraceEvent::dma_destination, remote);
     // The bytes copied: read off the dense side (a gather / scatter moves num_rows rows).
@@ -242,11 +247,20 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
   }
   // semaphore_signal %sem, %inc [, %device [, %core]] / semaphore_wait %sem, %dec
   Sym amount = exact_or_opaque(enc_->value(op.main_operand(1)), "the amount" + where(op));
-  if (n == "semaphore_signal" && op.num_main_operands() >= 4 && why_.empty())
-    why_ = "semaphore_signal" + where(op) + " signals another core's semaphore (across cores is not modelled)";
   std::optional<Sym> device;
-  if (n == "semaphore_signal" && op.num_main_operands() >= 3)
+  if (n == "semaphore_signal" && op.num_main_operands() >= 4) {
+    // The cores of a core_map outside any pmap are the processes (one
+    // device: its id names this device, any other is a run-time error).
+    if (cores_are_processes())
+      device = exact_or_opaque(enc_->value(op.main_operand(3)), "the core index" + where(op));
+    else if (why_.empty())
+      why_ = "semaphore_signal" + where(op) + " signals another core's semaphore: " +
+             (c_.op.name() == "pallas_call"
+                  ? std::string("which core runs a grid step depends on --cores and the grid order, which the program does not fix")
+                  : std::string("across the cores of a core_map inside a pmap, or of a mesh of several axes, is not modelled"));
+  } else if (n == "semaphore_signal" && op.num_main_operands() >= 3 && !cores_are_processes()) {
     device = exact_or_opaque(enc_->value(op.main_operand(2)), "the device id" + where(op));
+  }
   add_sem(op, 0, access_of(0), amount.e, n == "semaphore_wait", device, amount.opaque);
 }
 

@@ -81,6 +81,10 @@ class ProtocolTrace {
   std::optional<z3::expr> device_symbol() const;
   int64_t devices() const;           // that axis's size (1 without one)
   int device_axes() const { return static_cast<int>(c_.scope.axis_sizes.size()); }
+  // A core_map of one mesh axis outside any pmap: the "devices" above are its
+  // cores (a signal's target is its core index), and device ids name this device.
+  bool cores_are_processes() const;
+  const char* process_word() const { return cores_are_processes() ? "core" : "device"; }
 
  private:
   void on_op(const Op& op, const std::vector<Access>& acc);

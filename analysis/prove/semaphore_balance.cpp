@@ -60,6 +60,7 @@ class Balance {
   CallContext& c_;
   std::optional<z3::expr> me_;       // this device's index on the (single) pmap axis
   int64_t devices_ = 1;
+  std::string word_ = "device";     // what the processes are: the devices of a pmap, or the cores of a core_map
 };
 
 z3::expr Balance::at(const z3::expr& x, const z3::expr& d) {
@@ -121,7 +122,7 @@ std::string Balance::deadlock(const z3::model& mo, const std::vector<const Trace
     if (pos[d] == flat.size()) continue;
     const TraceEvent& ev = *flat[pos[d]];
     const Step& st = prog[d][pos[d]];
-    std::string who = devices_ > 1 || me_ ? "device " + std::to_string(d) + " " : "";
+    std::string who = devices_ > 1 || me_ ? word_ + " " + std::to_string(d) + " " : "";
     stuck += std::string(stuck.empty() ? "" : "; ") + who + "waits in " + ev.what +
              (ev.iteration.empty() ? "" : " (" + ev.iteration + ")") + " for " + amount_str(st.amount) + " on " + ev.sem_name +
              (ev.numel > 1 ? "[" + std::to_string(st.cell) + "]" : "") + ", which holds " +
@@ -199,6 +200,7 @@ Obligation Balance::run() {
                                           " enclosing device axes (only one pmap axis is modelled)");
     devices_ = trace.devices();
     me_ = trace.device_symbol();
+    word_ = trace.process_word();
   }
   ob.method = "z3";
   std::vector<z3::expr> facts = base;
@@ -235,7 +237,7 @@ Obligation Balance::run() {
     std::string name = first.sem_name;
     auto cell_name = [&](const z3::model& mo) {
       return name + (first.numel > 1 ? "[" + std::to_string(c_.eval(mo, cell)) + "]" : std::string()) +
-             (device ? " on device " + std::to_string(c_.eval(mo, *device)) : std::string());
+             (device ? " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) : std::string());
     };
     // 1. Balance at the end of a step.
     std::vector<z3::expr> q1 = q;
@@ -317,8 +319,8 @@ Obligation Balance::run() {
       std::string stuck = deadlock(mo, flat, decided);
       if (!decided) {
         if (unknown_reason.empty())
-          unknown_reason = "cannot decide whether " + name + " on device " + std::to_string(c_.eval(mo, *device)) +
-                           " can wait forever: a wait there may need a signal another device sends later in the program, "
+          unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
+                           " can wait forever: a wait there may need a signal another " + word_ + " sends later in the program, "
                            "and the protocol at grid point " + tuple_str(gp) + " depends on values the prover does not model" +
                            (opq.empty() ? std::string() : " (" + opq[0] + ")");
         continue;
@@ -326,14 +328,14 @@ Obligation Balance::run() {
       if (stuck.empty() && single_step) continue;  // the one grid step runs to its end on every device
       if (stuck.empty() || !single_step) {
         if (unknown_reason.empty())
-          unknown_reason = "cannot decide whether " + name + " on device " + std::to_string(c_.eval(mo, *device)) +
-                           " can wait forever at grid point " + tuple_str(gp) + ": a wait may need a signal another device sends later in the program" +
-                           (stuck.empty() ? ", and only one grid point was run" : ", which a later grid step of another device may send");
+          unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
+                           " can wait forever at grid point " + tuple_str(gp) + ": a wait may need a signal another " + word_ + " sends later in the program" +
+                           (stuck.empty() ? ", and only one grid point was run" : ", which a later grid step of another " + word_ + " may send");
         continue;
       }
       ob.grid_points = {gp};
-      return finish(Verdict::failed, "at grid point " + tuple_str(gp) + ", every device that has not finished is blocked: " + stuck +
-                                         ": a deadlock across devices");
+      return finish(Verdict::failed, (c_.scope.grid_size.empty() ? std::string() : "at grid point " + tuple_str(gp) + ", ") + "every " + word_ +
+                                         " that has not finished is blocked: " + stuck + ": a deadlock across " + word_ + "s");
     }
     for (const auto& [ev, stuck, count] : blocked) {
       if (!c_.eval(mo, stuck)) continue;

@@ -566,3 +566,76 @@ TEST_CASE("ring_allreduce with other neighbours") {
   // The interpreter stops at the first semaphore it finds wrong: device 1 gets three barrier signals.
   CHECK(has(run_error(wrong, {x}), "Semaphore barrier semaphore of collective 0 has non-zero count 1 for device 1"));
 }
+
+namespace {
+
+// The two cores of a core_map hand each other a token: each signals the
+// other core's semaphore, then waits for the other's signal.
+const std::string kCoreToken = R"(
+func @main(%x: ref<f32[256,128], hbm>) {
+  core_map[body=fn(%hr: ref<f32[256,128], hbm>) {
+    %c = axis_index[axis_name=core]
+    %other = sub 1, %c
+    %dev = device_id
+    run_scoped[body=fn(%o: i32, %d: i32, %s: ref<sem, semaphore>) {
+      semaphore_signal %s, 1, %d, %o
+      semaphore_wait %s, 1
+    }] %other, %dev
+  }, mesh_axes=(core), mesh_shape=(2)] %x
+}
+)";
+
+}  // namespace
+
+TEST_CASE("deadlock across the cores of a core_map") {
+  std::vector<interp::Array> x = {zeros(DType::f32, {256, 128})};
+  Obligation o = balance(kCoreToken);
+  CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+  CHECK(run_error(kCoreToken, x) == "");
+  // Both wait first.
+  std::string dead = replace_once(kCoreToken, "      semaphore_signal %s, 1, %d, %o\n      semaphore_wait %s, 1\n",
+                                  "      semaphore_wait %s, 1\n      semaphore_signal %s, 1, %d, %o\n");
+  Obligation d = balance(dead);
+  REQUIRE(d.verdict == Verdict::failed);
+  CHECK(d.detail ==
+        "every core that has not finished is blocked: core 0 waits in semaphore_wait at <test>:8:7 for 1 on %s, which holds 0; "
+        "core 1 waits in semaphore_wait at <test>:8:7 for 1 on %s, which holds 0: a deadlock across cores");
+  std::string err = run_error(dead, x);
+  CHECK(has(err, "device 0 core 0 waits for semaphore run_scoped \"s\" to reach 1 (it holds 0) in semaphore_wait at <test>:8:7"));
+  CHECK(has(err, "device 0 core 1 waits for semaphore run_scoped \"s\" to reach 1 (it holds 0)"));
+  // The wrong core: both signal core 0, so core 1 waits for ever.
+  std::string wrong = replace_once(kCoreToken, "semaphore_signal %s, 1, %d, %o", "semaphore_signal %s, 1, %d, 0");
+  Obligation w = balance(wrong);
+  REQUIRE(w.verdict == Verdict::failed);
+  CHECK(has(w.detail, "on core "));
+  CHECK(has(run_error(wrong, x), "device 0 core 1 waits for semaphore run_scoped \"s\" to reach 1 (it holds 0)"));
+}
+
+TEST_CASE("a signal to another core of a pallas_call is unknown") {
+  // Correct only when program i runs on core i (--cores 2, grid order): the program does not fix that.
+  std::string text = R"(
+kernel @k(%o: ref<f32[8], vmem>, %s: ref<sem[2], semaphore>) {
+  %c = program_id[axis=0]
+  %other = sub 1, %c
+  %me = axis_index[axis_name=dev]
+  swap %o[:], 1.0
+  semaphore_signal %s[%other], 1, %me, %other
+  semaphore_wait %s[%c], 1
+}
+index_map @own(%i: i32) -> i32 {
+  return %i
+}
+func @main() -> f32[1,16] {
+  %out = pmap[axis_name=dev, axis_size=1, in_axes=(), out_axes=(0), body=fn() -> f32[16] {
+    %r = pallas_call[kernel=@k, grid=(2), in_specs=[], out_specs=[spec((8), @own)], out_shapes=[f32[16]],
+                     scratch=[ref<sem[2], semaphore>], dimension_semantics=(parallel)]
+    return %r
+  }]
+  return %out
+}
+)";
+  Obligation o = balance(text);
+  CHECK(o.verdict == Verdict::unknown);
+  CHECK(o.detail == "semaphore_signal at <test>:7:3 signals another core's semaphore: which core runs a grid step depends on "
+                    "--cores and the grid order, which the program does not fix");
+}
