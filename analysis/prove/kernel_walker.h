@@ -51,6 +51,8 @@ class KernelWalker {
   std::function<void(const Op&, const std::vector<Access>&)> on_op;
   // Called at each debug_check with its predicate, under the current path.
   std::function<void(const Op&, const Sym& pred)> on_debug_check;
+  // Called on entering branch `index` of a `cond`, under the path that takes it.
+  std::function<void(const Op& cond, int index)> on_branch;
   void walk(const Body& b) {
     const Body* saved = body_;
     body_ = &b;

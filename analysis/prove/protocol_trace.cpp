@@ -47,6 +47,20 @@ bool is_protocol_op(const std::string& n) {
 
 z3::expr substituted(z3::expr e, z3::expr_vector& from, z3::expr_vector& to) { return e.substitute(from, to).simplify(); }
 
+std::string branches_taken(const std::vector<TraceEvent>& events, const std::function<bool(const TraceEvent&)>& taken) {
+  constexpr int kMax = 6;
+  std::string s;
+  int n = 0;
+  for (const TraceEvent& ev : events) {
+    if (ev.kind != TraceEvent::branch || !taken(ev)) continue;
+    if (++n <= kMax)
+      s += (s.empty() ? "" : ", ") + std::string("branch ") + std::to_string(ev.branch_index) + " of " + ev.what +
+           (ev.iteration.empty() ? "" : " (" + ev.iteration + ")");
+  }
+  if (n > kMax) s += ", ... " + std::to_string(n) + " branches";
+  return s;
+}
+
 ProtocolTrace::ProtocolTrace(CallContext& c, const std::vector<Sym>& point) : c_(c) {
   enc_ = std::make_unique<IntEncoder>(c_.scope, c_.ctx.bool_val(true));
   enc_->set_grid_point(point);
@@ -56,6 +70,18 @@ ProtocolTrace::ProtocolTrace(CallContext& c, const std::vector<Sym>& point) : c_
   KernelWalker w(c_, *enc_);
   walker_ = &w;
   w.on_op = [&](const Op& op, const std::vector<Access>& acc) { on_op(op, acc); };
+  w.on_branch = [&](const Op& cond, int index) {
+    // Like base_event, but needs no guard: it only names the path.
+    TraceEvent ev(c_.ctx);
+    ev.kind = TraceEvent::branch;
+    ev.op = &cond;
+    ev.what = cond.name() + where(cond);
+    ev.path = enc_->path();
+    ev.loops = w.loops();
+    ev.instance = ++next_instance_;
+    ev.branch_index = index;
+    events_.push_back(std::move(ev));
+  };
   w.walk(kernel);
   walker_ = nullptr;
   if (!why_.empty() || protocol_ops_ == 0) return;
@@ -301,13 +327,14 @@ bool ProtocolTrace::unroll(size_t b, size_t e, size_t depth, z3::expr_vector& fr
     if (!known) {
       std::string why = " sits in " + loop.what + ", whose trip count is not static";
       bool all_accesses = std::all_of(events_.begin() + static_cast<std::ptrdiff_t>(i), events_.begin() + static_cast<std::ptrdiff_t>(j),
-                                      [](const TraceEvent& x) { return x.kind == TraceEvent::access; });
+                                      [](const TraceEvent& x) { return x.kind != TraceEvent::sem; });
       if (!all_accesses) {
         why_ = ev.what + why;
         return false;
       }
       // Accesses only: left out, remembering their Refs (a claim about those Refs is then unknown).
-      for (size_t k = i; k < j; ++k) unrolled_without_.try_emplace(events_[k].root, events_[k].what + why);
+      for (size_t k = i; k < j; ++k)
+        if (events_[k].kind == TraceEvent::access) unrolled_without_.try_emplace(events_[k].root, events_[k].what + why);
       i = j;
       continue;
     }
@@ -335,7 +362,7 @@ void ProtocolTrace::mark_varying(const std::vector<Sym>& point) {
     if (s.is_const() && !s.is_numeral()) fixed.insert(s.decl().name().str());
   for (const auto& [name, sym] : c_.scope.axis_symbol) fixed.insert(sym.decl().name().str());
   for (TraceEvent& ev : flat_) {
-    if (ev.loops.empty()) continue;
+    if (ev.loops.empty() || ev.kind == TraceEvent::branch) continue;  // a branch only names a path
     std::set<std::string> names;
     std::set<unsigned> seen;
     for (const z3::expr* x : {&ev.path, &ev.cell, &ev.amount}) free_consts(*x, names, seen);

@@ -11,6 +11,7 @@
 // in the body) is marked `varies`: one symbol cannot stand for all its values.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,7 +33,8 @@ struct SymRange {
 struct TraceEvent {
   explicit TraceEvent(z3::context& ctx) : path(ctx.bool_val(true)), cell(ctx.int_val(0)), amount(ctx.int_val(0)) {}
 
-  enum Kind { sem, access } kind = sem;
+  // branch: a `cond` branch taken (its path), for naming the path of a counterexample.
+  enum Kind { sem, access, branch } kind = sem;
   const Op* op = nullptr;
   std::string what;                  // "dma_wait at f.tsr:3:4"
   z3::expr path;
@@ -51,6 +53,7 @@ struct TraceEvent {
   std::optional<z3::expr> device;    // remote: the device whose semaphore changes
 
   // kind == access: an indexed access of a data Ref, by the core or by a DMA.
+  int branch_index = 0;              // kind == branch: which branch
   const Var* root = nullptr;
   std::string ref_name;              // "%buf"
   std::vector<SymRange> region;
@@ -111,5 +114,9 @@ class ProtocolTrace {
 
 // `e` with `from` replaced by `to`, simplified.
 z3::expr substituted(z3::expr e, z3::expr_vector& from, z3::expr_vector& to);
+
+// The `cond` branches `taken` says are on a counterexample's path, in program
+// order: "branch 1 of cond at f.tsr:3:4 (c=2), ..." ("" when none).
+std::string branches_taken(const std::vector<TraceEvent>& events, const std::function<bool(const TraceEvent&)>& taken);
 
 }  // namespace tessera::prove

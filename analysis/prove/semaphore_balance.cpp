@@ -52,16 +52,29 @@ class Balance {
   z3::expr contribution(const TraceEvent& ev, const z3::expr& cell, const std::optional<z3::expr>& device);
   // The ops that change `cell` on the model's path, with their totals and iterations.
   std::string describe(const z3::model& mo, const std::vector<const TraceEvent*>& evs, const z3::expr& cell);
+  // "; path: branch 1 of cond at ..." for the branches the model takes (on device `d`), or "".
+  // With `until`, only the branches before that event.
+  std::string path_of(const z3::model& mo, const std::optional<z3::expr>& d, const TraceEvent* until = nullptr);
   // `x` on device `d` (x itself without a pmap).
   z3::expr at(const z3::expr& x, const z3::expr& d);
   // Runs every device's protocol at the model's grid point; "" when all finish.
   std::string deadlock(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool& decided);
 
   CallContext& c_;
+  const ProtocolTrace* trace_ = nullptr;
   std::optional<z3::expr> me_;       // this device's index on the (single) pmap axis
   int64_t devices_ = 1;
   std::string word_ = "device";     // what the processes are: the devices of a pmap, or the cores of a core_map
 };
+
+std::string Balance::path_of(const z3::model& mo, const std::optional<z3::expr>& d, const TraceEvent* until) {
+  std::string b = branches_taken(trace_->events(), [&](const TraceEvent& ev) {
+    int64_t v = 0;
+    if (until && &ev > until) return false;
+    return mo.eval(z3::ite(d ? at(ev.path, *d) : ev.path, c_.ctx.int_val(1), c_.ctx.int_val(0)), true).is_numeral_i64(v) && v == 1;
+  });
+  return b.empty() ? "" : "; path: " + b;
+}
 
 z3::expr Balance::at(const z3::expr& x, const z3::expr& d) {
   if (!me_) return x;
@@ -117,7 +130,7 @@ std::string Balance::deadlock(const z3::model& mo, const std::vector<const Trace
         n += st.amount;
       }
   }
-  std::string stuck;
+  std::string stuck, path;
   for (size_t d = 0; d < pos.size(); ++d) {
     if (pos[d] == flat.size()) continue;
     const TraceEvent& ev = *flat[pos[d]];
@@ -127,8 +140,12 @@ std::string Balance::deadlock(const z3::model& mo, const std::vector<const Trace
              (ev.iteration.empty() ? "" : " (" + ev.iteration + ")") + " for " + amount_str(st.amount) + " on " + ev.sem_name +
              (ev.numel > 1 ? "[" + std::to_string(st.cell) + "]" : "") + ", which holds " +
              std::to_string(count[{st.target, ev.sem_key, st.cell}]);
+    if (stuck.find(';') == std::string::npos) {  // the first blocked one: its path
+      std::string taken = path_of(mo, c_.ctx.int_val(static_cast<int64_t>(d)), &ev);
+      if (!taken.empty()) path = " (" + who + "took " + taken.substr(8) + ")";
+    }
   }
-  return stuck;
+  return stuck + path;
 }
 
 z3::expr Balance::contribution(const TraceEvent& ev, const z3::expr& cell, const std::optional<z3::expr>& device) {
@@ -175,6 +192,7 @@ Obligation Balance::run() {
   std::vector<z3::expr> base = c_.base_facts;
   std::vector<Sym> point = c_.make_point("b", base);
   ProtocolTrace trace(c_, point);
+  trace_ = &trace;
   auto finish = [&](Verdict v, std::string detail) {
     ob.verdict = v;
     ob.detail = std::move(detail);
@@ -253,7 +271,7 @@ Obligation Balance::run() {
       std::vector<int64_t> gp = c_.eval(mo, point);
       int64_t left = c_.eval(mo, net);
       std::string detail = "at grid point " + tuple_str(gp) + ": " + cell_name(mo) + " is left at " + std::to_string(left) +
-                           " when the step ends (" + describe(mo, evs, cell) + ")";
+                           " when the step ends (" + describe(mo, evs, cell) + path_of(mo, device) + ")";
       if (!opq.empty()) {
         if (unknown_reason.empty())
           unknown_reason = "cannot decide whether " + name + " is balanced: it depends on values the prover does not model (" +
@@ -358,7 +376,8 @@ Obligation Balance::run() {
                                          amount_str(c_.eval(mo, ev->amount)) +
                                          (ev->op->name() == "dma_wait" ? " bytes" : "") + " on " + cell_name(mo) + ", but the step has " +
                                          std::to_string(c_.eval(mo, count)) +
-                                         " there before it (" + describe(mo, before, cell) + "): it waits forever");
+                                         " there before it (" + describe(mo, before, cell) + path_of(mo, std::nullopt) +
+                                         "): it waits forever");
     }
   }
   if (!unknown_reason.empty()) return finish(Verdict::unknown, unknown_reason);

@@ -173,7 +173,8 @@ func @main(%x: f32[)" + grid + R"(]) -> f32[)" + grid + R"(] {
     REQUIRE(o.verdict == Verdict::failed);
     CHECK(o.grid_points == std::vector<std::vector<int64_t>>{{5}});
     CHECK(o.queries == 2);
-    CHECK(has(o.detail, "at grid point (5): %sem[1] is left at 1 when the step ends (semaphore_signal at <test>:6:3 +1)"));
+    CHECK(has(o.detail, "at grid point (5): %sem[1] is left at 1 when the step ends (semaphore_signal at <test>:6:3 +1; path: branch 1 of cond at "
+                        "<test>:10:3): it is non-zero at kernel exit"));
   }
   std::string six = replace_once(kernel("48,128"), "grid=(G)", "grid=(6)");
   CHECK(has(run_error(six, {zeros(DType::f32, {48, 128})}), "Semaphore scratch \"sem\"[1] has non-zero count 1"));
@@ -538,7 +539,8 @@ TEST_CASE("deadlock across devices: a wait that needs a later signal of another 
   Obligation b = balance(both);
   REQUIRE(b.verdict == Verdict::failed);
   CHECK(has(b.detail, "device 0 waits in semaphore_wait at <test>:7:5 for 1 on %s1, which holds 0; "
-                      "device 1 waits in semaphore_wait at <test>:11:5 for 1 on %s2, which holds 0: a deadlock across devices"));
+                      "device 1 waits in semaphore_wait at <test>:11:5 for 1 on %s2, which holds 0 (device 0 took branch 1 of cond at <test>:6:3): "
+                      "a deadlock across devices"));
   std::string err = run_error(both, {x});
   CHECK(has(err, "deadlock: every core is waiting and none can proceed"));
   CHECK(has(err, "device 0 core 0 waits for semaphore scratch \"s\" to reach 1 (it holds 0) in semaphore_wait at <test>:7:5"));
