@@ -101,7 +101,9 @@ void KernelWalker::step(const Op& op) {
       for (const auto& [param, v] : forwarded_operands(op, b)) bind(param, v);
       with_path(derived(taken, {0, 1}, {&idx}), [&] {
         if (on_branch) on_branch(op, i);
+        conds_.push_back(&op);
         walk(b);
+        conds_.pop_back();
       });
     }
     return results_opaque(op, "the result of cond" + where(op));

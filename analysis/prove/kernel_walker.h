@@ -66,6 +66,8 @@ class KernelWalker {
   const std::vector<std::string>& path_opaque() const { return path_opaque_; }
   // The loops around the op being visited, outermost first.
   const std::vector<LoopInfo>& loops() const { return loop_info_; }
+  // The `cond`s around the op being walked, outermost first.
+  const std::vector<const Op*>& conds() const { return conds_; }
   // The Ref `v` stands for (itself when it is not a nested body's parameter).
   const Var* root(const Var* v) const {
     auto it = root_.find(v);
@@ -91,6 +93,7 @@ class KernelWalker {
   std::vector<int> loops_;
   std::vector<LoopInfo> loop_info_;
   std::vector<std::string> path_opaque_;
+  std::vector<const Op*> conds_;
   const Body* body_ = nullptr;
   std::unordered_map<const Body*, std::unordered_set<const Var*>> used_;
   int next_loop_ = 0;

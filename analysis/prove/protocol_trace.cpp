@@ -48,16 +48,24 @@ bool is_protocol_op(const std::string& n) {
 z3::expr substituted(z3::expr e, z3::expr_vector& from, z3::expr_vector& to) { return e.substitute(from, to).simplify(); }
 
 std::string branches_taken(const std::vector<TraceEvent>& events, const std::function<bool(const TraceEvent&)>& taken) {
-  constexpr int kMax = 6;
-  std::string s;
-  int n = 0;
+  // One entry per cond and branch, with the loop iterations it was taken in (as semaphore balance lists an op's).
+  std::vector<std::pair<std::pair<const Op*, int>, std::vector<std::string>>> seen;
   for (const TraceEvent& ev : events) {
     if (ev.kind != TraceEvent::branch || !taken(ev)) continue;
-    if (++n <= kMax)
-      s += (s.empty() ? "" : ", ") + std::string("branch ") + std::to_string(ev.branch_index) + " of " + ev.what +
-           (ev.iteration.empty() ? "" : " (" + ev.iteration + ")");
+    std::pair<const Op*, int> key{ev.op, ev.branch_index};
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& e) { return e.first == key; });
+    if (it == seen.end()) it = seen.insert(seen.end(), {key, {}});
+    if (!ev.iteration.empty()) it->second.push_back(ev.iteration);
   }
-  if (n > kMax) s += ", ... " + std::to_string(n) + " branches";
+  std::string s;
+  for (const auto& [key, its] : seen) {
+    s += (s.empty() ? "" : ", ") + std::string("branch ") + std::to_string(key.second) + " of " + key.first->name() + where(*key.first);
+    if (its.empty()) continue;
+    s += " (";
+    for (size_t k = 0; k < its.size() && k < 3; ++k) s += (k ? "; " : "") + its[k];
+    if (its.size() > 3) s += "; ... " + std::to_string(its.size()) + " iterations";
+    s += ")";
+  }
   return s;
 }
 
@@ -120,6 +128,7 @@ TraceEvent ProtocolTrace::base_event(const Op& op, TraceEvent::Kind kind) {
   ev.path = enc_->path();
   ev.opaque = walker_->path_opaque();
   ev.loops = walker_->loops();
+  ev.conds = walker_->conds();
   ev.instance = next_instance_;
   enc_->need(enc_->path_deps());
   return ev;

@@ -40,6 +40,7 @@ struct TraceEvent {
   z3::expr path;
   std::vector<std::string> opaque;   // why it depends on unmodelled values
   std::vector<LoopInfo> loops;       // the loops around it, outermost first (before unrolling)
+  std::vector<const Op*> conds;      // the conds around it, outermost first
   std::string iteration;             // "c=3" once unrolled ("" outside loops)
   std::string varies;                // non-empty: a value it depends on changes per iteration
   int instance = 0;                  // events of one op in one iteration share it

@@ -32,6 +32,7 @@
 //      cover is confirmed by running the protocol at the counterexample.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "analysis/prove/protocol_trace.h"
@@ -53,8 +54,9 @@ class Balance {
   // The ops that change `cell` on the model's path, with their totals and iterations.
   std::string describe(const z3::model& mo, const std::vector<const TraceEvent*>& evs, const z3::expr& cell);
   // "; path: branch 1 of cond at ..." for the branches the model takes (on device `d`), or "".
-  // With `until`, only the branches before that event.
-  std::string path_of(const z3::model& mo, const std::optional<z3::expr>& d, const TraceEvent* until = nullptr);
+  // Only the conds that decide whether one of `evs` runs; with `until`, only the branches before that event.
+  std::string path_of(const z3::model& mo, const std::optional<z3::expr>& d, const std::vector<const TraceEvent*>& evs,
+                      const TraceEvent* until = nullptr);
   // `x` on device `d` (x itself without a pmap).
   z3::expr at(const z3::expr& x, const z3::expr& d);
   // Runs every device's protocol at the model's grid point; "" when all finish.
@@ -67,10 +69,13 @@ class Balance {
   std::string word_ = "device";     // what the processes are: the devices of a pmap, or the cores of a core_map
 };
 
-std::string Balance::path_of(const z3::model& mo, const std::optional<z3::expr>& d, const TraceEvent* until) {
+std::string Balance::path_of(const z3::model& mo, const std::optional<z3::expr>& d, const std::vector<const TraceEvent*>& evs,
+                             const TraceEvent* until) {
+  std::set<const Op*> deciding;
+  for (const TraceEvent* ev : evs) deciding.insert(ev->conds.begin(), ev->conds.end());
   std::string b = branches_taken(trace_->events(), [&](const TraceEvent& ev) {
     int64_t v = 0;
-    if (until && &ev > until) return false;
+    if ((until && &ev > until) || !deciding.count(ev.op)) return false;
     return mo.eval(z3::ite(d ? at(ev.path, *d) : ev.path, c_.ctx.int_val(1), c_.ctx.int_val(0)), true).is_numeral_i64(v) && v == 1;
   });
   return b.empty() ? "" : "; path: " + b;
@@ -141,7 +146,7 @@ std::string Balance::deadlock(const z3::model& mo, const std::vector<const Trace
              (ev.numel > 1 ? "[" + std::to_string(st.cell) + "]" : "") + ", which holds " +
              std::to_string(count[{st.target, ev.sem_key, st.cell}]);
     if (stuck.find(';') == std::string::npos) {  // the first blocked one: its path
-      std::string taken = path_of(mo, c_.ctx.int_val(static_cast<int64_t>(d)), &ev);
+      std::string taken = path_of(mo, c_.ctx.int_val(static_cast<int64_t>(d)), flat, &ev);
       if (!taken.empty()) path = " (" + who + "took " + taken.substr(8) + ")";
     }
   }
@@ -271,7 +276,7 @@ Obligation Balance::run() {
       std::vector<int64_t> gp = c_.eval(mo, point);
       int64_t left = c_.eval(mo, net);
       std::string detail = "at grid point " + tuple_str(gp) + ": " + cell_name(mo) + " is left at " + std::to_string(left) +
-                           " when the step ends (" + describe(mo, evs, cell) + path_of(mo, device) + ")";
+                           " when the step ends (" + describe(mo, evs, cell) + path_of(mo, device, evs) + ")";
       if (!opq.empty()) {
         if (unknown_reason.empty())
           unknown_reason = "cannot decide whether " + name + " is balanced: it depends on values the prover does not model (" +
@@ -376,7 +381,7 @@ Obligation Balance::run() {
                                          amount_str(c_.eval(mo, ev->amount)) +
                                          (ev->op->name() == "dma_wait" ? " bytes" : "") + " on " + cell_name(mo) + ", but the step has " +
                                          std::to_string(c_.eval(mo, count)) +
-                                         " there before it (" + describe(mo, before, cell) + path_of(mo, std::nullopt) +
+                                         " there before it (" + describe(mo, before, cell) + path_of(mo, std::nullopt, evs, ev) +
                                          "): it waits forever");
     }
   }

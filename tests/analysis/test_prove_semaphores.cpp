@@ -88,6 +88,8 @@ TEST_CASE("semaphore balance mutant: a wait removed (dma_pipeline)") {
   // Chunks 0, 2, ..., 14 land in slot 0: 8 copies of 128x128 f32.
   CHECK(has(o.detail, "%in_sem[0] is left at 524288 when the step ends"));
   CHECK(has(o.detail, "(c=1; c=3; c=5; ... 7 iterations)"));
+  // The path: the prefetch cond, taken for every chunk but the last.
+  CHECK(has(o.detail, "; path: branch 1 of cond at <test>:45:9 (c=0; c=1; c=2; ... 15 iterations), branch 0 of cond at <test>:45:9 (c=15))"));
   CHECK(has(o.detail, "it is non-zero at kernel exit"));
   std::string err = run_error(text, {zeros(DType::f32, {2048, 128})});
   CHECK(has(err, "Semaphore scratch \"in_sem\"[0] has non-zero count 524288"));
