@@ -99,7 +99,12 @@ void KernelWalker::step(const Op& op) {
       else if (nb > 1) taken = i == 0 ? idx.e <= 0 : i == nb - 1 ? idx.e >= nb - 1 : idx.e == i;
       const Body& b = *branches[i];
       for (const auto& [param, v] : forwarded_operands(op, b)) bind(param, v);
-      with_path(derived(taken, {0, 1}, {&idx}), [&] { walk(b); });
+      with_path(derived(taken, {0, 1}, {&idx}), [&] {
+        if (on_branch) on_branch(op, i);
+        conds_.push_back(&op);
+        walk(b);
+        conds_.pop_back();
+      });
     }
     return results_opaque(op, "the result of cond" + where(op));
   }

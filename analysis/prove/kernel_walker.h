@@ -51,6 +51,8 @@ class KernelWalker {
   std::function<void(const Op&, const std::vector<Access>&)> on_op;
   // Called at each debug_check with its predicate, under the current path.
   std::function<void(const Op&, const Sym& pred)> on_debug_check;
+  // Called on entering branch `index` of a `cond`, under the path that takes it.
+  std::function<void(const Op& cond, int index)> on_branch;
   void walk(const Body& b) {
     const Body* saved = body_;
     body_ = &b;
@@ -64,6 +66,8 @@ class KernelWalker {
   const std::vector<std::string>& path_opaque() const { return path_opaque_; }
   // The loops around the op being visited, outermost first.
   const std::vector<LoopInfo>& loops() const { return loop_info_; }
+  // The `cond`s around the op being walked, outermost first.
+  const std::vector<const Op*>& conds() const { return conds_; }
   // The Ref `v` stands for (itself when it is not a nested body's parameter).
   const Var* root(const Var* v) const {
     auto it = root_.find(v);
@@ -89,6 +93,7 @@ class KernelWalker {
   std::vector<int> loops_;
   std::vector<LoopInfo> loop_info_;
   std::vector<std::string> path_opaque_;
+  std::vector<const Op*> conds_;
   const Body* body_ = nullptr;
   std::unordered_map<const Body*, std::unordered_set<const Var*>> used_;
   int next_loop_ = 0;

@@ -47,6 +47,28 @@ bool is_protocol_op(const std::string& n) {
 
 z3::expr substituted(z3::expr e, z3::expr_vector& from, z3::expr_vector& to) { return e.substitute(from, to).simplify(); }
 
+std::string branches_taken(const std::vector<TraceEvent>& events, const std::function<bool(const TraceEvent&)>& taken) {
+  // One entry per cond and branch, with the loop iterations it was taken in (as semaphore balance lists an op's).
+  std::vector<std::pair<std::pair<const Op*, int>, std::vector<std::string>>> seen;
+  for (const TraceEvent& ev : events) {
+    if (ev.kind != TraceEvent::branch || !taken(ev)) continue;
+    std::pair<const Op*, int> key{ev.op, ev.branch_index};
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& e) { return e.first == key; });
+    if (it == seen.end()) it = seen.insert(seen.end(), {key, {}});
+    if (!ev.iteration.empty()) it->second.push_back(ev.iteration);
+  }
+  std::string s;
+  for (const auto& [key, its] : seen) {
+    s += (s.empty() ? "" : ", ") + std::string("branch ") + std::to_string(key.second) + " of " + key.first->name() + where(*key.first);
+    if (its.empty()) continue;
+    s += " (";
+    for (size_t k = 0; k < its.size() && k < 3; ++k) s += (k ? "; " : "") + its[k];
+    if (its.size() > 3) s += "; ... " + std::to_string(its.size()) + " iterations";
+    s += ")";
+  }
+  return s;
+}
+
 ProtocolTrace::ProtocolTrace(CallContext& c, const std::vector<Sym>& point) : c_(c) {
   enc_ = std::make_unique<IntEncoder>(c_.scope, c_.ctx.bool_val(true));
   enc_->set_grid_point(point);
@@ -56,6 +78,18 @@ ProtocolTrace::ProtocolTrace(CallContext& c, const std::vector<Sym>& point) : c_
   KernelWalker w(c_, *enc_);
   walker_ = &w;
   w.on_op = [&](const Op& op, const std::vector<Access>& acc) { on_op(op, acc); };
+  w.on_branch = [&](const Op& cond, int index) {
+    // Like base_event, but needs no guard: it only names the path.
+    TraceEvent ev(c_.ctx);
+    ev.kind = TraceEvent::branch;
+    ev.op = &cond;
+    ev.what = cond.name() + where(cond);
+    ev.path = enc_->path();
+    ev.loops = w.loops();
+    ev.instance = ++next_instance_;
+    ev.branch_index = index;
+    events_.push_back(std::move(ev));
+  };
   w.walk(kernel);
   walker_ = nullptr;
   if (!why_.empty() || protocol_ops_ == 0) return;
@@ -78,6 +112,10 @@ std::optional<z3::expr> ProtocolTrace::device_symbol() const {
   return it->second;
 }
 
+bool ProtocolTrace::cores_are_processes() const {
+  return c_.op.name() == "core_map" && c_.op.idents_param("mesh_axes").size() == 1 && c_.scope.axis_sizes.size() == 1;
+}
+
 int64_t ProtocolTrace::devices() const {
   return c_.scope.axis_sizes.size() == 1 ? c_.scope.axis_sizes.begin()->second : 1;
 }
@@ -90,6 +128,7 @@ TraceEvent ProtocolTrace::base_event(const Op& op, TraceEvent::Kind kind) {
   ev.path = enc_->path();
   ev.opaque = walker_->path_opaque();
   ev.loops = walker_->loops();
+  ev.conds = walker_->conds();
   ev.instance = next_instance_;
   enc_->need(enc_->path_deps());
   return ev;
@@ -209,7 +248,8 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
   }
   ++protocol_ops_;
   if (n == "dma_start") {
-    bool remote = op.num_main_operands() >= 5;
+    // In a core_map outside any pmap there is one device: a remote copy lands on this core.
+    bool remote = op.num_main_operands() >= 5 && !cores_are_processes();
     if (const Access* s = access_of(0)) add_access(op, *s, true, false, TraceEvent::dma_source, false);
     if (const Access* d = access_of(1)) add_access(op, *d, false, true, TraceEvent::dma_destination, remote);
     // The bytes copied: read off the dense side (a gather / scatter moves num_rows rows).
@@ -242,11 +282,20 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
   }
   // semaphore_signal %sem, %inc [, %device [, %core]] / semaphore_wait %sem, %dec
   Sym amount = exact_or_opaque(enc_->value(op.main_operand(1)), "the amount" + where(op));
-  if (n == "semaphore_signal" && op.num_main_operands() >= 4 && why_.empty())
-    why_ = "semaphore_signal" + where(op) + " signals another core's semaphore (across cores is not modelled)";
   std::optional<Sym> device;
-  if (n == "semaphore_signal" && op.num_main_operands() >= 3)
+  if (n == "semaphore_signal" && op.num_main_operands() >= 4) {
+    // The cores of a core_map outside any pmap are the processes (one
+    // device: its id names this device, any other is a run-time error).
+    if (cores_are_processes())
+      device = exact_or_opaque(enc_->value(op.main_operand(3)), "the core index" + where(op));
+    else if (why_.empty())
+      why_ = "semaphore_signal" + where(op) + " signals another core's semaphore: " +
+             (c_.op.name() == "pallas_call"
+                  ? std::string("which core runs a grid step depends on --cores and the grid order, which the program does not fix")
+                  : std::string("across the cores of a core_map inside a pmap, or of a mesh of several axes, is not modelled"));
+  } else if (n == "semaphore_signal" && op.num_main_operands() >= 3 && !cores_are_processes()) {
     device = exact_or_opaque(enc_->value(op.main_operand(2)), "the device id" + where(op));
+  }
   add_sem(op, 0, access_of(0), amount.e, n == "semaphore_wait", device, amount.opaque);
 }
 
@@ -287,13 +336,14 @@ bool ProtocolTrace::unroll(size_t b, size_t e, size_t depth, z3::expr_vector& fr
     if (!known) {
       std::string why = " sits in " + loop.what + ", whose trip count is not static";
       bool all_accesses = std::all_of(events_.begin() + static_cast<std::ptrdiff_t>(i), events_.begin() + static_cast<std::ptrdiff_t>(j),
-                                      [](const TraceEvent& x) { return x.kind == TraceEvent::access; });
+                                      [](const TraceEvent& x) { return x.kind != TraceEvent::sem; });
       if (!all_accesses) {
         why_ = ev.what + why;
         return false;
       }
       // Accesses only: left out, remembering their Refs (a claim about those Refs is then unknown).
-      for (size_t k = i; k < j; ++k) unrolled_without_.try_emplace(events_[k].root, events_[k].what + why);
+      for (size_t k = i; k < j; ++k)
+        if (events_[k].kind == TraceEvent::access) unrolled_without_.try_emplace(events_[k].root, events_[k].what + why);
       i = j;
       continue;
     }
@@ -321,7 +371,7 @@ void ProtocolTrace::mark_varying(const std::vector<Sym>& point) {
     if (s.is_const() && !s.is_numeral()) fixed.insert(s.decl().name().str());
   for (const auto& [name, sym] : c_.scope.axis_symbol) fixed.insert(sym.decl().name().str());
   for (TraceEvent& ev : flat_) {
-    if (ev.loops.empty()) continue;
+    if (ev.loops.empty() || ev.kind == TraceEvent::branch) continue;  // a branch only names a path
     std::set<std::string> names;
     std::set<unsigned> seen;
     for (const z3::expr* x : {&ev.path, &ev.cell, &ev.amount}) free_consts(*x, names, seen);

@@ -11,6 +11,7 @@
 // in the body) is marked `varies`: one symbol cannot stand for all its values.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,12 +33,14 @@ struct SymRange {
 struct TraceEvent {
   explicit TraceEvent(z3::context& ctx) : path(ctx.bool_val(true)), cell(ctx.int_val(0)), amount(ctx.int_val(0)) {}
 
-  enum Kind { sem, access } kind = sem;
+  // branch: a `cond` branch taken (its path), for naming the path of a counterexample.
+  enum Kind { sem, access, branch } kind = sem;
   const Op* op = nullptr;
   std::string what;                  // "dma_wait at f.tsr:3:4"
   z3::expr path;
   std::vector<std::string> opaque;   // why it depends on unmodelled values
   std::vector<LoopInfo> loops;       // the loops around it, outermost first (before unrolling)
+  std::vector<const Op*> conds;      // the conds around it, outermost first
   std::string iteration;             // "c=3" once unrolled ("" outside loops)
   std::string varies;                // non-empty: a value it depends on changes per iteration
   int instance = 0;                  // events of one op in one iteration share it
@@ -51,6 +54,7 @@ struct TraceEvent {
   std::optional<z3::expr> device;    // remote: the device whose semaphore changes
 
   // kind == access: an indexed access of a data Ref, by the core or by a DMA.
+  int branch_index = 0;              // kind == branch: which branch
   const Var* root = nullptr;
   std::string ref_name;              // "%buf"
   std::vector<SymRange> region;
@@ -81,6 +85,10 @@ class ProtocolTrace {
   std::optional<z3::expr> device_symbol() const;
   int64_t devices() const;           // that axis's size (1 without one)
   int device_axes() const { return static_cast<int>(c_.scope.axis_sizes.size()); }
+  // A core_map of one mesh axis outside any pmap: the "devices" above are its
+  // cores (a signal's target is its core index), and device ids name this device.
+  bool cores_are_processes() const;
+  const char* process_word() const { return cores_are_processes() ? "core" : "device"; }
 
  private:
   void on_op(const Op& op, const std::vector<Access>& acc);
@@ -107,5 +115,9 @@ class ProtocolTrace {
 
 // `e` with `from` replaced by `to`, simplified.
 z3::expr substituted(z3::expr e, z3::expr_vector& from, z3::expr_vector& to);
+
+// The `cond` branches `taken` says are on a counterexample's path, in program
+// order: "branch 1 of cond at f.tsr:3:4 (c=2), ..." ("" when none).
+std::string branches_taken(const std::vector<TraceEvent>& events, const std::function<bool(const TraceEvent&)>& taken);
 
 }  // namespace tessera::prove

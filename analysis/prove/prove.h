@@ -20,7 +20,9 @@
 //                   parallel coordinates;
 //   semaphore balance  every semaphore element is back at 0 when a grid step
 //                   ends, and no wait asks for more than its step signalled
-//                   before it (DMA bytes and semaphore_signal amounts);
+//                   before it (DMA bytes and semaphore_signal amounts), nor
+//                   deadlocks across the devices of a pmap or the cores of
+//                   a core_map;
 //   DMA races       nothing touches an in-flight DMA's destination or writes
 //                   its source before the wait that completes it.
 // A core_map outside any pallas_call gets kernel bounds, semaphore balance

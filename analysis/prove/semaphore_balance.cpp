@@ -24,10 +24,16 @@
 //      core's steps is non-zero too if no step can leave the opposite sign
 //      (asked as a second query); otherwise counts are handed from step to
 //      step, which this claim does not model: unknown.
-//   2. order (only when 1 holds and no other device signals the Ref): each
-//      step starts from 0, so a wait whose amount exceeds what its step
-//      signalled before it waits forever: a deadlock on this core.
+//   2. order (once 1 holds): each step starts from 0, so a wait whose amount
+//      exceeds what its step signalled before it waits forever: a deadlock on
+//      this core. With remote signals (a pmap), the signals counted are those
+//      every device sends at an earlier position of the (common) program:
+//      see `deadlock` below for why that is sound, and how a wait it does not
+//      cover is confirmed by running the protocol at the counterexample.
 #include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include "analysis/prove/protocol_trace.h"
 
@@ -47,21 +53,108 @@ class Balance {
   z3::expr contribution(const TraceEvent& ev, const z3::expr& cell, const std::optional<z3::expr>& device);
   // The ops that change `cell` on the model's path, with their totals and iterations.
   std::string describe(const z3::model& mo, const std::vector<const TraceEvent*>& evs, const z3::expr& cell);
+  // "; path: branch 1 of cond at ..." for the branches the model takes (on device `d`), or "".
+  // Only the conds that decide whether one of `evs` runs; with `until`, only the branches before that event.
+  std::string path_of(const z3::model& mo, const std::optional<z3::expr>& d, const std::vector<const TraceEvent*>& evs,
+                      const TraceEvent* until = nullptr);
+  // `x` on device `d` (x itself without a pmap).
+  z3::expr at(const z3::expr& x, const z3::expr& d);
+  // Runs every device's protocol at the model's grid point; "" when all finish.
+  std::string deadlock(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool& decided);
 
   CallContext& c_;
+  const ProtocolTrace* trace_ = nullptr;
   std::optional<z3::expr> me_;       // this device's index on the (single) pmap axis
   int64_t devices_ = 1;
+  std::string word_ = "device";     // what the processes are: the devices of a pmap, or the cores of a core_map
 };
+
+std::string Balance::path_of(const z3::model& mo, const std::optional<z3::expr>& d, const std::vector<const TraceEvent*>& evs,
+                             const TraceEvent* until) {
+  std::set<const Op*> deciding;
+  for (const TraceEvent* ev : evs) deciding.insert(ev->conds.begin(), ev->conds.end());
+  std::string b = branches_taken(trace_->events(), [&](const TraceEvent& ev) {
+    int64_t v = 0;
+    if ((until && &ev > until) || !deciding.count(ev.op)) return false;
+    return mo.eval(z3::ite(d ? at(ev.path, *d) : ev.path, c_.ctx.int_val(1), c_.ctx.int_val(0)), true).is_numeral_i64(v) && v == 1;
+  });
+  return b.empty() ? "" : "; path: " + b;
+}
+
+z3::expr Balance::at(const z3::expr& x, const z3::expr& d) {
+  if (!me_) return x;
+  z3::expr_vector f(c_.ctx), t(c_.ctx);
+  f.push_back(*me_);
+  t.push_back(d);
+  return substituted(x, f, t);
+}
+
+// Why a wait the order query cannot cover is a real deadlock (or not): a
+// semaphore is waited on only by the core that owns it, and signals never
+// block, so a wait that can go on stays able to until its core takes it. The
+// protocol is then confluent (as a Kahn network): every schedule runs the
+// same events, and one greedy run that blocks shows a deadlock in all of
+// them. The run is concrete: the grid point of the model, each device of the
+// axis in turn. It decides only where every path, amount, element and target
+// evaluates to a number there.
+std::string Balance::deadlock(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool& decided) {
+  decided = false;
+  auto num = [&](const z3::expr& x, int64_t& v) { return mo.eval(x, false).simplify().is_numeral_i64(v); };
+  struct Step {
+    bool on = false, wait = false;
+    int64_t target = 0, cell = 0, amount = 0;
+  };
+  std::vector<std::vector<Step>> prog(static_cast<size_t>(devices_));
+  for (int64_t d = 0; d < devices_; ++d) {
+    z3::expr dev = c_.ctx.int_val(d);
+    for (const TraceEvent* ev : flat) {
+      Step st;
+      int64_t on = 0;
+      if (!ev->opaque.empty() || !num(z3::ite(at(ev->path, dev), c_.ctx.int_val(1), c_.ctx.int_val(0)), on)) return "";
+      st.on = on == 1;
+      st.wait = ev->wait;
+      st.target = d;
+      if (st.on && (!num(at(ev->cell, dev), st.cell) || !num(at(ev->amount, dev), st.amount) ||
+                    (ev->device && !num(at(*ev->device, dev), st.target))))
+        return "";
+      if (st.on && (st.target < 0 || st.target >= devices_)) return "";
+      prog[static_cast<size_t>(d)].push_back(st);
+    }
+  }
+  decided = true;
+  std::map<std::tuple<int64_t, const void*, int64_t>, int64_t> count;
+  std::vector<size_t> pos(static_cast<size_t>(devices_), 0);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (size_t d = 0; d < pos.size(); ++d)
+      for (; pos[d] < flat.size(); ++pos[d], moved = true) {
+        const Step& st = prog[d][pos[d]];
+        if (!st.on) continue;
+        int64_t& n = count[{st.target, flat[pos[d]]->sem_key, st.cell}];
+        if (st.wait && n < -st.amount) break;
+        n += st.amount;
+      }
+  }
+  std::string stuck, path;
+  for (size_t d = 0; d < pos.size(); ++d) {
+    if (pos[d] == flat.size()) continue;
+    const TraceEvent& ev = *flat[pos[d]];
+    const Step& st = prog[d][pos[d]];
+    std::string who = devices_ > 1 || me_ ? word_ + " " + std::to_string(d) + " " : "";
+    stuck += std::string(stuck.empty() ? "" : "; ") + who + "waits in " + ev.what +
+             (ev.iteration.empty() ? "" : " (" + ev.iteration + ")") + " for " + amount_str(st.amount) + " on " + ev.sem_name +
+             (ev.numel > 1 ? "[" + std::to_string(st.cell) + "]" : "") + ", which holds " +
+             std::to_string(count[{st.target, ev.sem_key, st.cell}]);
+    if (stuck.find(';') == std::string::npos) {  // the first blocked one: its path
+      std::string taken = path_of(mo, c_.ctx.int_val(static_cast<int64_t>(d)), flat, &ev);
+      if (!taken.empty()) path = " (" + who + "took " + taken.substr(8) + ")";
+    }
+  }
+  return stuck + path;
+}
 
 z3::expr Balance::contribution(const TraceEvent& ev, const z3::expr& cell, const std::optional<z3::expr>& device) {
   z3::expr zero = c_.ctx.int_val(0);
-  auto at = [&](const z3::expr& x, const z3::expr& d) {
-    if (!me_) return x;
-    z3::expr_vector f(c_.ctx), t(c_.ctx);
-    f.push_back(*me_);
-    t.push_back(d);
-    return substituted(x, f, t);
-  };
   if (!device) return z3::ite(ev.path && ev.cell == cell, ev.amount, zero);
   if (!ev.device) return at(z3::ite(ev.path && ev.cell == cell, ev.amount, zero), *device);
   // A remote signal: any device may be the sender.
@@ -104,6 +197,7 @@ Obligation Balance::run() {
   std::vector<z3::expr> base = c_.base_facts;
   std::vector<Sym> point = c_.make_point("b", base);
   ProtocolTrace trace(c_, point);
+  trace_ = &trace;
   auto finish = [&](Verdict v, std::string detail) {
     ob.verdict = v;
     ob.detail = std::move(detail);
@@ -129,6 +223,7 @@ Obligation Balance::run() {
                                           " enclosing device axes (only one pmap axis is modelled)");
     devices_ = trace.devices();
     me_ = trace.device_symbol();
+    word_ = trace.process_word();
   }
   ob.method = "z3";
   std::vector<z3::expr> facts = base;
@@ -165,7 +260,7 @@ Obligation Balance::run() {
     std::string name = first.sem_name;
     auto cell_name = [&](const z3::model& mo) {
       return name + (first.numel > 1 ? "[" + std::to_string(c_.eval(mo, cell)) + "]" : std::string()) +
-             (device ? " on device " + std::to_string(c_.eval(mo, *device)) : std::string());
+             (device ? " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) : std::string());
     };
     // 1. Balance at the end of a step.
     std::vector<z3::expr> q1 = q;
@@ -181,7 +276,7 @@ Obligation Balance::run() {
       std::vector<int64_t> gp = c_.eval(mo, point);
       int64_t left = c_.eval(mo, net);
       std::string detail = "at grid point " + tuple_str(gp) + ": " + cell_name(mo) + " is left at " + std::to_string(left) +
-                           " when the step ends (" + describe(mo, evs, cell) + ")";
+                           " when the step ends (" + describe(mo, evs, cell) + path_of(mo, device, evs) + ")";
       if (!opq.empty()) {
         if (unknown_reason.empty())
           unknown_reason = "cannot decide whether " + name + " is balanced: it depends on values the prover does not model (" +
@@ -211,19 +306,25 @@ Obligation Balance::run() {
       return finish(Verdict::failed, detail);
     }
     // 2. Order within a step: every step starts at 0 (each ends there, as just
-    // proved); unless another device signals this Ref, a wait for more than
-    // the step has signalled before it blocks for ever.
-    if (incoming) continue;
+    // proved), so a wait for more than the step has signalled before it blocks
+    // for ever. With signals from other devices, `running` counts what every
+    // device signals at an earlier position of the program. That suffices:
+    // were some devices blocked for ever, take the blocked wait at the
+    // earliest position; every device has run all events before it, so its
+    // semaphore holds at least `running`, and it could go on. A wait it does
+    // not cover may still be satisfied by a later signal of another device:
+    // the concrete run (`deadlock`) decides.
     z3::expr running = c_.ctx.int_val(0);
     z3::expr any = c_.ctx.bool_val(false);
     std::vector<std::tuple<const TraceEvent*, z3::expr, z3::expr>> blocked;  // wait, blocks, count before it
     for (const TraceEvent* ev : evs) {
       if (ev->wait) {
-        z3::expr stuck = ev->path && ev->cell == cell && running < -ev->amount;
+        z3::expr stuck = incoming ? at(ev->path && ev->cell == cell && running < -ev->amount, *device)
+                                  : ev->path && ev->cell == cell && running < -ev->amount;
         blocked.emplace_back(ev, stuck, running);
         any = any || stuck;
       }
-      running = running + contribution(*ev, cell, std::nullopt);
+      running = running + contribution(*ev, cell, incoming ? device : std::nullopt);
     }
     std::vector<z3::expr> q3 = q;
     q3.push_back(any);
@@ -235,6 +336,30 @@ Obligation Balance::run() {
     }
     if (r3.result == z3::unsat) continue;
     const z3::model& mo = *r3.model;
+    if (incoming) {
+      std::vector<int64_t> gp = c_.eval(mo, point);
+      bool decided = false;
+      std::string stuck = deadlock(mo, flat, decided);
+      if (!decided) {
+        if (unknown_reason.empty())
+          unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
+                           " can wait forever: a wait there may need a signal another " + word_ + " sends later in the program, "
+                           "and the protocol at grid point " + tuple_str(gp) + " depends on values the prover does not model" +
+                           (opq.empty() ? std::string() : " (" + opq[0] + ")");
+        continue;
+      }
+      if (stuck.empty() && single_step) continue;  // the one grid step runs to its end on every device
+      if (stuck.empty() || !single_step) {
+        if (unknown_reason.empty())
+          unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
+                           " can wait forever at grid point " + tuple_str(gp) + ": a wait may need a signal another " + word_ + " sends later in the program" +
+                           (stuck.empty() ? ", and only one grid point was run" : ", which a later grid step of another " + word_ + " may send");
+        continue;
+      }
+      ob.grid_points = {gp};
+      return finish(Verdict::failed, (c_.scope.grid_size.empty() ? std::string() : "at grid point " + tuple_str(gp) + ", ") + "every " + word_ +
+                                         " that has not finished is blocked: " + stuck + ": a deadlock across " + word_ + "s");
+    }
     for (const auto& [ev, stuck, count] : blocked) {
       if (!c_.eval(mo, stuck)) continue;
       if (!opq.empty()) {
@@ -256,7 +381,8 @@ Obligation Balance::run() {
                                          amount_str(c_.eval(mo, ev->amount)) +
                                          (ev->op->name() == "dma_wait" ? " bytes" : "") + " on " + cell_name(mo) + ", but the step has " +
                                          std::to_string(c_.eval(mo, count)) +
-                                         " there before it (" + describe(mo, before, cell) + "): it waits forever");
+                                         " there before it (" + describe(mo, before, cell) + path_of(mo, std::nullopt, evs, ev) +
+                                         "): it waits forever");
     }
   }
   if (!unknown_reason.empty()) return finish(Verdict::unknown, unknown_reason);

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "prove_test_util.h"
+#include "protocol_test_util.h"
 
 using namespace tessera;
 using namespace tessera::prove;
@@ -359,4 +359,166 @@ TEST_CASE("debug_check in a kernel is part of the kernel claim: proved when it h
   CHECK(bad.grid_points[0] == std::vector<int64_t>{3});
   CHECK(bad.detail.find("debug_check") != std::string::npos);
   CHECK(bad.detail.find("i in range") != std::string::npos);
+}
+
+// Issue 16: mutants of the DMA and semaphore protocol, one table. Each must be
+// FAILED by its claim with the counterexample given, and the interpreter must
+// reproduce it (a semaphore left non-zero, a deadlock, with race detection a
+// race). The verdicts on the unmutated kernels are in test_prove_semaphores.cpp.
+namespace {
+
+struct ProtocolMutant {
+  const char* name;
+  std::string text;                   // the mutated program
+  const char* claim;                  // "semaphore balance" or "DMA races"
+  std::vector<std::string> prover;    // parts of the counterexample
+  std::vector<std::string> run;       // parts of the interpreter's error
+  std::vector<interp::Array> inputs;
+};
+
+// `text` with each (from, to) replaced once, in order.
+std::string mutate(std::string text, const std::vector<std::pair<std::string, std::string>>& edits) {
+  for (const auto& [from, to] : edits) text = replace_once(text, from, to);
+  return text;
+}
+
+std::vector<ProtocolMutant> protocol_mutants() {
+  const std::string pipeline = example_text("dma_pipeline.tsr"), ring = example_text("ring_allreduce.tsr");
+  const std::vector<interp::Array> pipeline_in = {zeros(DType::f32, {2048, 128})}, ring_in = {zeros(DType::f32, {4, 8, 128})},
+                                   copy_in = {zeros(DType::f32, {16, 128})}, core_in = {zeros(DType::f32, {256, 128})};
+  const std::string barrier = "  semaphore_signal %barrier, 1, %left\n  semaphore_signal %barrier, 1, %right\n";
+  return {
+      {"a wait removed (dma_pipeline)",
+       mutate(pipeline, {{"        dma_wait %is[%slot], %ib[%slot, :, :]\n", ""}}),
+       "semaphore balance",
+       {"at grid point (0): %in_sem[0] is left at 524288 when the step ends", "(c=1; c=3; c=5; ... 7 iterations)",
+        // The path: the prefetch cond, taken for every chunk but the last.
+        "; path: branch 1 of cond at <test>:45:9 (c=0; c=1; c=2; ... 15 iterations), branch 0 of cond at <test>:45:9 (c=15))",
+        "it is non-zero at kernel exit"},
+       {"Semaphore scratch \"in_sem\"[0] has non-zero count 524288"},
+       pipeline_in},
+      {"a byte count changed (dma_pipeline)",
+       mutate(pipeline, {{"dma_wait %out_sem[1], %out_buf[1, :, :]", "dma_wait %out_sem[1], %out_buf[1, 0:64, :]"}}),
+       "semaphore balance",
+       {"%os[1] is left at 32768 when the step ends"},
+       {"Semaphore scratch \"out_sem\"[1] has non-zero count 32768"},
+       pipeline_in},
+      {"a wait moved before its start",
+       copy_kernel("  dma_wait %sem, %o[:, :]\n  dma_start %x[:, :], %o[:, :], %sem\n"),
+       "semaphore balance",
+       {"at grid point (0): dma_wait at <test>:2:3 waits for 8192 bytes on %sem, but the step has 0 there before it "
+        "(no signal on this path): it waits forever"},
+       {"<test>:2:3: error: dma_wait: deadlock", "to reach 8192 (it holds 0)"},
+       copy_in},
+      {"a wait moved before its start (core_map)",
+       mutate(kCoreMap, {{"      dma_start %r[ds(%row0, 128), :], %buf[:, :], %sem\n      dma_wait %sem, %buf[:, :]\n",
+                          "      dma_wait %sem, %buf[:, :]\n      dma_start %r[ds(%row0, 128), :], %buf[:, :], %sem\n"}}),
+       "semaphore balance",
+       {"waits for 65536 bytes on %sem, but the step has 0 there before it"},
+       {"deadlock: every core is waiting and none can proceed", "to reach 65536 (it holds 0)"},
+       core_in},
+      {"the receive wait removed (ring_allreduce)",
+       mutate(ring, {{"        dma_wait %rs[%s], %b[%s1, :, :]\n", ""}}),
+       "semaphore balance",
+       {" on device ", "is left at 4096 when the step ends"},
+       {"has non-zero count 4096"},
+       ring_in},
+      {"a barrier waiting for one neighbour (ring_allreduce)",
+       mutate(ring, {{"semaphore_wait %barrier, 2", "semaphore_wait %barrier, 1"}}),
+       "semaphore balance",
+       {"the barrier semaphore on device ", "is left at 1 when the step ends"},
+       {"Semaphore barrier semaphore of collective 0 has non-zero count 1"},
+       ring_in},
+      {"a barrier waiting for three (ring_allreduce)",
+       mutate(ring, {{"semaphore_wait %barrier, 2", "semaphore_wait %barrier, 3"}}),
+       "semaphore balance",
+       {"is left at -1 when the step ends", "a wait takes more than is ever signalled, so it waits forever"},
+       {"deadlock: every core is waiting and none can proceed", "to reach 3 (it holds 2)"},
+       ring_in},
+      {"a barrier waiting before it signals (ring_allreduce)",
+       mutate(ring, {{barrier + "  semaphore_wait %barrier, 2\n", "  semaphore_wait %barrier, 2\n" + barrier}}),
+       "semaphore balance",
+       {"at grid point (0), every device that has not finished is blocked: device 0 waits in semaphore_wait at "
+        "<test>:44:3 for 2 on the barrier semaphore, which holds 0; device 1 waits",
+        ": a deadlock across devices"},
+       {"deadlock: every core is waiting and none can proceed",
+        "device 0 core 0 waits for semaphore barrier semaphore of collective 0 to reach 2 (it holds 0) in semaphore_wait at <test>:44:3"},
+       ring_in},
+      // (d + 1) mod 3 on 4 devices: device 3 gets one barrier signal, device 1 three.
+      {"a signal to the wrong neighbour (ring_allreduce)",
+       mutate(ring, {{"%right = rem %me_plus_1, 4", "%right = rem %me_plus_1, 3"}}),
+       "semaphore balance",
+       {"the barrier semaphore on device 3 is left at -1 when the step ends", "a wait takes more than is ever signalled"},
+       {"Semaphore barrier semaphore of collective 0 has non-zero count 1 for device 1"},
+       ring_in},
+      {"both cores wait before they signal (core_map)",
+       mutate(kCoreToken, {{"      semaphore_signal %s, 1, %d, %o\n      semaphore_wait %s, 1\n",
+                            "      semaphore_wait %s, 1\n      semaphore_signal %s, 1, %d, %o\n"}}),
+       "semaphore balance",
+       {"every core that has not finished is blocked: core 0 waits in semaphore_wait at <test>:8:7 for 1 on %s, which holds 0; "
+        "core 1 waits in semaphore_wait at <test>:8:7 for 1 on %s, which holds 0: a deadlock across cores"},
+       {"device 0 core 0 waits for semaphore run_scoped \"s\" to reach 1 (it holds 0) in semaphore_wait at <test>:8:7",
+        "device 0 core 1 waits for semaphore run_scoped \"s\" to reach 1 (it holds 0)"},
+       core_in},
+      {"a signal to the wrong core (core_map)",
+       mutate(kCoreToken, {{"semaphore_signal %s, 1, %d, %o", "semaphore_signal %s, 1, %d, 0"}}),
+       "semaphore balance",
+       {"on core "},
+       {"device 0 core 1 waits for semaphore run_scoped \"s\" to reach 1 (it holds 0)"},
+       core_in},
+      // Device 0 waits before it sends the token: both devices wait first.
+      {"a token sent after the wait for its reply (two devices)",
+       mutate(kPingPong, {{"  }]] %first, %s, %other\n  semaphore_wait %s, 1\n", "  }]] %first, %s, %other\n"},
+                          {"fn(%s1: ref<sem, semaphore>, %t1: i32) {\n    semaphore_signal %s1, 1, %t1\n  }",
+                           "fn(%s1: ref<sem, semaphore>, %t1: i32) {\n    semaphore_wait %s1, 1\n    semaphore_signal %s1, 1, %t1\n  }"},
+                          {"fn(%s2: ref<sem, semaphore>, %t2: i32) {\n    semaphore_signal %s2, 1, %t2\n  }",
+                           "fn(%s2: ref<sem, semaphore>, %t2: i32) {\n    semaphore_wait %s2, 1\n    semaphore_signal %s2, 1, %t2\n  }"}}),
+       "semaphore balance",
+       {"device 0 waits in semaphore_wait at <test>:7:5 for 1 on %s1, which holds 0; "
+        "device 1 waits in semaphore_wait at <test>:11:5 for 1 on %s2, which holds 0 (device 0 took branch 1 of cond at <test>:6:3): "
+        "a deadlock across devices"},
+       {"device 0 core 0 waits for semaphore scratch \"s\" to reach 1 (it holds 0) in semaphore_wait at <test>:7:5",
+        "device 1 waits for semaphore scratch \"s\" to reach 1 (it holds 0) in semaphore_wait at <test>:11:5"},
+       {zeros(DType::f32, {2, 8})}},
+      {"a read of a DMA destination before its wait",
+       copy_kernel("  dma_start %x[:, :], %o[:, :], %sem\n  %v = get %o[0:8, :]\n  dma_wait %sem, %o[:, :]\n"),
+       "DMA races",
+       {"at grid point (0): get %o at <test>:3:3 reads it while dma_start at <test>:2:3 is in flight writing %o, before the "
+        "wait on %sem that completes the copy, and the regions overlap"},
+       {"RACE DETECTED", "by DMA 0 of dma_start on device 0 core 0 at <test>:2:3", "by get on device 0 core 0 at <test>:3:3"},
+       copy_in},
+      {"a write of a DMA source before its wait",
+       kWriteSource,
+       "DMA races",
+       {"swap %buf at <test>:6:3 writes it while dma_start at <test>:5:3 is in flight reading %buf"},
+       {"RACE DETECTED"},
+       copy_in},
+      {"a prefetch into the slot in use (dma_pipeline)",
+       mutate(pipeline, {{"%ib1[%other, :, :], %is1[%other]", "%ib1[%s1, :, :], %is1[%other]"}}),
+       "DMA races",
+       {"the copy of dma_start at <test>:52:13 (c=0) writes %ib1 while dma_start at <test>:34:3 is in flight writing %in_buf"},
+       {"RACE DETECTED"},
+       pipeline_in},
+      {"a scatter of the gathered rows before the gather's wait (sc_gather_scatter)",
+       mutate(example_text("sc_gather_scatter.tsr"),
+              {{"    dma_wait %sem, %rows[:, :]\n    dma_start[add=true] %rows[:, :], %o[%bag_of, :], %sem\n",
+                "    dma_start[add=true] %rows[:, :], %o[%bag_of, :], %sem\n    dma_wait %sem, %rows[:, :]\n"}}),
+       "DMA races",
+       {"the copy of dma_start at <test>:32:5 reads %rows while dma_start at <test>:31:5 is in flight writing %rows"},
+       {"RACE DETECTED"},
+       {zeros(DType::i32, {64}), zeros(DType::i32, {64}), zeros(DType::f32, {256, 128}), zeros(DType::f32, {16, 128})}},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("protocol mutants are FAILED with a counterexample the interpreter reproduces") {
+  for (const ProtocolMutant& m : protocol_mutants()) {
+    CAPTURE(m.name);
+    Obligation o = find(prove_text(m.text), "kernel", m.claim);
+    CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
+    for (const std::string& part : m.prover) CHECK_MESSAGE(has(o.detail, part), o.detail);
+    std::string err = run_error(m.text, m.inputs, std::string(m.claim) == "DMA races");
+    for (const std::string& part : m.run) CHECK_MESSAGE(has(err, part), err);
+  }
 }
