@@ -297,6 +297,28 @@ class SemGen {
   int next_ = 0;
 };
 
+// One program of a campaign: the balance verdict against a run of it on
+// `inputs`, counted in `seen` by verdict and outcome.
+void compare_with_run(const std::string& text, const std::vector<interp::Array>& inputs, std::map<std::string, int>& seen) {
+  Obligation o = balance(text);
+  std::string err = run_error(text, inputs);
+  bool broken = has(err, "non-zero count") || has(err, "deadlock");
+  CHECK_MESSAGE((err.empty() || broken), err);
+  if (o.verdict == Verdict::proved) CHECK_MESSAGE(!broken, o.line() << "\n" << err);
+  // The interpreter checks a device's semaphores when that device leaves the
+  // kernel, so a signal another device sends it afterwards goes unseen: a
+  // count the prover finds left over, positive, may pass the run.
+  bool late = o.verdict == Verdict::failed && !broken && has(o.detail, "it is non-zero at kernel exit");
+  if (o.verdict == Verdict::failed && !late) CHECK_MESSAGE(broken, o.line());
+  ++seen[std::string(verdict_name(o.verdict)) + (broken ? " broken" : late ? " ok (a late signal)" : " ok")];
+}
+
+std::string summary(const std::map<std::string, int>& seen) {
+  std::string s;
+  for (const auto& [k, n] : seen) s += k + " " + std::to_string(n) + "; ";
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("semaphore balance: verdicts agree with the interpreter on random protocols") {
@@ -306,23 +328,9 @@ TEST_CASE("semaphore balance: verdicts agree with the interpreter on random prot
     int64_t grid = gen.pick(1, 4);
     std::string text = gen.program(grid);
     CAPTURE(text);
-    Obligation o = balance(text);
-    std::string err = run_error(text, {zeros(DType::f32, {8 * grid, 128})});
-    bool broken = has(err, "non-zero count") || has(err, "deadlock");
-    CHECK_MESSAGE((err.empty() || broken), err);
-    if (o.verdict == Verdict::proved) CHECK_MESSAGE(!broken, o.line() << "\n" << err);
-    // The interpreter checks a device's semaphores when that device leaves the
-    // kernel, so a signal another device sends it afterwards goes unseen: a
-    // count the prover finds left over, positive, may pass the run.
-    bool late = o.verdict == Verdict::failed && !broken && has(o.detail, "it is non-zero at kernel exit");
-    if (o.verdict == Verdict::failed && !late) CHECK_MESSAGE(broken, o.line());
-    ++seen[std::string(verdict_name(o.verdict)) + (broken ? " broken" : late ? " ok (a late signal)" : " ok")];
+    compare_with_run(text, {zeros(DType::f32, {8 * grid, 128})}, seen);
   }
-  MESSAGE("verdict / run: " << [&] {
-    std::string s;
-    for (const auto& [k, n] : seen) s += k + " " + std::to_string(n) + "; ";
-    return s;
-  }());
+  MESSAGE("verdict / run: " << summary(seen));
   // The campaign reaches both verdicts, and most programs get one.
   CHECK(seen["proved ok"] >= 30);
   CHECK(seen["FAILED broken"] >= 30);
@@ -390,23 +398,9 @@ TEST_CASE("semaphore balance across devices: verdicts agree with the interpreter
     int64_t devices = gen.pick(2, 4);
     std::string text = gen.program(devices);
     CAPTURE(text);
-    Obligation o = balance(text);
-    std::string err = run_error(text, {zeros(DType::f32, {devices, 8})});
-    bool broken = has(err, "non-zero count") || has(err, "deadlock");
-    CHECK_MESSAGE((err.empty() || broken), err);
-    if (o.verdict == Verdict::proved) CHECK_MESSAGE(!broken, o.line() << "\n" << err);
-    // The interpreter checks a device's semaphores when that device leaves the
-    // kernel, so a signal another device sends it afterwards goes unseen: a
-    // count the prover finds left over, positive, may pass the run.
-    bool late = o.verdict == Verdict::failed && !broken && has(o.detail, "it is non-zero at kernel exit");
-    if (o.verdict == Verdict::failed && !late) CHECK_MESSAGE(broken, o.line());
-    ++seen[std::string(verdict_name(o.verdict)) + (broken ? " broken" : late ? " ok (a late signal)" : " ok")];
+    compare_with_run(text, {zeros(DType::f32, {devices, 8})}, seen);
   }
-  MESSAGE("verdict / run: " << [&] {
-    std::string s;
-    for (const auto& [k, n] : seen) s += k + " " + std::to_string(n) + "; ";
-    return s;
-  }());
+  MESSAGE("verdict / run: " << summary(seen));
   CHECK(seen["proved ok"] >= 20);
   CHECK(seen["FAILED broken"] >= 20);
   CHECK(seen["unknown ok"] + seen["unknown broken"] <= 20);
