@@ -155,6 +155,40 @@ int64_t CallContext::eval(const z3::model& model, const z3::expr& e) const {
   return 0;
 }
 
+bool CallContext::sweep(const std::vector<z3::expr>& facts, const std::vector<z3::expr>& bad, const char* tag,
+                        Obligation& ob, std::string& unknown_reason,
+                        const std::function<bool(size_t, const z3::model&)>& violated) {
+  std::vector<char> done(bad.size(), 0);
+  while (true) {
+    z3::expr any = ctx.bool_val(false);
+    int open = 0;
+    for (size_t i = 0; i < bad.size(); ++i)
+      if (!done[i]) any = any || bad[i], ++open;
+    if (open == 0) return false;
+    std::vector<z3::expr> q = facts;
+    q.push_back(any);
+    QueryResult r = solver.check(q, tag);
+    ob.queries++;
+    if (r.result == z3::unsat) return false;
+    if (r.result == z3::unknown) {
+      unknown_reason = "(" + r.reason + ")";
+      return false;
+    }
+    const z3::model& mo = *r.model;
+    bool progress = false;
+    for (size_t i = 0; i < bad.size(); ++i) {
+      if (done[i] || !eval(mo, bad[i])) continue;
+      progress = true;
+      done[i] = 1;
+      if (violated(i, mo)) return true;
+    }
+    if (!progress) {
+      unknown_reason = "internal: the counterexample violates no open check";
+      return false;
+    }
+  }
+}
+
 std::vector<int64_t> CallContext::eval(const z3::model& model, const std::vector<Sym>& syms) const {
   std::vector<int64_t> out;
   for (const Sym& s : syms) out.push_back(eval(model, s.e));

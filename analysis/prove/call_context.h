@@ -6,6 +6,7 @@
 #include <z3++.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +67,16 @@ class CallContext {
 
   std::vector<int64_t> eval(const z3::model& model, const std::vector<Sym>& syms) const;
   int64_t eval(const z3::model& model, const z3::expr& e) const;
+
+  // The loop of a claim made of many checks (`bad[i]`: check i fails). One
+  // query asks whether any open check can fail under `facts`; each check the
+  // model makes fail goes to `violated(i, model)`, which returns true to end
+  // the sweep (the claim is FAILED) or false to set the check aside (the
+  // caller says why), and the query is asked again of the checks left.
+  // Counts queries in `ob`. Returns true when `violated` ended the sweep;
+  // `unknown_reason` gets the solver's reason when a query is unknown.
+  bool sweep(const std::vector<z3::expr>& facts, const std::vector<z3::expr>& bad, const char* tag, Obligation& ob,
+             std::string& unknown_reason, const std::function<bool(size_t, const z3::model&)>& violated);
 
   // "in[1]" / "out[0]"
   std::string subject(int m) const {

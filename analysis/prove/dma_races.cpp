@@ -55,7 +55,6 @@ struct Conflict {
   const Dma* dma;
   const TraceEvent* side;
   const TraceEvent* access;
-  bool done = false;
 };
 
 // The receiving side of remote DMAs, on this device (`me`): a copy from any
@@ -210,54 +209,35 @@ Obligation prove_dma_races(CallContext& c) {
   std::vector<z3::expr> facts = base;
   CallContext::add_facts(trace.encoder(), facts, true);  // kernel bounds proves the guards indices rely on
   std::string unknown_reason;
-  while (true) {
-    z3::expr any = c.ctx.bool_val(false);
-    int open = 0;
-    for (const Conflict& k : conflicts)
-      if (!k.done) any = any || k.bad, ++open;
-    if (open == 0) break;
-    std::vector<z3::expr> q = facts;
-    q.push_back(any);
-    QueryResult r = c.solver.check(q, "dma_races");
-    ob.queries++;
-    if (r.result == z3::unsat) break;
-    if (r.result == z3::unknown) {
-      unknown_reason = "(" + r.reason + ")";
-      break;
+  std::vector<z3::expr> bad;
+  for (const Conflict& k : conflicts) bad.push_back(k.bad);
+  Obligation failed;
+  if (c.sweep(facts, bad, "dma_races", ob, unknown_reason, [&](size_t i, const z3::model& mo) {
+    const Conflict& k = conflicts[i];
+    const TraceEvent& a = *k.access;
+    const TraceEvent& s = *k.side;
+    const Dma& d = *k.dma;
+    auto it = [](const TraceEvent& e) { return e.iteration.empty() ? std::string() : " (" + e.iteration + ")"; };
+    std::string who = a.by == TraceEvent::core ? a.op->name() + " " + a.ref_name + where(*a.op) + it(a)
+                                               : "the copy of " + a.what + it(a);
+    std::string race = who + (a.write ? " writes " : " reads ") + (a.by == TraceEvent::core ? "it" : a.ref_name) +
+                       " while " + d.what() + " is in flight " + (k.side == d.dst ? "writing " : "reading ") +
+                       s.ref_name + ", before the wait on " + (k.side == d.dst || !d.src_sem ? d.dst_sem : d.src_sem)->sem_name +
+                       " that completes the copy";
+    std::vector<std::string> opq = merge_opaque(a.opaque, s.opaque);
+    if (!opq.empty() || !exact(a) || !exact(s)) {
+      if (unknown_reason.empty())
+        unknown_reason = "cannot decide whether " + race + " touch the same elements: " +
+                         (!opq.empty() ? "they depend on values the prover does not model (" + opq[0] + ")"
+                                       : std::string("a strided slice or the rows of a gather / scatter are over-approximated"));
+      return false;
     }
-    const z3::model& mo = *r.model;
-    bool progress = false;
-    for (Conflict& k : conflicts) {
-      if (k.done || !c.eval(mo, k.bad)) continue;
-      progress = true;
-      k.done = true;
-      const TraceEvent& a = *k.access;
-      const TraceEvent& s = *k.side;
-      const Dma& d = *k.dma;
-      auto it = [](const TraceEvent& e) { return e.iteration.empty() ? std::string() : " (" + e.iteration + ")"; };
-      std::string who = a.by == TraceEvent::core ? a.op->name() + " " + a.ref_name + where(*a.op) + it(a)
-                                                 : "the copy of " + a.what + it(a);
-      std::string race = who + (a.write ? " writes " : " reads ") + (a.by == TraceEvent::core ? "it" : a.ref_name) +
-                         " while " + d.what() + " is in flight " + (k.side == d.dst ? "writing " : "reading ") +
-                         s.ref_name + ", before the wait on " + (k.side == d.dst || !d.src_sem ? d.dst_sem : d.src_sem)->sem_name +
-                         " that completes the copy";
-      std::vector<std::string> opq = merge_opaque(a.opaque, s.opaque);
-      if (!opq.empty() || !exact(a) || !exact(s)) {
-        if (unknown_reason.empty())
-          unknown_reason = "cannot decide whether " + race + " touch the same elements: " +
-                           (!opq.empty() ? "they depend on values the prover does not model (" + opq[0] + ")"
-                                         : std::string("a strided slice or the rows of a gather / scatter are over-approximated"));
-        continue;
-      }
-      std::vector<int64_t> gp = c.eval(mo, point);
-      ob.grid_points = {gp};
-      return finish(Verdict::failed, "at grid point " + tuple_str(gp) + ": " + race + ", and the regions overlap");
-    }
-    if (!progress) {
-      unknown_reason = "internal: the counterexample violates no recorded conflict";
-      break;
-    }
-  }
+    std::vector<int64_t> gp = c.eval(mo, point);
+    ob.grid_points = {gp};
+    failed = finish(Verdict::failed, "at grid point " + tuple_str(gp) + ": " + race + ", and the regions overlap");
+    return true;
+  }))
+    return failed;
   if (!unknown_reason.empty()) return finish(Verdict::unknown, unknown_reason);
   // A copy still in flight when the step ends may race with the next step.
   for (size_t k = 0; k < still_open.size(); ++k) {

@@ -127,48 +127,31 @@ Obligation prove_kernel_bounds(CallContext& c) {
 
   ob.method = checks.empty() ? "intervals" : "z3";
   std::string unknown_reason;
-  while (true) {
-    std::vector<z3::expr> q = base;
-    // The guards are among the checks here, so they are not assumed.
-    CallContext::add_facts(enc, q, false);
-    z3::expr any_bad = c.ctx.bool_val(false);
-    int open = 0;
-    for (const Check& ch : checks)
-      if (!ch.done) any_bad = any_bad || (ch.path && !ch.ok), ++open;
-    if (open == 0) break;
-    q.push_back(any_bad);
-    QueryResult r = c.solver.check(q, "kernel_bounds");
-    ob.queries++;
-    if (r.result == z3::unsat) break;
-    if (r.result == z3::unknown) {
-      unknown_reason = "(" + r.reason + ")";
-      break;
+  std::vector<z3::expr> q = base;
+  // The guards are among the checks here, so they are not assumed.
+  CallContext::add_facts(enc, q, false);
+  std::vector<z3::expr> bad;
+  for (const Check& ch : checks) bad.push_back(ch.path && !ch.ok);
+  bool failed = c.sweep(q, bad, "kernel_bounds", ob, unknown_reason, [&](size_t i, const z3::model& mo) {
+    Check& ch = checks[i];
+    ch.done = true;
+    if (!ch.opaque.empty()) {
+      if (unknown_reason.empty())
+        unknown_reason = "cannot decide " + ch.what + ": it depends on values the prover does not model (" + ch.opaque[0] + ")";
+      return false;
     }
-    const z3::model& mo = *r.model;
-    bool progress = false;
-    for (Check& ch : checks) {
-      if (ch.done || !c.eval(mo, ch.path) || c.eval(mo, ch.ok)) continue;
-      progress = true;
-      ch.done = true;
-      if (!ch.opaque.empty()) {
-        if (unknown_reason.empty())
-          unknown_reason = "cannot decide " + ch.what + ": it depends on values the prover does not model (" + ch.opaque[0] + ")";
-        continue;
-      }
-      std::vector<int64_t> gp = c.eval(mo, point);
-      ob.verdict = Verdict::failed;
-      ob.grid_points = {gp};
-      ob.detail = "at grid point " + tuple_str(gp) + ": " + ch.what;
-      for (size_t k = 0; k < ch.shown.size(); ++k)
-        ob.detail += (k ? ", " : " (") + ch.shown[k].first + " " + std::to_string(c.eval(mo, ch.shown[k].second.e)) +
-                     (k + 1 == ch.shown.size() ? ")" : "");
-      ob.millis = timer.millis();
-      return ob;
-    }
-    if (!progress) {
-      unknown_reason = "internal: the counterexample violates no recorded check";
-      break;
-    }
+    std::vector<int64_t> gp = c.eval(mo, point);
+    ob.verdict = Verdict::failed;
+    ob.grid_points = {gp};
+    ob.detail = "at grid point " + tuple_str(gp) + ": " + ch.what;
+    for (size_t k = 0; k < ch.shown.size(); ++k)
+      ob.detail += (k ? ", " : " (") + ch.shown[k].first + " " + std::to_string(c.eval(mo, ch.shown[k].second.e)) +
+                   (k + 1 == ch.shown.size() ? ")" : "");
+    return true;
+  });
+  if (failed) {
+    ob.millis = timer.millis();
+    return ob;
   }
   // The guards hold when the last query was unsat and none was set aside.
   bool guard_open = std::any_of(checks.begin(), checks.begin() + static_cast<std::ptrdiff_t>(num_guards),
