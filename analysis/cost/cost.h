@@ -16,7 +16,16 @@
 //     previous point, an output block copied out whenever it changes before
 //     the next point and at the last, in grid order (row-major, the last axis
 //     fastest), each for the bytes of its block (ir/block_geometry.h);
-//   - DMAs for the bytes of each dma_start's source region.
+//   - DMAs for the bytes of each dma_start's source region;
+//   - a grid axis whose size is known only at run time (a function
+//     parameter) makes every figure a polynomial in that size: a sum of
+//     terms, each a constant times a product of sizes, valid for every size
+//     of 2 or more (an axis of size 1 never moves, so its blocks are copied
+//     once). Such figures are found by counting at sizes 2 and 3 of every
+//     unknown size, which fixes the one polynomial of degree at most 1 in
+//     each size, and checked by counting at two more sizes; figures that are
+//     not of that form (a loop running num_programs times per grid point)
+//     are an error.
 // So on one core, without --grid-seed, `tessera run --stats` counts exactly
 // these figures whenever they are exact.
 #pragma once
@@ -31,6 +40,14 @@
 
 namespace tessera::cost {
 
+// One term of a figure that depends on dynamic grid sizes: `figures` times
+// the product of the sizes listed (indices into CostReport::sizes; none: the
+// constant term).
+struct SizeTerm {
+  std::vector<int> sizes;
+  CostFigures figures;
+};
+
 // One pallas_call or core_map (all its runs: per device of a pmap, per trip
 // of an enclosing loop).
 struct KernelCost {
@@ -39,18 +56,26 @@ struct KernelCost {
   std::string call;                // as `prove` names it: "matmul"; "core_map" for one
   std::vector<int64_t> grid;       // a pallas_call's (empty for a core_map)
   int64_t runs = 0;
-  CostFigures figures;             // summed over the runs
+  CostFigures figures;             // summed over the runs; with dynamic sizes, the constant term
+  std::vector<SizeTerm> terms;     // with dynamic sizes: every term, the constant one first
   bool exact = true;               // false: an upper bound (see notes)
   std::vector<std::string> notes;  // why not exact, one per place
 };
 
 struct CostReport {
   std::string function;
+  // The dynamic grid sizes the figures depend on, as the function names them
+  // ("%n"); empty when every size is known.
+  std::vector<std::string> sizes;
   std::vector<KernelCost> kernels;  // in the order first reached
   KernelCost outside;               // ops outside any kernel (op null)
-  CostFigures total() const;
+  CostFigures total() const;  // with dynamic sizes: the constant terms
+  std::vector<SizeTerm> total_terms() const;
   bool exact() const;
 };
+
+// The figures of `terms` at these values of the sizes.
+CostFigures evaluate(const std::vector<SizeTerm>& terms, const std::vector<int64_t>& sizes);
 
 // The values of a pallas_call's scalar-prefetch operands (its index maps read
 // them); called only for calls that have some. Throws Error when they are unknown.
@@ -65,8 +90,8 @@ struct CostOptions {
 constexpr int64_t kMaxGridPoints = int64_t{1} << 22;
 
 // The figures of function `f` of `m`. Throws a located Error for what cannot
-// be counted statically: a dynamic grid size, a loop whose trip count depends
-// on data, a DMA of dynamic size.
+// be counted statically: a loop whose trip count depends on data, a DMA of
+// dynamic size, figures not multilinear in the dynamic grid sizes.
 CostReport compute_cost(const Module& m, const Body& f, const CostOptions& opts = {});
 
 // The bytes block copies move for one run of `pallas_call` over `grid` (the

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analysis/cost/cost.h"
+#include "analysis/cost/walk.h"
 #include "analysis/prove/prove.h"
 #include "interpreter/kernels.h"
 #include "ir/control_views.h"
@@ -88,7 +89,7 @@ using Rule = void (Walker::*)(const Op&, std::vector<Known>&);
 
 class Walker {
  public:
-  Walker(const Module& m, const CostOptions& opts) : m_(m), opts_(opts) {}
+  Walker(const Module& m, const CostOptions& opts, DynamicSizes& sizes) : m_(m), opts_(opts), sizes_(sizes) {}
 
   std::vector<Known> walk(const Body& b, std::vector<Known> args, const Env& env, Tally& t);
 
@@ -141,6 +142,7 @@ class Walker {
 
   const Module& m_;
   const CostOptions& opts_;
+  DynamicSizes& sizes_;
   int64_t walked_ = 0;
   // The walk in progress (set by walk()).
   std::unordered_map<const Var*, Array>* known_ = nullptr;
@@ -447,10 +449,13 @@ void Walker::pallas_call(const Op& op, std::vector<Known>&) {
   int dyn = 0;
   for (size_t a = 0; a < grid.size(); ++a) {
     if (grid[a] >= 0) continue;
-    std::optional<int64_t> size = int_of(value(op.operands[static_cast<size_t>(dyn++)]));
-    if (!size)
-      throw Error(op.loc, "cost: dynamic grids are not supported yet (grid axis " + std::to_string(a) +
-                              " has a size known only at run time)");
+    const Value& operand = op.operands[static_cast<size_t>(dyn++)];
+    std::optional<int64_t> size = int_of(value(operand));
+    if (!size) {
+      if (!operand.is_var())
+        throw Error(op.loc, "cost: grid axis " + std::to_string(a) + " has a size known only at run time");
+      size = sizes_.size_of(operand.var());
+    }
     grid[a] = *size;
   }
   int64_t points = 1;
@@ -529,10 +534,10 @@ KernelCost kernel_cost(const Op* op, const Entry& e) {
 
 }  // namespace
 
-CostReport compute_cost(const Module& m, const Body& f, const CostOptions& opts) {
+CostReport walk_cost(const Module& m, const Body& f, const CostOptions& opts, DynamicSizes& sizes) {
   CostReport r;
   r.function = f.name();
-  Walker w(m, opts);
+  Walker w(m, opts, sizes);
   Tally t;
   Env env;
   std::vector<Known> args(f.params().size());

@@ -32,7 +32,7 @@ case $libdir in "$root"/*) ;; *) fail "pkg-config's libdir $libdir is outside th
 echo "pkg-config --cflags --libs tessera: $flags"
 
 # Every header of the library folders is installed, except the internal ones.
-internal='verify/check.h interpreter/kernels/util.h transforms/discharge_internal.h'
+internal='verify/check.h interpreter/kernels/util.h transforms/discharge_internal.h analysis/cost/walk.h'
 missing=0
 while read -r h; do
   case " $internal " in *" $h "*) continue ;; esac
