@@ -1,5 +1,7 @@
 #include "interpreter/npy.h"
 
+#include "interpreter/float_bits.h"
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -20,32 +22,6 @@ const Descr kDescrs[] = {
     {DType::i16, 2, "<i2"}, {DType::i32, 4, "<i4"}, {DType::i64, 8, "<i8"}, {DType::u8, 1, "|u1"},
     {DType::u32, 4, "<u4"}, {DType::i1, 1, "|b1"},
 };
-
-float half_to_float(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  float v;
-  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
-  return sign ? -v : v;
-}
-
-uint16_t float_to_half(float f) {
-  // f is already rounded to f16 precision (the array keeps it so).
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000);
-  float a = std::fabs(f);
-  if (std::isnan(f)) return sign | 0x7E00;
-  if (a >= 65520.0f) return sign | 0x7C00;
-  if (a < std::ldexp(1.0f, -14)) return sign | static_cast<uint16_t>(std::lround(a * std::ldexp(1.0f, 24)));
-  int e;
-  float m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
-  uint16_t exp = static_cast<uint16_t>(e - 1 + 15);
-  uint16_t mant = static_cast<uint16_t>(std::lround((m * 2 - 1) * 1024));
-  if (mant == 1024) mant = 0, ++exp;
-  return sign | static_cast<uint16_t>(exp << 10) | mant;
-}
 
 [[noreturn]] void bad(const std::string& path, const std::string& msg) { throw Error(path + ": " + msg); }
 
@@ -117,7 +93,7 @@ Array read_npy(const std::string& path) {
     for (int64_t i = 0; i < n; ++i) {
       uint16_t h16;
       std::memcpy(&h16, raw.data() + 2 * i, 2);
-      out.data<float>()[i] = half_to_float(h16);
+      out.data<float>()[i] = f16_from_bits(h16);
     }
   } else {
     std::memcpy(out.raw(), raw.data(), raw.size());  // storage types match the file's on little-endian hosts
@@ -161,7 +137,7 @@ void write_npy(const std::string& path, const Array& a) {
   f.write(h.data(), static_cast<std::streamsize>(h.size()));
   if (a.dtype() == DType::f16) {
     for (int64_t i = 0; i < a.size(); ++i) {
-      uint16_t v = float_to_half(a.data<float>()[i]);
+      uint16_t v = f16_bits(a.data<float>()[i]);
       f.write(reinterpret_cast<const char*>(&v), 2);
     }
   } else {

@@ -18,6 +18,7 @@
 #include <limits>
 #include <numbers>
 
+#include "interpreter/float_bits.h"
 #include "interpreter/kernels/util.h"
 
 namespace tessera::interp::kern {
@@ -176,6 +177,13 @@ struct Atan2 {
 };
 struct NextAfter {
   template <class T> T operator()(T a, T b) const { return std::nextafter(a, b); }
+};
+// For bf16 and f16 data, which arrays keep as float (only ever called with T = float).
+template <uint16_t (*Bits)(float), float (*FromBits)(uint16_t)>
+struct NextAfter16 {
+  template <class T> T operator()(T a, T b) const {
+    return static_cast<T>(nextafter16<Bits, FromBits>(static_cast<float>(a), static_cast<float>(b)));
+  }
 };
 struct And {
   template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); }
@@ -365,14 +373,14 @@ std::vector<Array> integer_pow_kernel(const Op& op, std::span<const Array> args)
   return {out};
 }
 
-// nextafter steps by one unit of the storage type: right for f32 and f64; a
-// bf16 or f16 (stored as float) would need steps of its own bit pattern.
+// nextafter steps by one unit of the dtype: of the storage type for f32 and
+// f64, of the 16-bit pattern for bf16 and f16 (kept as floats).
 std::vector<Array> nextafter_kernel(const Op& op, std::span<const Array> args) {
-  for (const Array& a : args)
-    if (is_rounded_float(a.dtype()))
-      fail(op, "nextafter of " + std::string(dtype_name(a.dtype())) + " is not supported yet (f32 and f64 are)");
-  static const Kernel kernel = binary_kernel<DTypeClass::floating, NextAfter>();
-  return kernel(op, args);
+  static const Kernel wide = binary_kernel<DTypeClass::floating, NextAfter>();
+  static const Kernel bf16 = binary_kernel<DTypeClass::floating, NextAfter16<bf16_bits, bf16_from_bits>>();
+  static const Kernel f16 = binary_kernel<DTypeClass::floating, NextAfter16<f16_bits, f16_from_bits>>();
+  DType d = args.empty() ? DType::f32 : args[0].dtype();
+  return (d == DType::bf16 ? bf16 : d == DType::f16 ? f16 : wide)(op, args);
 }
 
 // XLA's ReducePrecision on the bits U of a float F with src_e exponent and
@@ -381,10 +389,8 @@ std::vector<Array> nextafter_kernel(const Op& op, std::span<const Array> args) {
 // exponent above the e-bit format's range gives a signed infinity and one at
 // or below its smallest normal a signed zero (its subnormals flush). A NaN
 // stays itself, except with m = 0, where XLA gives infinity.
-template <class U, class F>
-F reduce_precision_bits(F x, int src_e, int src_m, int64_t e, int64_t m) {
-  if (x != x) return m > 0 ? x : std::numeric_limits<F>::infinity();
-  U bits = std::bit_cast<U>(x);
+template <class U>
+U reduce_precision_pattern(U bits, int src_e, int src_m, int64_t e, int64_t m) {
   if (m < src_m) {
     int drop = src_m - static_cast<int>(m);
     U last = U(1) << drop;  // the lowest mantissa bit kept
@@ -399,11 +405,18 @@ F reduce_precision_bits(F x, int src_e, int src_m, int64_t e, int64_t m) {
     if (exponent > (bias + reduced_bias) << src_m) bits = (bits & sign) | exp_mask;
     else if (exponent <= (bias - reduced_bias) << src_m) bits &= sign;
   }
-  return std::bit_cast<F>(bits);
+  return bits;
+}
+
+template <class U, class F>
+F reduce_precision_bits(F x, int src_e, int src_m, int64_t e, int64_t m) {
+  if (x != x) return m > 0 ? x : std::numeric_limits<F>::infinity();
+  return std::bit_cast<F>(reduce_precision_pattern(std::bit_cast<U>(x), src_e, src_m, e, m));
 }
 
 // reduce_precision[exponent_bits, mantissa_bits]: on the f32 bits for f32 and
-// bf16 (whose 7 mantissa bits are the f32's high ones), on the f64 bits for f64.
+// bf16 (whose 7 mantissa bits are the f32's high ones), on the f16 bits for
+// f16, on the f64 bits for f64.
 std::vector<Array> reduce_precision_kernel(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
@@ -418,11 +431,17 @@ std::vector<Array> reduce_precision_kernel(const Op& op, std::span<const Array> 
            [=](float v) { return reduce_precision_bits<uint32_t>(v, 8, 23, e, mm); }, NoRound{});
       break;
     }
+    case DType::f16:
+      map1(x.data<float>(), out.data<float>(), x.size(), [=](float v) {
+        if (v != v) return m > 0 ? v : std::numeric_limits<float>::infinity();
+        return f16_from_bits(reduce_precision_pattern<uint16_t>(f16_bits(v), 5, 10, e, m));
+      }, NoRound{});
+      break;
     case DType::f64:
       map1(x.data<double>(), out.data<double>(), x.size(),
            [=](double v) { return reduce_precision_bits<uint64_t>(v, 11, 52, e, m); }, NoRound{});
       break;
-    default: fail(op, "does not apply to dtype " + std::string(dtype_name(x.dtype())) + " (f32, bf16 and f64 are supported)");
+    default: fail(op, "does not apply to dtype " + std::string(dtype_name(x.dtype())));
   }
   return {out};
 }

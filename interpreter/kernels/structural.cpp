@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 
+#include "interpreter/float_bits.h"
 #include "interpreter/kernels/util.h"
 
 namespace tessera::interp::kern {
@@ -283,8 +284,8 @@ std::vector<Array> roll(const Op& op, std::span<const Array> args) {
   return {out};
 }
 
-// bitcast_convert_type: the element bytes reinterpreted. bf16 is kept as a
-// float whose low 16 bits are zero, so its bits are the float's high half.
+// bitcast_convert_type: the element bytes reinterpreted. bf16 and f16 are
+// kept as floats: their bytes are their 16-bit patterns (interpreter/float_bits.h).
 std::vector<Array> bitcast_convert_type(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
@@ -292,21 +293,21 @@ std::vector<Array> bitcast_convert_type(const Op& op, std::span<const Array> arg
   size_t bytes = static_cast<size_t>(x.size() * dtype_bytes(x.dtype()));
   if (bytes != static_cast<size_t>(out.size() * dtype_bytes(out.dtype()))) fail(op, "internal error: bitcast sizes differ");
   std::vector<std::byte> bits(bytes);
-  if (x.dtype() == DType::bf16) {
+  if (is_rounded_float(x.dtype())) {
     const float* f = static_cast<const float*>(x.raw());
     for (int64_t i = 0; i < x.size(); ++i) {
-      uint16_t h = static_cast<uint16_t>(std::bit_cast<uint32_t>(f[i]) >> 16);
-      std::memcpy(&bits[2 * i], &h, 2);
+      uint16_t h = x.dtype() == DType::bf16 ? bf16_bits(f[i]) : f16_bits(f[i]);
+      std::memcpy(&bits[2 * static_cast<size_t>(i)], &h, 2);
     }
   } else {
     std::memcpy(bits.data(), x.raw(), bits.size());
   }
-  if (out.dtype() == DType::bf16) {
+  if (is_rounded_float(out.dtype())) {
     float* f = static_cast<float*>(out.raw());
     for (int64_t i = 0; i < out.size(); ++i) {
       uint16_t h;
-      std::memcpy(&h, &bits[2 * i], 2);
-      f[i] = std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+      std::memcpy(&h, &bits[2 * static_cast<size_t>(i)], 2);
+      f[i] = out.dtype() == DType::bf16 ? bf16_from_bits(h) : f16_from_bits(h);
     }
   } else {
     std::memcpy(out.raw(), bits.data(), bits.size());

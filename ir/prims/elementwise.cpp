@@ -138,7 +138,7 @@ void register_elementwise(Registry& r) {
     return out;
   };
   // lax.reduce_precision: x rounded to a float format with exponent_bits
-  // and mantissa_bits (XLA's ReducePrecision); f16 is not supported yet.
+  // and mantissa_bits (XLA's ReducePrecision).
   Primitive& rp = add(r, "reduce_precision", "elementwise x rounded to exponent_bits / mantissa_bits (lax.reduce_precision)", 1,
                       DTypeClass::floating);
   rp.params = {req("exponent_bits", ParamKind::Int), req("mantissa_bits", ParamKind::Int)};
@@ -148,23 +148,15 @@ void register_elementwise(Registry& r) {
       fail(op, "exponent_bits must be at least 1, got " + std::to_string(op.int_param("exponent_bits")));
     if (op.int_param("mantissa_bits") < 0)
       fail(op, "mantissa_bits must be at least 0, got " + std::to_string(op.int_param("mantissa_bits")));
-    if (out[0].dtype() == DType::f16) fail(op, "reduce_precision of f16 is not supported yet");
     return out;
   };
   for (const char* n : {"add", "sub", "mul", "div", "rem", "max", "min"})
     add(r, n, std::string("elementwise ") + n + " (integer div and rem round toward zero)", 2, DTypeClass::numeric);
   add(r, "pow", "elementwise x ** y", 2, DTypeClass::floating).transcendental = true;
-  // lax.nextafter: the neighbour of x1 in its dtype, towards x2 (f32 and f64:
-  // stepping in bf16 or f16 needs their own bit patterns, not supported yet).
-  Primitive& next = add(r, "nextafter", "elementwise nextafter %x1, %x2: the next representable float after x1 towards x2", 2,
-                        DTypeClass::floating);
-  next.shape = [rule = next.shape](const Op& op) {
-    std::vector<Type> out = rule(op);
-    DType d = out[0].dtype();
-    if (d == DType::bf16 || d == DType::f16)
-      fail(op, "nextafter of " + std::string(dtype_name(d)) + " is not supported yet (f32 and f64 are)");
-    return out;
-  };
+  // lax.nextafter: the neighbour of x1 in its dtype, towards x2 (bf16 and f16
+  // step their own 16-bit patterns).
+  add(r, "nextafter", "elementwise nextafter %x1, %x2: the next representable float after x1 towards x2", 2,
+      DTypeClass::floating);
   add(r, "atan2", "elementwise atan2(y, x): the angle of the point (x, y), in [-pi, pi]", 2, DTypeClass::floating)
       .transcendental = true;
   // lax.clamp(min, x, max): min(max(x, min), max), as XLA defines it; scalars broadcast.

@@ -205,7 +205,6 @@ std::vector<Type> bitcast_convert_type(const Op& op) {
   DType to = op.dtype_param("new_dtype");
   for (DType d : {x.dtype(), to})
     if (is_bool(d) || is_semaphore(d)) fail(op, "cannot bitcast " + std::string(dtype_name(d)));
-  if (x.dtype() == DType::f16 || to == DType::f16) fail(op, "bitcast_convert_type of f16 is not supported yet");
   int from_bytes = dtype_bytes(x.dtype()), to_bytes = dtype_bytes(to);
   Shape s = x.shape();
   if (from_bytes > to_bytes) {

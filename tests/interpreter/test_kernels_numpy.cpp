@@ -192,6 +192,21 @@ np.save('clz.npy', np.array([32 - (int(v) & 0xffffffff).bit_length() for v in k]
   b.set(0, 1.0);
   b.set(1, -2.0);
   check_equal(run("bitcast_convert_type", {b}, {{"new_dtype", DType::i16}}), {16256, -16384}, "bf16 -> i16");
+  // f16 against numpy's float16 view, both ways, NaN payloads and subnormals included.
+  Array bits16 = random_array(DType::i32, {64}, 117, -32768, 32767);
+  const double special16[] = {0, -32768, 0x7C00, 0x7E01, 0x7C01, 0x0001, 0x03FF, 0x3C00, -1, 0x7BFF};
+  for (int i = 0; i < 10; ++i) bits16.set(i, special16[i]);
+  Array i16 = convert(bits16, DType::i16);
+  write_npy(dir + "/i16.npy", bits16);
+  run_numpy(dir, "v = np.load('i16.npy').astype(np.int16).view(np.float16)\nnp.save('h.npy', v.astype(np.float32))\n");
+  Array h = run("bitcast_convert_type", {i16}, {{"new_dtype", DType::f16}});
+  Array want_h = read_npy(dir + "/h.npy", DType::f32, {64});
+  for (int64_t i = 0; i < h.size(); ++i) {
+    CAPTURE(i);
+    if (std::isnan(want_h.get(i))) CHECK(std::isnan(h.get(i)));
+    else CHECK((h.get(i) == want_h.get(i) && std::signbit(h.get(i)) == std::signbit(want_h.get(i))));
+  }
+  check_equal(run("bitcast_convert_type", {h}, {{"new_dtype", DType::i16}}), values(i16), "f16 -> i16 round trip");
   check_equal(run("population_count", {k}), values(read_npy(dir + "/pop.npy", DType::i32, {50})), "population_count");
   check_equal(run("clz", {k}), values(read_npy(dir + "/clz.npy", DType::i32, {50})), "clz");
 }
@@ -247,10 +262,25 @@ TEST_CASE("numpy: nextafter in f32 and f64 (zeros, infinities, NaN, equal operan
       if (got.get(i) == 0.0) CHECK_MESSAGE(std::signbit(got.get(i)) == std::signbit(want.get(i)), "sign of zero at " << i);
     check_equal(run("nextafter", {x, Array::scalar(d, -1.5)}), values(read_npy(dir + "/s.npy", d, {6, 20})), "rank-0 x2");
   }
-  for (DType d : {DType::bf16, DType::f16}) {
-    std::string want = "nextafter of " + std::string(dtype_name(d)) + " is not supported yet";
-    CHECK_THROWS_WITH_AS(run("nextafter", {Array(d, {4}), Array(d, {4})}), doctest::Contains(want.c_str()), Error);
-  }
+  // f16 against numpy's float16 nextafter (the values travel as f32, exact).
+  Array x = random_array(DType::f16, {6, 20}, 115, -3, 3), y = random_array(DType::f16, {6, 20}, 116, -3, 3);
+  const double special[][2] = {{0.0, 1.0},       {0.0, -1.0},    {-0.0, 0.0}, {INFINITY, 0.0}, {65504.0, INFINITY},
+                               {6.0e-8, 0.0},    {6.1e-5, 1.0},  {1.0, 1.0},  {NAN, 1.0},      {1.0, 2.0},
+                               {-1.0, -2.0},     {-65504.0, 0.0}};
+  for (int i = 0; i < 12; ++i) x.set(i * 7, special[i][0]), y.set(i * 7, special[i][1]);
+  write_npy(dir + "/x.npy", convert(x, DType::f32));
+  write_npy(dir + "/y.npy", convert(y, DType::f32));
+  run_numpy(dir, "x, y = np.load('x.npy').astype(np.float16), np.load('y.npy').astype(np.float16)\n"
+                 "with np.errstate(all='ignore'):\n    np.save('n.npy', np.nextafter(x, y).astype(np.float32))\n");
+  Array got = run("nextafter", {x, y});
+  CHECK(got.dtype() == DType::f16);
+  check_equal(got, values(read_npy(dir + "/n.npy", DType::f32, {6, 20})), "f16 nextafter");
+  // bf16 has no numpy type: its steps by hand (7 mantissa bits, f32's exponent).
+  Array b(DType::bf16, {5}), toward(DType::bf16, {5});
+  const double from[] = {1.0, 1.0, 0.0, -2.0, 3.3895313892515355e38}, to[] = {2.0, 0.0, -1.0, 0.0, INFINITY};
+  for (int i = 0; i < 5; ++i) b.set(i, from[i]), toward.set(i, to[i]);
+  check_equal(run("nextafter", {b, toward}),
+              {1.0078125, 0.99609375, -9.183549615799121e-41, -1.9921875, INFINITY}, "bf16 nextafter");
 }
 
 TEST_CASE("numpy: reduce_precision against the rounding formula (f64, f32, bf16) and float16 conversion") {
@@ -329,8 +359,41 @@ np.save('h.npy', h)
 )");
   check_equal(run("reduce_precision", {x}, {{"exponent_bits", int64_t{5}}, {"mantissa_bits", int64_t{10}}}),
               values(read_npy(dir + "/h.npy", DType::f32, {8, 32})), "float16");
-  CHECK_THROWS_WITH_AS(run("reduce_precision", {Array(DType::f16, {4})}, {{"exponent_bits", int64_t{4}}, {"mantissa_bits", int64_t{3}}}),
-                       doctest::Contains("reduce_precision of f16 is not supported yet"), Error);
+  // On f16 data XLA rounds the f16 bits: the formula above with f16's 5 and
+  // 10 bits, so f16 values must come out as through the f64 path -- except
+  // f16's subnormals with E = 5, which keep their exponent field (0) where
+  // the f64 path flushes everything below f16's smallest normal.
+  for (auto [e, m] : {std::pair<int64_t, int64_t>{5, 10}, {5, 3}, {4, 3}, {3, 1}, {5, 0}}) {
+    CAPTURE(e);
+    CAPTURE(m);
+    Array h = convert(inputs(DType::f32), DType::f16);
+    Array got = run("reduce_precision", {h}, {{"exponent_bits", e}, {"mantissa_bits", m}});
+    CHECK(got.dtype() == DType::f16);
+    Array wide = run("reduce_precision", {convert(h, DType::f64)}, {{"exponent_bits", e}, {"mantissa_bits", m}});
+    for (int64_t i = 0; i < got.size(); ++i) {
+      CAPTURE(h.get(i));
+      double g = got.get(i), w = wide.get(i);
+      if (e == 5 && std::fabs(h.get(i)) < 6.103515625e-05) continue;  // a subnormal: checked below
+      if (std::isnan(w)) CHECK(std::isnan(g));
+      else CHECK((g == w && std::signbit(g) == std::signbit(w)));
+    }
+  }
+  // Subnormals under E = 5: the mantissa bits rounded as for normals; with
+  // M = 10 nothing changes.
+  Array sub(DType::f16, {4});
+  const double tiny[] = {5.960464477539063e-08, 3.0517578125e-05, -4.57763671875e-05, 6.097555160522461e-05};
+  for (int i = 0; i < 4; ++i) sub.set(i, tiny[i]);
+  check_equal(run("reduce_precision", {sub}, {{"exponent_bits", int64_t{5}}, {"mantissa_bits", int64_t{10}}}),
+              values(sub), "f16 subnormals, E=5 M=10");
+  // With 1 mantissa bit: 2^-24 (bits 0x0001) rounds to 0; 2^-15 (0x0200) is
+  // kept; 0x0300, halfway between 0x0200 and 0x0400, goes to the even 0x0400
+  // (2^-14, the smallest normal).
+  Array sub2(DType::f16, {3});
+  sub2.set(0, 5.960464477539063e-08);
+  sub2.set(1, 3.0517578125e-05);
+  sub2.set(2, 4.57763671875e-05);
+  check_equal(run("reduce_precision", {sub2}, {{"exponent_bits", int64_t{5}}, {"mantissa_bits", int64_t{1}}}),
+              {0.0, 3.0517578125e-05, 6.103515625e-05}, "f16 subnormals, E=5 M=1");
 }
 
 TEST_CASE("numpy: round with halves away from zero and to even, f32 and f64") {

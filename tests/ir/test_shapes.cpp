@@ -368,7 +368,8 @@ TEST_CASE("bitcast_convert_type: equal widths keep the shape; the width ratio is
   CHECK_HAS(op_error("%x: i16[4,3]", "bitcast_convert_type[new_dtype=f32] %x"), "needs a last dim of 2");
   CHECK_HAS(op_error("%x: i8", "bitcast_convert_type[new_dtype=i32] %x"), "needs a last dim of 4");
   CHECK_HAS(op_error("%x: bool[4]", "bitcast_convert_type[new_dtype=u8] %x"), "cannot bitcast bool");
-  CHECK_HAS(op_error("%x: f16[4]", "bitcast_convert_type[new_dtype=i16] %x"), "f16 is not supported yet");
+  CHECK(result_types("%x: f16[4]", "bitcast_convert_type[new_dtype=i16] %x") == "i16[4]");
+  CHECK(result_types("%x: u8[4,2]", "bitcast_convert_type[new_dtype=f16] %x") == "f16[4]");
 }
 
 TEST_CASE("take_along_axis: the result has the indices' shape; ranks and off-axis sizes must agree") {
@@ -397,17 +398,17 @@ TEST_CASE("custom_jvp_call: call takes the operands; jvp takes them and their ta
   CHECK_HAS(op_error("%x: f32[8]", "custom_jvp_call[" + call + "] %x"), "jvp");
 }
 
-TEST_CASE("nextafter: two floats of one dtype, f32 or f64; bf16 and f16 are not supported yet") {
+TEST_CASE("nextafter: two floats of one dtype") {
   CHECK(result_types("%x: f32[8], %y: f32[8]", "nextafter %x, %y") == "f32[8]");
   CHECK(result_types("%x: f64[2,3], %y: f64", "nextafter %x, %y") == "f64[2,3]");
   CHECK_OP_ERROR("%x: f32[8], %y: f64[8]", "nextafter %x, %y", "nextafter: operand dtypes differ: (f32[8], f64[8])");
   CHECK_OP_ERROR("%x: f32[8], %y: f32[4]", "nextafter %x, %y", "nextafter: operand shapes differ");
   CHECK_OP_ERROR("%x: i32[8], %y: i32[8]", "nextafter %x, %y", "nextafter: expects a floating-point dtype, got i32[8]");
-  CHECK_OP_ERROR("%x: bf16[8], %y: bf16[8]", "nextafter %x, %y", "nextafter: nextafter of bf16 is not supported yet (f32 and f64 are)");
-  CHECK_OP_ERROR("%x: f16[8], %y: f16[8]", "nextafter %x, %y", "nextafter of f16 is not supported yet");
+  CHECK(result_types("%x: bf16[8], %y: bf16[8]", "nextafter %x, %y") == "bf16[8]");
+  CHECK(result_types("%x: f16[8], %y: f16", "nextafter %x, %y") == "f16[8]");
 }
 
-TEST_CASE("reduce_precision: exponent_bits >= 1 and mantissa_bits >= 0, both required; floats but f16") {
+TEST_CASE("reduce_precision: exponent_bits >= 1 and mantissa_bits >= 0, both required; floats") {
   CHECK(result_types("%x: f32[8]", "reduce_precision[exponent_bits=5, mantissa_bits=10] %x") == "f32[8]");
   CHECK(result_types("%x: bf16[8]", "reduce_precision[exponent_bits=4, mantissa_bits=3] %x") == "bf16[8]");
   CHECK(result_types("%x: f64", "reduce_precision[exponent_bits=11, mantissa_bits=0] %x") == "f64");
@@ -416,7 +417,7 @@ TEST_CASE("reduce_precision: exponent_bits >= 1 and mantissa_bits >= 0, both req
   CHECK_OP_ERROR("%x: f32[8]", "reduce_precision[exponent_bits=8, mantissa_bits=-1] %x",
                  "reduce_precision: mantissa_bits must be at least 0, got -1");
   CHECK_OP_ERROR("%x: i32[8]", "reduce_precision[exponent_bits=8, mantissa_bits=7] %x", "expects a floating-point dtype, got i32[8]");
-  CHECK_OP_ERROR("%x: f16[8]", "reduce_precision[exponent_bits=4, mantissa_bits=3] %x", "reduce_precision of f16 is not supported yet");
+  CHECK(result_types("%x: f16[8]", "reduce_precision[exponent_bits=4, mantissa_bits=3] %x") == "f16[8]");
   CHECK_HAS(op_error("%x: f32[8]", "reduce_precision[exponent_bits=8] %x"), "mantissa_bits");
 }
 
