@@ -297,6 +297,7 @@ void add_structural_rules(RuleTable<JvpRule>& t) {
   t.set("roll", linear({0}));
   t.set("take_along_axis", linear({0}));
   t.set("split", split_rule);
+  t.set("repeat", linear());
   t.set("concatenate", linear());
   t.set("pad", linear({0, 1}));
   t.set("dynamic_update_slice", linear({0, 1}));

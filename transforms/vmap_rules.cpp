@@ -257,7 +257,7 @@ void add_array_rules(RuleTable<BatchRule>& t) {
         }));
   for (const char* n : {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"})
     t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"axes", shifted(op.ints_param("axes"))}}); }));
-  for (const char* n : {"argmax", "argmin", "cumsum", "split"})
+  for (const char* n : {"argmax", "argmin", "cumsum", "split", "repeat"})
     t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"axis", op.int_param("axis") + 1}}); }));
   t.set("dot_general", dot_rule);
   t.set("concatenate", concatenate_rule);

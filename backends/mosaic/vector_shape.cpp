@@ -121,6 +121,16 @@ void lower_concatenate(EmitContext& ctx, const Op& op, const LoweringTable&) {
   concatenate(ctx, xs, types, op.int_param("dimension"), result_of(op), op.results[0]);
 }
 
+// repeat: `tpu.repeat` is canonicalized into a `tpu.concatenate` of the
+// copies (jax/_src/pallas/mosaic/lowering.py lowers pltpu.repeat to it);
+// emitting the concatenate directly keeps the output checkable.
+void lower_repeat(EmitContext& ctx, const Op& op, const LoweringTable&) {
+  std::string x = ctx.use(op.operands[0]), type = value_type(array_of(op.operands[0]));
+  auto copies = static_cast<size_t>(op.int_param("repeats"));
+  concatenate(ctx, std::vector<std::string>(copies, x), std::vector<std::string>(copies, type), op.int_param("axis"),
+              result_of(op), op.results[0]);
+}
+
 std::string strided_slice(EmitContext& ctx, const std::string& x, const ArrayType& in, const std::vector<int64_t>& offsets,
                           const ArrayType& out, const Var* result) {
   std::vector<int64_t> ones(in.shape.size(), 1);
@@ -223,6 +233,7 @@ void add_shape_rules(LoweringTable& t) {
   t.set("concatenate", lower_concatenate);
   t.set("slice", lower_slice);
   t.set("split", lower_split);
+  t.set("repeat", lower_repeat);
   t.set("pad", lower_pad);
   t.set("roll", lower_roll);
   t.set("take_along_axis", lower_take_along_axis);

@@ -1,6 +1,6 @@
 // Structural kernels: broadcast_in_dim, reshape, squeeze, expand_dims,
 // transpose, iota, concatenate, slice, dynamic_slice, dynamic_update_slice,
-// split, pad, rev, roll, take_along_axis and bitcast_convert_type. Reshapes share the operand's buffer (O(1)); the rest are one
+// split, repeat, pad, rev, roll, take_along_axis and bitcast_convert_type. Reshapes share the operand's buffer (O(1)); the rest are one
 // strided copy each (kernels/copy.cpp).
 #include <algorithm>
 #include <bit>
@@ -185,6 +185,27 @@ std::vector<Array> split(const Op& op, std::span<const Array> args) {
   }
   if (start[axis] != x.shape()[axis]) fail(op, "sizes do not add up to dimension " + std::to_string(axis));
   return out;
+}
+
+// repeat: each slab of x from the axis on (outer x [n, inner...]) written
+// `repeats` times in a row.
+std::vector<Array> repeat(const Op& op, std::span<const Array> args) {
+  expect_args(op, args, 1);
+  const Array& x = args[0];
+  int64_t axis = op.int_param("axis"), r = op.int_param("repeats");
+  if (axis < 0 || axis >= x.rank() || r < 1) fail(op, "needs an axis of x and repeats >= 1");
+  Shape shape = x.shape();
+  shape[static_cast<size_t>(axis)] *= r;
+  Array out = Array::uninitialized(x.dtype(), shape);
+  int64_t slab = storage_size(x.dtype());
+  for (int d = static_cast<int>(axis); d < x.rank(); ++d) slab *= x.shape()[static_cast<size_t>(d)];
+  if (slab == 0) return {out};
+  int64_t outer = x.size() * storage_size(x.dtype()) / slab;
+  const std::byte* src = at(x, 0);
+  std::byte* dst = at(out, 0);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < r; ++k) std::memcpy(dst + (o * r + k) * slab, src + o * slab, static_cast<size_t>(slab));
+  return {out};
 }
 
 // Run-time start indices, clamped so the box [start, start + size) fits, as lax does.
@@ -377,6 +398,7 @@ void register_structural_kernels(RuleTable<Kernel>& t) {
   t.set("split", split);
   t.set("take_along_axis", take_along_axis);
   t.set("bitcast_convert_type", bitcast_convert_type);
+  t.set("repeat", repeat);
 }
 
 }  // namespace tessera::interp::kern

@@ -1,5 +1,5 @@
 // Shape-changing ops: broadcast, reshape, transpose, squeeze, expand_dims, iota,
-// concatenate, slices, split, pad, rev, gather, sort.
+// concatenate, slices, split, repeat, pad, rev, gather, sort.
 #include <algorithm>
 #include <numeric>
 
@@ -260,6 +260,21 @@ std::vector<Type> split(const Op& op) {
   return out;
 }
 
+// repeat[repeats=r, axis=d] x (pltpu.repeat): r copies of x one after the
+// other along d, as jnp.tile with r on that axis (what Mosaic's tpu.repeat
+// does, and JAX's implementation of the primitive since it follows it).
+std::vector<Type> repeat(const Op& op) {
+  expect_operands(op, 1);
+  Type x = array_operand(op, 0);
+  int64_t axis = op.int_param("axis"), r = op.int_param("repeats");
+  check_axis(op, axis, x.rank());
+  if (r < 1) fail(op, "repeats must be at least 1, got " + std::to_string(r));
+  Shape s = x.shape();
+  if (__builtin_mul_overflow(s[static_cast<size_t>(axis)], r, &s[static_cast<size_t>(axis)]))
+    fail(op, std::to_string(r) + " repeats of " + x.str() + " overflow");
+  return one(Type::array(x.dtype(), s));
+}
+
 std::vector<Type> gather(const Op& op) {
   expect_operands(op, 2);
   Type x = array_operand(op, 0);
@@ -317,6 +332,8 @@ void register_structural(Registry& r) {
          {req("axis", K::Int), opt("shift", K::Int)}, roll, {}, false, {1, 2}});
   r.add({"split", "consecutive pieces of x along axis, one result per entry of sizes", {req("sizes", K::Ints), req("axis", K::Int)},
          split, {}, false});
+  r.add({"repeat", "repeats copies of x one after the other along axis (pltpu.repeat: a tile)",
+         {req("repeats", K::Int), req("axis", K::Int)}, repeat, {}, false});
   r.add({"gather", "x indexed along axis by a 1-D index array (indices clamped)", {opt("axis", K::Int, int64_t{0})},
          gather, {}, false});
   r.add({"sort", "stable sort along dimension by the first num_keys operands",

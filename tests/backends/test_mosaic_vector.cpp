@@ -429,8 +429,8 @@ TEST_CASE("mosaic vector: broadcasts and reshapes") {
         "casting the input before squeezing the scalar.");
 }
 
-TEST_CASE("mosaic vector: transpose, iota, concatenate, slices, split, pad") {
-  std::string t = lowered(R"(func @f(%x: f32[8,128], %y: f32[8,128]) -> (f32[128,8], i32[8,128], i32[128], f32[8,128], f32[16,128], f32[4,64], f32[8,64], f32[8,64], f32[10,129]) {
+TEST_CASE("mosaic vector: transpose, iota, concatenate, slices, split, pad, repeat") {
+  std::string t = lowered(R"(func @f(%x: f32[8,128], %y: f32[8,128]) -> (f32[128,8], i32[8,128], i32[128], f32[8,128], f32[16,128], f32[4,64], f32[8,64], f32[8,64], f32[10,129], f32[24,128]) {
   %t = transpose[permutation=(1, 0)] %x
   %i = iota[dtype=i32, shape=(8, 128), dimension=0]
   %j = iota[dtype=i32, shape=(128), dimension=0]
@@ -439,9 +439,11 @@ TEST_CASE("mosaic vector: transpose, iota, concatenate, slices, split, pad") {
   %s = slice[start_indices=(4, 64), limit_indices=(8, 128)] %x
   %p, %q = split[sizes=(64, 64), axis=1] %y
   %d = pad[low=(1, 0), high=(1, 1)] %x, 0.0
-  return %t, %i, %j, %k, %c, %s, %p, %q, %d
+  %r = repeat[repeats=3, axis=0] %x
+  return %t, %i, %j, %k, %c, %s, %p, %q, %d, %r
 }
 )");
+  CHECK_HAS(t, "%r = \"tpu.concatenate\"(%x, %x, %x) <{dimension = 0 : i32}> : (vector<8x128xf32>, vector<8x128xf32>, vector<8x128xf32>) -> vector<24x128xf32>");
   CHECK_HAS(t, "%t = \"tpu.transpose\"(%x) <{permutation = array<i64: 1, 0>}> : (vector<8x128xf32>) -> vector<128x8xf32>");
   CHECK_HAS(t, "%i = \"tpu.iota\"() <{dimensions = array<i32: 0>}> : () -> vector<8x128xi32>");
   CHECK_HAS(t, "%t_1 = \"tpu.iota\"() <{dimensions = array<i32: 1>}> : () -> vector<1x128xi32>\n"
@@ -939,7 +941,7 @@ TEST_CASE("mosaic vector: integer elementwise rules compute the interpreter's nu
 }
 
 TEST_CASE("mosaic vector: reductions, broadcasts, reshapes and slices compute the interpreter's numbers (mlir-cpu-runner-19)") {
-  const char* text = R"(func @f(%x: f32[4,8], %i: i32[4,8], %b: bool[4,8], %r: f32[4], %s: f32) -> (f32[4], f32[8], f32, i32[4], i32, i32[8], bool[4], bool, bool[8], f32[4,8], f32[4,8], f32[32], f32[2,16], f32[1,4,8], f32[2,3], f32[4,5], f32[4,3], f32, f32[4,8]) {
+  const char* text = R"(func @f(%x: f32[4,8], %i: i32[4,8], %b: bool[4,8], %r: f32[4], %s: f32) -> (f32[4], f32[8], f32, i32[4], i32, i32[8], bool[4], bool, bool[8], f32[4,8], f32[4,8], f32[32], f32[2,16], f32[1,4,8], f32[2,3], f32[4,5], f32[4,3], f32, f32[4,8], f32[4,16], i32[8,8]) {
   %sum1 = reduce_sum[axes=(1)] %x
   %max0 = reduce_max[axes=(0)] %x
   %min01 = reduce_min[axes=(0, 1)] %x
@@ -959,7 +961,9 @@ TEST_CASE("mosaic vector: reductions, broadcasts, reshapes and slices compute th
   %sl1 = slice[start_indices=(2, 6), limit_indices=(3, 7)] %x
   %el = reshape[new_sizes=()] %sl1
   %where = select_n %b, %x, %rows
-  return %sum1, %max0, %min01, %isum, %imax, %imin, %all, %any, %any0, %rows, %full, %flat, %two, %lead, %sl, %p, %q, %el, %where
+  %tile = repeat[repeats=2, axis=1] %x
+  %itile = repeat[repeats=2, axis=0] %i
+  return %sum1, %max0, %min01, %isum, %imax, %imin, %all, %any, %any0, %rows, %full, %flat, %two, %lead, %sl, %p, %q, %el, %where, %tile, %itile
 }
 )";
   std::vector<double> xs, is, bs;

@@ -159,6 +159,27 @@ np.save('kr.npy', np.roll(k, -3, axis=1))
               values(read_npy(dir + "/kr.npy", DType::i32, {4, 9})), "i32 values, i64 shift");
 }
 
+TEST_CASE("numpy: repeat is np.tile along the axis, every axis, floats, ints and bools") {
+  NumpyDir scratch("kernels_numpy_repeat");
+  if (!scratch) return;
+  const std::string& dir = scratch.path;
+  for (DType d : {DType::f32, DType::i32, DType::i1}) {
+    INFO(dtype_name(d));
+    Array x = random_array(d, {3, 4, 5}, 118, -50, 50);
+    write_npy(dir + "/x.npy", x);
+    run_numpy(dir, "x = np.load('x.npy')\nfor a in range(3):\n    r = [1, 1, 1]\n    r[a] = 3\n"
+                   "    np.save(f't{a}.npy', np.tile(x, r))\n");
+    for (int64_t axis = 0; axis < 3; ++axis) {
+      CAPTURE(axis);
+      Shape s{3, 4, 5};
+      s[static_cast<size_t>(axis)] *= 3;
+      Array got = run("repeat", {x}, {{"repeats", int64_t{3}}, {"axis", axis}});
+      CHECK(got.shape() == s);
+      check_equal(got, values(read_npy(dir + "/t" + std::to_string(axis) + ".npy", d, s)), "repeat");
+    }
+  }
+}
+
 TEST_CASE("numpy: bitcast_convert_type (equal and different widths), population_count and clz") {
   NumpyDir scratch("kernels_numpy_bits");
   if (!scratch) return;

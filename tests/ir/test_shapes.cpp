@@ -423,6 +423,11 @@ TEST_CASE("reduce_precision: exponent_bits >= 1 and mantissa_bits >= 0, both req
 
 TEST_CASE("split: one result per size along the axis; sizes non-negative and adding up to the dimension") {
   CHECK(result_types("%x: f32[4,5]", "%a, %b = split[sizes=(2, 3), axis=1] %x") == "(f32[4,2], f32[4,3])");
+  CHECK(result_types("%x: bf16[4,5]", "repeat[repeats=3, axis=1] %x") == "bf16[4,15]");
+  CHECK(result_types("%x: i32[2]", "repeat[repeats=1, axis=0] %x") == "i32[2]");
+  CHECK_OP_ERROR("%x: f32[4,5]", "repeat[repeats=0, axis=1] %x", "repeat: repeats must be at least 1, got 0");
+  CHECK_OP_ERROR("%x: f32[4,5]", "repeat[repeats=2, axis=2] %x", "repeat: axis 2 is out of range for rank 2");
+  CHECK_OP_ERROR("%x: f32", "repeat[repeats=2, axis=0] %x", "repeat: axis 0 is out of range for rank 0");
   CHECK(result_types("%x: i32[6]", "%a, %b, %c = split[sizes=(0, 6, 0), axis=0] %x") == "(i32[0], i32[6], i32[0])");
   CHECK(result_types("%x: bf16[3,2]", "%a = split[sizes=(3), axis=0] %x") == "bf16[3,2]");
   CHECK_OP_ERROR("%x: f32[4,5]", "%a, %b = split[sizes=(2, 2), axis=1] %x",

@@ -744,6 +744,21 @@ TEST_CASE("nextafter, reduce_precision, split, float rem, tan, square: jvp equal
   check_vmap_against_loop(m, "none|1|0", 7);
 }
 
+TEST_CASE("repeat: jvp equals finite differences (f64), vmap equals separate calls") {
+  Module m = parse_module(R"(func @main(%x: f64[4,6], %y: f64[4,6]) -> (f64[12,6], f64[4,12]) {
+  %p = mul %x, %y
+  %a = repeat[repeats=3, axis=0] %p
+  %e = exp %x
+  %b = repeat[repeats=2, axis=1] %e
+  return %a, %b
+}
+)",
+                          "repeat");
+  for (uint32_t seed : {8u, 9u}) check_jvp_against_fd(m, seed);
+  check_vmap_against_loop(m, "0|none", 10);
+  check_vmap_against_loop(m, "1|0", 11);
+}
+
 TEST_CASE("reduce_precision: jvp rounds the tangent as the primal (lax's rule); bf16 vmap equals separate calls") {
   Module m = parse_module(R"(func @main(%x: f32[8]) -> f32[8] {
   %r = reduce_precision[exponent_bits=5, mantissa_bits=2] %x

@@ -20,6 +20,7 @@ Rows (construct -> upstream):
   `tpu.bitcast` (equal element widths)                  -> `arith.bitcast`
   `tpu.assume_multiple`                                 -> `arith.maxsi %x, %x` (= the operand)
   `tpu.iteration_bound` {dim = k}                       -> `arith.constant` (the static grid size)
+  `tpu.concatenate` (dimension)                         -> `vector.insert_strided_slice` of each operand into zeros
 """
 
 import re
@@ -324,7 +325,34 @@ def tpu_iteration_bound(op, names, ctx):
     return [f'{op.indent}{op.results[0]} = arith.constant {bounds[k]} : {op.result_types[0]}']
 
 
+def tpu_concatenate(op, names, ctx):
+    """"tpu.concatenate"(%a, %b, ...) <{dimension = d}> -> each operand written at its offset along d.
+
+    The result starts as zeros of its type; each operand, in order, is inserted
+    where the previous ones end along d (lax.concatenate's meaning), so every
+    element is written exactly once."""
+    d = int_attr(op.prop('dimension'))
+    t = parse_shaped(op.result_types[0])
+    if not 0 <= d < t.rank:
+        raise Unsupported(f'tpu.concatenate dimension {d} of {op.result_types[0]}')
+    zero = '0.000000e+00' if t.elem.startswith(('f', 'bf')) else 'false' if t.elem == 'i1' else '0'
+    ind, out = op.indent, []
+    acc = names.fresh('zeros')
+    out.append(f'{ind}{acc} = arith.constant dense<{zero}> : {op.result_types[0]}')
+    offset = 0
+    for k, (x, x_type) in enumerate(zip(op.operands, op.operand_types)):
+        piece = parse_shaped(x_type)
+        offsets = ', '.join(str(offset) if i == d else '0' for i in range(t.rank))
+        strides = ', '.join('1' for _ in range(piece.rank))
+        nxt = op.results[0] if k == len(op.operands) - 1 else names.fresh('concat')
+        out.append(f'{ind}{nxt} = vector.insert_strided_slice {x}, {acc} {{offsets = [{offsets}], strides = [{strides}]}}'
+                   f' : {x_type} into {op.result_types[0]}')
+        acc, offset = nxt, offset + piece.shape[d]
+    return out
+
+
 TPU_OPS = {
+    'tpu.concatenate': tpu_concatenate,
     'tpu.vector_store': tpu_vector_store,
     'tpu.matmul': tpu_matmul,
     'tpu.iota': tpu_iota,
