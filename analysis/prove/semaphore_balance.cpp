@@ -59,11 +59,22 @@ class Balance {
                       const TraceEvent* until = nullptr);
   // `x` on device `d` (x itself without a pmap).
   z3::expr at(const z3::expr& x, const z3::expr& d);
-  // Runs every device's protocol at the model's grid point; "" when all finish.
-  std::string deadlock(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool& decided);
+  // The protocol run concretely: every device's events at the model's grid
+  // point, or (`whole_grid`) at every point of the grid in the interpreter's
+  // order, each device going as far as it can.
+  struct Run {
+    bool decided = false;  // every path, amount, element and target was a number
+    std::string stuck;     // who is blocked and where; "" when every device finished
+    std::vector<int64_t> stuck_point;
+    // Counts left at the end, per (device, semaphore, element): after a run
+    // of the whole grid, what the interpreter finds at kernel exit.
+    std::map<std::tuple<int64_t, const void*, int64_t>, int64_t> count;
+  };
+  Run run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool whole_grid);
 
   CallContext& c_;
   const ProtocolTrace* trace_ = nullptr;
+  std::vector<Sym> point_;           // the symbolic grid point the trace is at
   std::optional<z3::expr> me_;       // this device's index on the (single) pmap axis
   int64_t devices_ = 1;
   std::string word_ = "device";     // what the processes are: the devices of a pmap, or the cores of a core_map
@@ -94,63 +105,107 @@ z3::expr Balance::at(const z3::expr& x, const z3::expr& d) {
 // block, so a wait that can go on stays able to until its core takes it. The
 // protocol is then confluent (as a Kahn network): every schedule runs the
 // same events, and one greedy run that blocks shows a deadlock in all of
-// them. The run is concrete: the grid point of the model, each device of the
-// axis in turn. It decides only where every path, amount, element and target
-// evaluates to a number there.
-std::string Balance::deadlock(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool& decided) {
-  decided = false;
+// them. The run is concrete: each device of the axis in turn, at the grid
+// point of the model, or over the whole grid in the interpreter's order
+// (row-major, the last axis fastest: counts handed from one step to the
+// next are then counted as they happen). It decides only where every path,
+// amount, element and target evaluates to a number, and for grids of at most
+// kMaxRunEvents events in all.
+constexpr int64_t kMaxRunEvents = int64_t{1} << 18;
+
+Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool whole_grid) {
+  Run r;
   auto num = [&](const z3::expr& x, int64_t& v) { return mo.eval(x, false).simplify().is_numeral_i64(v); };
+  // The grid points to run, as values of the point's symbols (one: the model's).
+  std::vector<std::vector<int64_t>> points;
+  if (!whole_grid) {
+    points.push_back(c_.eval(mo, point_));
+  } else {
+    std::vector<int64_t> sizes;
+    int64_t total = 1;
+    for (const z3::expr& g : c_.scope.grid_size) {
+      int64_t v = 0;
+      if (!g.is_numeral_i64(v) || v < 0) return r;
+      sizes.push_back(v);
+      total *= v;
+      if (total * devices_ * static_cast<int64_t>(flat.size()) > kMaxRunEvents) return r;
+    }
+    std::vector<int64_t> p(sizes.size(), 0);
+    for (int64_t n = 0; n < total; ++n) {
+      int64_t rest = n;
+      for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+        p[static_cast<size_t>(d)] = rest % sizes[static_cast<size_t>(d)];
+        rest /= sizes[static_cast<size_t>(d)];
+      }
+      points.push_back(p);
+    }
+  }
   struct Step {
-    bool on = false, wait = false;
+    const TraceEvent* ev;
+    size_t point;
+    bool on = false;
     int64_t target = 0, cell = 0, amount = 0;
   };
   std::vector<std::vector<Step>> prog(static_cast<size_t>(devices_));
-  for (int64_t d = 0; d < devices_; ++d) {
-    z3::expr dev = c_.ctx.int_val(d);
-    for (const TraceEvent* ev : flat) {
-      Step st;
-      int64_t on = 0;
-      if (!ev->opaque.empty() || !num(z3::ite(at(ev->path, dev), c_.ctx.int_val(1), c_.ctx.int_val(0)), on)) return "";
-      st.on = on == 1;
-      st.wait = ev->wait;
-      st.target = d;
-      if (st.on && (!num(at(ev->cell, dev), st.cell) || !num(at(ev->amount, dev), st.amount) ||
-                    (ev->device && !num(at(*ev->device, dev), st.target))))
-        return "";
-      if (st.on && (st.target < 0 || st.target >= devices_)) return "";
-      prog[static_cast<size_t>(d)].push_back(st);
+  for (size_t pi = 0; pi < points.size(); ++pi) {
+    z3::expr_vector from(c_.ctx), to(c_.ctx);
+    for (size_t a = 0; a < point_.size(); ++a) {
+      from.push_back(point_[a].e);
+      to.push_back(c_.ctx.int_val(points[pi][a]));
+    }
+    auto here = [&](const z3::expr& x, const z3::expr& dev) {
+      z3::expr_vector f = from, t = to;
+      return substituted(at(x, dev), f, t);
+    };
+    for (int64_t d = 0; d < devices_; ++d) {
+      z3::expr dev = c_.ctx.int_val(d);
+      for (const TraceEvent* ev : flat) {
+        Step st{ev, pi};
+        int64_t on = 0;
+        if (!ev->opaque.empty() || !num(z3::ite(here(ev->path, dev), c_.ctx.int_val(1), c_.ctx.int_val(0)), on)) return r;
+        st.on = on == 1;
+        st.target = d;
+        if (st.on && (!num(here(ev->cell, dev), st.cell) || !num(here(ev->amount, dev), st.amount) ||
+                      (ev->device && !num(here(*ev->device, dev), st.target))))
+          return r;
+        if (st.on && (st.target < 0 || st.target >= devices_)) return r;
+        if (st.on) prog[static_cast<size_t>(d)].push_back(st);
+      }
     }
   }
-  decided = true;
-  std::map<std::tuple<int64_t, const void*, int64_t>, int64_t> count;
+  r.decided = true;
   std::vector<size_t> pos(static_cast<size_t>(devices_), 0);
   for (bool moved = true; moved;) {
     moved = false;
     for (size_t d = 0; d < pos.size(); ++d)
-      for (; pos[d] < flat.size(); ++pos[d], moved = true) {
+      for (; pos[d] < prog[d].size(); ++pos[d], moved = true) {
         const Step& st = prog[d][pos[d]];
-        if (!st.on) continue;
-        int64_t& n = count[{st.target, flat[pos[d]]->sem_key, st.cell}];
-        if (st.wait && n < -st.amount) break;
+        int64_t& n = r.count[{st.target, st.ev->sem_key, st.cell}];
+        if (st.ev->wait && n < -st.amount) break;
         n += st.amount;
       }
   }
-  std::string stuck, path;
+  std::string path;
   for (size_t d = 0; d < pos.size(); ++d) {
-    if (pos[d] == flat.size()) continue;
-    const TraceEvent& ev = *flat[pos[d]];
+    if (pos[d] == prog[d].size()) continue;
     const Step& st = prog[d][pos[d]];
+    const TraceEvent& ev = *st.ev;
     std::string who = devices_ > 1 || me_ ? word_ + " " + std::to_string(d) + " " : "";
-    stuck += std::string(stuck.empty() ? "" : "; ") + who + "waits in " + ev.what +
-             (ev.iteration.empty() ? "" : " (" + ev.iteration + ")") + " for " + amount_str(st.amount) + " on " + ev.sem_name +
-             (ev.numel > 1 ? "[" + std::to_string(st.cell) + "]" : "") + ", which holds " +
-             std::to_string(count[{st.target, ev.sem_key, st.cell}]);
-    if (stuck.find(';') == std::string::npos) {  // the first blocked one: its path
-      std::string taken = path_of(mo, c_.ctx.int_val(static_cast<int64_t>(d)), flat, &ev);
-      if (!taken.empty()) path = " (" + who + "took " + taken.substr(8) + ")";
+    std::string where = whole_grid && !c_.scope.grid_size.empty() ? " at grid point " + tuple_str(points[st.point]) : "";
+    r.stuck += std::string(r.stuck.empty() ? "" : "; ") + who + "waits in " + ev.what +
+               (ev.iteration.empty() ? "" : " (" + ev.iteration + ")") + where + " for " + amount_str(st.amount) + " on " +
+               ev.sem_name + (ev.numel > 1 ? "[" + std::to_string(st.cell) + "]" : "") + ", which holds " +
+               std::to_string(r.count[{st.target, ev.sem_key, st.cell}]);
+    if (r.stuck_point.empty()) {  // the first blocked one: its path
+      r.stuck_point = points[st.point];
+      if (!whole_grid) {
+        std::string taken = path_of(mo, c_.ctx.int_val(static_cast<int64_t>(d)), flat, &ev);
+        if (!taken.empty()) path = " (" + who + "took " + taken.substr(8) + ")";
+      }
     }
   }
-  return stuck + path;
+  r.stuck += path;
+  return r;
 }
 
 z3::expr Balance::contribution(const TraceEvent& ev, const z3::expr& cell, const std::optional<z3::expr>& device) {
@@ -196,6 +251,7 @@ Obligation Balance::run() {
   Obligation ob = obligation(c_.name, "kernel", "semaphore balance");
   std::vector<z3::expr> base = c_.base_facts;
   std::vector<Sym> point = c_.make_point("b", base);
+  point_ = point;
   ProtocolTrace trace(c_, point);
   trace_ = &trace;
   auto finish = [&](Verdict v, std::string detail) {
@@ -292,12 +348,36 @@ Obligation Balance::run() {
         QueryResult r2 = c_.solver.check(q2, "semaphore_balance." + std::to_string(k++));
         ob.queries++;
         if (r2.result != z3::unsat) {
-          if (unknown_reason.empty())
-            unknown_reason = r2.result == z3::unknown ? "(" + r2.reason + ")"
-                             : "cannot decide: " + detail.substr(3) + ", and grid point " +
-                                   tuple_str(c_.eval(*r2.model, point)) + " leaves " +
-                                   std::to_string(c_.eval(*r2.model, net)) +
-                                   ": counts handed from one grid step to the next are not modelled";
+          // Counts handed from one step to the next: run the whole grid.
+          Run whole = r2.result == z3::sat ? run(mo, flat, true) : Run{};
+          if (!whole.decided) {
+            if (unknown_reason.empty())
+              unknown_reason = r2.result == z3::unknown ? "(" + r2.reason + ")"
+                               : "cannot decide: " + detail.substr(3) + ", and grid point " +
+                                     tuple_str(c_.eval(*r2.model, point)) + " leaves " +
+                                     std::to_string(c_.eval(*r2.model, net)) +
+                                     ": counts are handed from one grid step to the next, and the grid is too large "
+                                     "(or its protocol depends on values the prover does not model) to be run step by step";
+            continue;
+          }
+          if (!whole.stuck.empty()) {
+            ob.grid_points = {whole.stuck_point};
+            std::string who = remote ? "every " + word_ + " that has not finished is blocked: " : "the kernel blocks: it ";
+            return finish(Verdict::failed, "running the grid in order, " + who + whole.stuck + ": it waits forever");
+          }
+          for (const auto& [key, left_at_exit] : whole.count) {
+            const auto& [dev, sem_key, elem] = key;
+            if (sem_key != sem || left_at_exit == 0) continue;
+            return finish(Verdict::failed, "running the grid in order, " + name + (first.numel > 1 ? "[" + std::to_string(elem) + "]" : "") +
+                                               (remote ? " on " + word_ + " " + std::to_string(dev) : "") + " is left at " +
+                                               std::to_string(left_at_exit) + " at kernel exit");
+          }
+          // Balanced at exit, whatever the order (the sum of every step's
+          // counts); no deadlock in the interpreter's order, the only one
+          // when no axis is parallel.
+          if (!parallel_axes(c_).empty() && unknown_reason.empty())
+            unknown_reason = name + " is balanced at kernel exit and the grid runs to its end in order, but counts are "
+                             "handed from one grid step to the next, so another order of the parallel axes might block";
           continue;
         }
       }
@@ -338,9 +418,8 @@ Obligation Balance::run() {
     const z3::model& mo = *r3.model;
     if (incoming) {
       std::vector<int64_t> gp = c_.eval(mo, point);
-      bool decided = false;
-      std::string stuck = deadlock(mo, flat, decided);
-      if (!decided) {
+      Run here = run(mo, flat, false);
+      if (!here.decided) {
         if (unknown_reason.empty())
           unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
                            " can wait forever: a wait there may need a signal another " + word_ + " sends later in the program, "
@@ -348,17 +427,30 @@ Obligation Balance::run() {
                            (opq.empty() ? std::string() : " (" + opq[0] + ")");
         continue;
       }
-      if (stuck.empty() && single_step) continue;  // the one grid step runs to its end on every device
-      if (stuck.empty() || !single_step) {
-        if (unknown_reason.empty())
-          unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
-                           " can wait forever at grid point " + tuple_str(gp) + ": a wait may need a signal another " + word_ + " sends later in the program" +
-                           (stuck.empty() ? ", and only one grid point was run" : ", which a later grid step of another " + word_ + " may send");
-        continue;
+      if (here.stuck.empty() && single_step) continue;  // the one grid step runs to its end on every device
+      if (single_step) {
+        ob.grid_points = {gp};
+        return finish(Verdict::failed, (c_.scope.grid_size.empty() ? std::string() : "at grid point " + tuple_str(gp) + ", ") +
+                                           "every " + word_ + " that has not finished is blocked: " + here.stuck +
+                                           ": a deadlock across " + word_ + "s");
       }
-      ob.grid_points = {gp};
-      return finish(Verdict::failed, (c_.scope.grid_size.empty() ? std::string() : "at grid point " + tuple_str(gp) + ", ") + "every " + word_ +
-                                         " that has not finished is blocked: " + stuck + ": a deadlock across " + word_ + "s");
+      // Several steps: a later step of another device may send what a wait
+      // needs. Run the whole grid.
+      Run whole = run(mo, flat, true);
+      if (whole.decided && !whole.stuck.empty()) {
+        ob.grid_points = {whole.stuck_point};
+        return finish(Verdict::failed, "running the grid in order, every " + word_ + " that has not finished is blocked: " +
+                                           whole.stuck + ": a deadlock across " + word_ + "s");
+      }
+      if (whole.decided && parallel_axes(c_).empty()) continue;  // the one order runs to its end
+      if (unknown_reason.empty())
+        unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
+                         " can wait forever at grid point " + tuple_str(gp) + ": a wait may need a signal another " + word_ +
+                         " sends in a later grid step" +
+                         (whole.decided ? "; the grid runs to its end in order, but another order of its parallel axes might block"
+                                        : ", and the grid is too large (or its protocol depends on values the prover does not model) "
+                                          "to be run step by step");
+      continue;
     }
     for (const auto& [ev, stuck, count] : blocked) {
       if (!c_.eval(mo, stuck)) continue;

@@ -70,7 +70,7 @@ func @main(%x: f32[)" + grid + R"(]) -> f32[)" + grid + R"(] {
   CHECK(balance(replace_once(six, "%last = eq %i, 5", "%last = eq %i, 99")).verdict == Verdict::proved);
 }
 
-TEST_CASE("semaphore balance: unknown where counts carry across steps or depend on data") {
+TEST_CASE("semaphore balance: counts handed from one step to the next are decided by running the grid in order") {
   // Step 0 signals, step 1 waits: the total is 0 but no single step is balanced.
   std::string carry = R"(
 index_map @rows(%i: i32) -> (i32, i32) { return %i, 0 }
@@ -89,9 +89,34 @@ func @main(%x: f32[16,128]) -> f32[16,128] {
 }
 )";
   Obligation c = balance(carry);
-  CHECK(c.verdict == Verdict::unknown);
-  CHECK(has(c.detail, "counts handed from one grid step to the next are not modelled"));
+  CHECK_MESSAGE(c.verdict == Verdict::proved, c.line());
   CHECK(run_error(carry, {zeros(DType::f32, {16, 128})}) == "");
+  // A parallel axis: other orders (a random one, another core) might run
+  // the waiting step first.
+  Obligation cp = balance(replace_once(carry, "dimension_semantics=(arbitrary)", "dimension_semantics=(parallel)"));
+  CHECK(cp.verdict == Verdict::unknown);
+  CHECK(cp.detail == "%s0 is balanced at kernel exit and the grid runs to its end in order, but counts are handed from one "
+                     "grid step to the next, so another order of the parallel axes might block");
+  // Step 0 waits for what step 1 would signal: blocked for ever.
+  std::string late = replace_once(carry, "%first = eq %i, 0", "%first = eq %i, 1");
+  Obligation w = balance(late);
+  REQUIRE(w.verdict == Verdict::failed);
+  CHECK(w.grid_points == std::vector<std::vector<int64_t>>{{0}});
+  CHECK(w.detail == "running the grid in order, the kernel blocks: it waits in semaphore_wait at <test>:6:49 at grid point (0) "
+                    "for 1 on %s0, which holds 0: it waits forever");
+  CHECK(has(run_error(late, {zeros(DType::f32, {16, 128})}), "deadlock"));
+  // Two signals, one wait: 1 left at exit.
+  std::string extra = replace_once(carry, "semaphore_signal %s1, 1", "semaphore_signal %s1, 2");
+  Obligation e = balance(extra);
+  REQUIRE(e.verdict == Verdict::failed);
+  CHECK(e.detail == "running the grid in order, %s0 is left at 1 at kernel exit");
+  CHECK(has(run_error(extra, {zeros(DType::f32, {16, 128})}), "non-zero count 1"));
+  // A grid too large to run step by step stays unknown.
+  std::string big = replace_once(carry, "grid=(2)", "grid=(300000)");
+  for (int k = 0; k < 3; ++k) big = replace_once(big, "f32[16,128]", "f32[2400000,128]");
+  Obligation b = balance(big);
+  CHECK(b.verdict == Verdict::unknown);
+  CHECK(has(b.detail, "counts are handed from one grid step to the next, and the grid is too large"));
   // A signal amount read from memory: never a false proof, and no counterexample.
   std::string data = copy_kernel(
       "  %n = get %o[0, 0]\n  %k = convert_element_type[new_dtype=i32] %n\n  semaphore_signal %sem2, %k\n  semaphore_wait %sem2, 1\n");
@@ -270,4 +295,30 @@ func @main() -> f32[1,16] {
   CHECK(o.verdict == Verdict::unknown);
   CHECK(o.detail == "semaphore_signal at <test>:7:3 signals another core's semaphore: which core runs a grid step depends on "
                     "--cores and the grid order, which the program does not fix");
+}
+
+TEST_CASE("deadlocks across devices in a grid of several steps: the whole grid is run in order") {
+  // Every device waits for its neighbour's signal before sending its own, at
+  // every step: each step is balanced, and no step can start.
+  std::string both_wait = replace_once(kPingPong, "grid=(1)", "grid=(2)");
+  both_wait = replace_once(both_wait, "scratch=[ref<sem, semaphore>]] %xs",
+                           "scratch=[ref<sem, semaphore>], dimension_semantics=(arbitrary)] %xs");
+  std::string ping = both_wait;
+  both_wait = replace_once(both_wait, "%first = eq %d, 0", "%first = eq %d, 7");
+  Obligation o = balance(both_wait);
+  REQUIRE(o.verdict == Verdict::failed);
+  CHECK(o.grid_points == std::vector<std::vector<int64_t>>{{0}});
+  CHECK(has(o.detail, "running the grid in order, every device that has not finished is blocked: device 0 waits in "
+                      "semaphore_wait at <test>:9:3 at grid point (0) for 1 on %s, which holds 0; device 1 waits in "
+                      "semaphore_wait at <test>:9:3 at grid point (0) for 1 on %s, which holds 0: a deadlock across devices"));
+  interp::Array x = zeros(DType::f32, {2, 8});
+  CHECK(has(run_error(both_wait, {x}), "deadlock"));
+  // The ping-pong over two steps in order: each wait is answered.
+  Obligation p = balance(ping);
+  CHECK_MESSAGE(p.verdict == Verdict::proved, p.line());
+  CHECK(run_error(ping, {x}) == "");
+  // With the axis parallel, another order is not ruled out.
+  Obligation pp = balance(replace_once(ping, "dimension_semantics=(arbitrary)", "dimension_semantics=(parallel)"));
+  CHECK(pp.verdict == Verdict::unknown);
+  CHECK(has(pp.detail, "the grid runs to its end in order, but another order of its parallel axes might block"));
 }
