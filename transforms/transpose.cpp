@@ -199,6 +199,26 @@ BodyPtr nonlinear_part(const Body& src, const std::vector<bool>& linear, const s
   return nb;
 }
 
+std::vector<bool> params_read_by_transpose(const Body& src, const std::vector<bool>& linear) {
+  Linearity lin(table_size(src));
+  analyse(src, linear, false, lin);
+  VarSet needed(table_size(src));
+  const auto& ops = src.ops();
+  auto need_operands = [&](const Op& op) {
+    for (const Value& v : op.operands)
+      if (v.is_var() && !lin.has(v)) needed.insert(v.var());
+  };
+  for (size_t k = ops.size(); k-- > 0;) {
+    const Op& op = ops[k];
+    bool used = lin.op_linear[k] != 0;
+    for (const Var* r : op.results) used |= needed.contains(r);
+    if (used) need_operands(op);
+  }
+  std::vector<bool> out;
+  for (const Var* p : src.params()) out.push_back(needed.contains(p));
+  return out;
+}
+
 std::vector<bool> linear_outputs(const Body& src, const std::vector<bool>& linear) {
   Linearity lin(table_size(src));
   analyse(src, linear, false, lin);
@@ -216,7 +236,8 @@ std::vector<bool> linear_refs(const Body& src, const std::vector<bool>& linear) 
 }
 
 std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::vector<Value>& params,
-                                        const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct) {
+                                        const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct,
+                                        std::vector<Value>* nonlinear_outs) {
   Linearity lin(table_size(src));
   analyse(src, linear, true, lin);
   Builder& b = ctx.b;
@@ -225,6 +246,14 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
     if (!linear[i] || src.params()[i]->type.is_ref()) map[src.params()[i]] = params[i];
 
   emit_forward(b, src, lin, map);
+  if (nonlinear_outs) {
+    nonlinear_outs->clear();
+    for (const Value& v : src.outputs()) nonlinear_outs->push_back(lin.has(v) ? Value() : remap(v, map));
+  }
+  if (nonlinear_outs) {
+    nonlinear_outs->clear();
+    for (const Value& v : src.outputs()) nonlinear_outs->push_back(lin.has(v) ? Value() : remap(v, map));
+  }
 
   // Backward.
   VarTable<Value> ct(src.ops().size() + src.params().size() + 8);

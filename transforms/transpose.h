@@ -67,14 +67,22 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
 // a linear array param), `out_ct[j]` is the cotangent of output j. Returns
 // one cotangent per param (nullopt for non-linear ones and Refs). The rules
 // of nested bodies (cond, loops, run_scoped, call) recurse through here.
+// `nonlinear_outs`, when given, receives src's non-linear outputs as computed
+// by the forward part (an undefined Value for linear ones).
 std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::vector<Value>& params,
-                                        const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct);
+                                        const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct,
+                                        std::vector<Value>* nonlinear_outs = nullptr);
 
 // Which outputs of `src` depend on its parameters marked `linear`; which of
 // its Ref parameters end up holding linear contents (linear ones, and those a
 // linear value is written into).
 std::vector<bool> linear_outputs(const Body& src, const std::vector<bool>& linear);
 std::vector<bool> linear_refs(const Body& src, const std::vector<bool>& linear);
+
+// Which non-linear parameters of `src` its transpose reads: those the linear
+// ops use, directly or through non-linear ops. A loop records only these of
+// its non-linear carries.
+std::vector<bool> params_read_by_transpose(const Body& src, const std::vector<bool>& linear);
 
 // `src` restricted to its non-linear part: the same parameters, the ops that
 // do not depend on the linear ones, zeros for the linear outputs. Loops run

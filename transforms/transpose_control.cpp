@@ -115,15 +115,6 @@ Mask loop_carries(const Body& body, size_t prefix, const Mask& consts, Mask carr
   }
 }
 
-bool used_in(const Body& b, const Var* p) {
-  for (const Op& op : b.ops())
-    for (const Value& v : op.operands)
-      if (v.is_var() && v.var() == p) return true;
-  for (const Value& v : b.outputs())
-    if (v.is_var() && v.var() == p) return true;
-  return false;
-}
-
 // lo + hi - 1 - v: iteration v of the reversed loop replays that iteration of the forward one.
 Value reversed_index(Builder& b, Value v, const Value& lo, const Value& hi) {
   Value one = Builder::literal(v.type().dtype(), 1);
@@ -171,15 +162,16 @@ Cts for_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
   Mask body_lin = concat(concat(Mask{false}, kl), cl);
   // Non-linear carries the body reads: recorded per iteration.
   std::vector<int> rec;
+  Mask read = params_read_by_transpose(body, body_lin);
   for (int j = 0; j < nc; ++j)
-    if (!cl[j] && used_in(body, body.params()[1 + k + j])) rec.push_back(j);
+    if (!cl[j] && read[1 + k + j]) rec.push_back(j);
   Value lo = x[0], hi = x[1];
   std::vector<Value> stacks;
   int64_t n = 0;
   if (!rec.empty()) {
     if (!lo.is_literal() || !hi.is_literal())
-      throw Error(op.loc, "transpose: this `for` carries non-linear values its transpose must replay backwards, which "
-                          "needs static bounds (it has " + std::string(lo.is_literal() ? "a dynamic upper" : "a dynamic lower") +
+      throw Error(op.loc, "transpose: this loop carries non-linear values its transpose must replay backwards, which "
+                          "needs a static trip count (it has " + std::string(lo.is_literal() ? "a dynamic upper" : "a dynamic lower") +
                           " bound); use a `scan`");
     n = std::max<int64_t>(0, hi.literal().as_int() - lo.literal().as_int());
     // The forward loop: (i, consts, recorded carries' stacks, non-linear carries).
@@ -303,8 +295,9 @@ Cts scan_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
   Mask body_lin = concat(concat(kl, cl), xl);
   auto linear_array = [&](int operand) { return lin[operand] && !op.operands[operand].type().is_ref(); };
   std::vector<int> rec;
+  Mask read = params_read_by_transpose(body, body_lin);
   for (int j = 0; j < nc; ++j)
-    if (!cl[j] && used_in(body, body.params()[k + j])) rec.push_back(j);
+    if (!cl[j] && read[k + j]) rec.push_back(j);
   Vals stacks;
   if (!rec.empty()) {
     // Forward: consts, non-linear carries, xs -> non-linear carries, the recorded carries as ys.
