@@ -41,12 +41,13 @@ namespace {
 struct Tables {
   RuleTable<TransposeRule> rules{"transpose"};
   RuleTable<LinearResultsRule> results{"transpose linearity"};
+  RuleTable<LinearityCheck> checks{"transpose check"};
 };
 
 Tables& tables() {
   static Tables t = [] {
     Tables ts;
-    add_linear_rules(ts.rules, ts.results);
+    add_linear_rules(ts.rules, ts.results, ts.checks);
     add_state_rules(ts.rules, ts.results);
     add_control_rules(ts.rules, ts.results);
     add_pallas_call_rule(ts.rules);
@@ -59,6 +60,7 @@ Tables& tables() {
 
 RuleTable<TransposeRule>& rules() { return tables().rules; }
 RuleTable<LinearResultsRule>& result_rules() { return tables().results; }
+RuleTable<LinearityCheck>& linearity_checks() { return tables().checks; }
 
 std::vector<bool> linear_results(const Op& op, const std::vector<bool>& linear_operands) {
   if (const LinearResultsRule* r = result_rules().find(*op.prim)) return (*r)(op, linear_operands);
@@ -122,9 +124,19 @@ void analyse(const Body& src, const std::vector<bool>& linear, bool check, Linea
     const Value* first = nullptr;
     for (const Value& v : op.operands)
       if (!first && lin.has(v)) first = &v;
-    if (!table.find(*op.prim))
-      throw Error(op.loc, "transpose: `" + op.name() + "` is not linear in " + var_name(*first) +
-                              " (it has no transpose rule)");
+    if (!table.find(*op.prim)) {
+      NoRule no = why_no_rule(*op.prim);
+      std::string head = "transpose: `" + op.name() + "` of the linear value " + var_name(*first);
+      if (no.kind == NoRule::unsupported)
+        throw Error(op.loc, "transpose: `" + op.name() + "` has no transpose rule (" + no.why + "), but takes the linear value " +
+                                var_name(*first));
+      throw Error(op.loc, head + " is not linear (" + no.why + ")");
+    }
+    if (const LinearityCheck* c = linearity_checks().find(*op.prim)) {
+      std::vector<bool> lin_operands;
+      for (const Value& v : op.operands) lin_operands.push_back(lin.has(v));
+      (*c)(op, lin_operands);
+    }
     for (const Var* r : op.results)
       if (lin.vars.contains(r) && !r->type.is_ref() && !is_float(r->type.dtype()))
         throw Error(op.loc, "transpose: `" + op.name() + "` of the linear value " + var_name(*first) + " gives the " +
@@ -306,15 +318,10 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
   return out;
 }
 
-namespace {
-
-// `%x_dot` (a tangent made by jvp) has the cotangent `%x_ct`.
-std::string ct_name(const std::string& n) {
+std::string cotangent_name(const std::string& n) {
   std::string base = n.size() > 4 && n.compare(n.size() - 4, 4, "_dot") == 0 ? n.substr(0, n.size() - 4) : n;
   return base + "_ct";
 }
-
-}  // namespace
 
 BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyKind kind, const std::vector<bool>& linear) {
   BodyPtr nb = make_body(name, kind);
@@ -325,7 +332,7 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
   for (size_t i = 0; i < src.params().size(); ++i) {
     const Var* p = src.params()[i];
     if (!linear[i]) params[i] = b.param(p->type, p->name);
-    else if (p->type.is_ref()) params[i] = b.param(p->type, ct_name(p->name));
+    else if (p->type.is_ref()) params[i] = b.param(p->type, cotangent_name(p->name));
   }
   std::vector<Cotangent> out_ct(src.outputs().size());
   for (size_t j = 0; j < src.outputs().size(); ++j) {
@@ -340,7 +347,7 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
     const Var* p = src.params()[i];
     if (!linear[i] || p->type.is_ref()) continue;
     Value v = inner.instantiate(r[i], p->type);
-    if (v.is_var() && (v.var()->name.empty() || v.var()->name == p->name)) v.var()->name = ct_name(p->name);
+    if (v.is_var() && (v.var()->name.empty() || v.var()->name == p->name)) v.var()->name = cotangent_name(p->name);
     outs.push_back(v);
   }
   b.ret(std::move(outs));

@@ -97,8 +97,26 @@ std::vector<bool> linear_results(const Op& op, const std::vector<bool>& linear_o
 using LinearResultsRule = std::function<std::vector<bool>(const Op&, const std::vector<bool>& linear_operands)>;
 RuleTable<LinearResultsRule>& result_rules();
 
+// Bilinear primitives (mul, div, dot_general) are linear in one operand at a
+// time: their check throws the located error for a use linear in both, so
+// the walk reports the first such op in program order, before any rule runs.
+using LinearityCheck = std::function<void(const Op&, const std::vector<bool>& linear_operands)>;
+RuleTable<LinearityCheck>& linearity_checks();
+
+// The name of the cotangent of `name`: `x_ct`, also for a tangent `x_dot`.
+std::string cotangent_name(const std::string& name);
+
+// Why a primitive has no rule (transpose_coverage.cpp): the walk's error for
+// a linear use of it, and the list in docs/ad.md.
+struct NoRule {
+  enum Kind { not_linear, not_float, effect_only, unsupported } kind;
+  std::string why;
+};
+NoRule why_no_rule(const Primitive& p);
+
 // Families of rules (one file each).
-void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);   // transpose_rules.cpp
+void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
+                      RuleTable<LinearityCheck>& c);                                      // transpose_rules.cpp
 void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);    // transpose_state.cpp
 void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);  // transpose_control.cpp
 void add_pallas_call_rule(RuleTable<TransposeRule>& t);   // transpose_pallas_call.cpp

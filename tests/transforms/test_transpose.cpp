@@ -301,3 +301,165 @@ TEST_CASE("transpose: dot-product test <w, J v> = <J^T w, v> for every rule (f64
     check_dot_product(c.src);
   }
 }
+
+TEST_CASE("transpose: a tangent kernel (Ref params, program_id, cond on a program id) transposes in place") {
+  Module lin = linearize_pass(example("matmul.tsr"), {});
+  const Op* call = nullptr;
+  for (const Op& op : lin.find("main_tangent")->ops())
+    if (op.name() == "pallas_call") call = &op;
+  REQUIRE(call);
+  const Body& k = *call->body_param("kernel");
+  // (x, y, x_dot, y_dot, o, o_dot): the tangent Refs are linear.
+  std::vector<bool> linear{false, false, true, true, false, true};
+  ad::SymbolSink syms(lin);
+  BodyPtr scratch = make_body("scratch", BodyKind::func);
+  Builder b(*scratch);
+  transpose::Ctx ctx{b, syms};
+  BodyPtr t = transpose::transpose_body(ctx, k, "matmul_kernel_transpose", BodyKind::kernel, linear);
+  std::string text = print_body(*t);
+  // Cotangent Refs in the tangents' places, nothing returned.
+  CHECK(t->params().size() == 6);
+  CHECK(t->params()[2]->name == "x_ct");
+  CHECK(t->params()[5]->name == "o_ct");
+  CHECK(t->outputs().empty());
+  check_in_order(text, {"program_id[axis=2]", "get %o_ct[:, :]", "dot_general", "addupdate %y_ct[:, :]",
+                        "addupdate %x_ct[:, :]", "cond[", "swap %o1_ct[:, :]"});
+}
+
+TEST_CASE("transpose: gradients against hand-derived formulas (dot_general, cumsum)") {
+  // f(x, y) = x @ y: the cotangents of w are w @ yᵀ and xᵀ @ w.
+  Module mm = parse(R"(
+func @main(%x: f64[3,4], %y: f64[4,2]) -> f64[3,2] {
+  %z = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %x, %y
+  return %z
+})");
+  Array x = random_array(Type::array(DType::f64, {3, 4}), 1), y = random_array(Type::array(DType::f64, {4, 2}), 2);
+  Array w = random_array(Type::array(DType::f64, {3, 2}), 3);
+  std::vector<Array> g = interp::run_function(vjp_pass(mm, {}), "main", {x, y, w});
+  REQUIRE(g.size() == 3);
+  Array gx(DType::f64, {3, 4}), gy(DType::f64, {4, 2});
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 4; ++k) {
+      double s = 0;
+      for (int j = 0; j < 2; ++j) s += w.get(i * 2 + j) * y.get(k * 2 + j);
+      gx.set(i * 4 + k, s);
+    }
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 2; ++j) {
+      double s = 0;
+      for (int i = 0; i < 3; ++i) s += x.get(i * 4 + k) * w.get(i * 2 + j);
+      gy.set(k * 2 + j, s);
+    }
+  require_close(g[1], gx, 1e-12);
+  require_close(g[2], gy, 1e-12);
+
+  // f(x) = cumsum(x): the cotangent is the reversed cumulative sum of w.
+  Module cs = parse(R"(
+func @main(%x: f64[6]) -> f64[6] {
+  %z = cumsum[axis=0] %x
+  return %z
+})");
+  Array x6 = random_array(Type::array(DType::f64, {6}), 4), w6 = random_array(Type::array(DType::f64, {6}), 5);
+  std::vector<Array> gc = interp::run_function(vjp_pass(cs, {}), "main", {x6, w6});
+  Array want(DType::f64, {6});
+  double acc = 0;
+  for (int i = 5; i >= 0; --i) want.set(i, acc += w6.get(i));
+  require_close(gc[1], want, 1e-12);
+}
+
+TEST_CASE("transpose: linearize,transpose gives the transpose of the tangent function") {
+  Module m = parse(kCases[7].src);  // dot_general with batch dims
+  Module t = run_pipeline(m, "linearize,transpose");
+  const Body& tan = *t.find("main_tangent");
+  const Body& tr = *t.find("main_transpose");
+  // main_tangent(residuals..., x_dot, y_dot) and main_transpose(residuals..., ct0).
+  size_t nres = tan.params().size() - 2;
+  REQUIRE(tr.params().size() == nres + 1);
+  std::vector<Array> res = interp::run_function(t, "main_primal", random_inputs(*m.entry(), 11));
+  std::vector<Array> targs(res.begin() + 1, res.end()), trargs = targs;
+  Array v0 = random_array(tan.params()[nres]->type, 12), v1 = random_array(tan.params()[nres + 1]->type, 13);
+  Array w = random_array(tr.params()[nres]->type, 14);
+  targs.push_back(v0);
+  targs.push_back(v1);
+  trargs.push_back(w);
+  double lhs = inner(w, interp::run_function(t, "main_tangent", targs)[0]);
+  std::vector<Array> ct = interp::run_function(t, "main_transpose", trargs);
+  double rhs = inner(ct[0], v0) + inner(ct[1], v1);
+  CHECK(std::abs(lhs - rhs) <= 1e-10 * (1 + std::abs(lhs)));
+}
+
+namespace {
+
+std::string error_of(const std::string& src, const std::string& pipeline) {
+  try {
+    run_pipeline(parse(src), pipeline);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("transpose: errors name the op and say why") {
+  const char* bilinear = R"(func @main(%x: f32[4], %y: f32[4]) -> f32[4] {
+  %a = add %x, %y
+  %b = mul %a, %x
+  %c = exp %x
+  return %b
+})";
+  // The first op in program order that is not linear.
+  CHECK(error_of(bilinear, "transpose{linear=0|1}") == "t.tsr:3:3: error: transpose: `mul` of two linear values is not linear");
+  CHECK(error_of(bilinear, "transpose{linear=0}") == "t.tsr:3:3: error: transpose: `mul` of two linear values is not linear");
+  CHECK(error_of(R"(func @main(%x: f32[4], %y: f32[4]) -> f32[4] {
+  %a = mul %x, %y
+  %c = exp %y
+  return %c
+})", "transpose{linear=1}") ==
+        "t.tsr:3:3: error: transpose: `exp` of the linear value %y is not linear (a non-linear function: jvp applies it "
+        "to primal values only)");
+  CHECK(error_of(R"(func @main(%x: f32[4], %y: f32[4]) -> f32[4] {
+  %a = div %x, %y
+  return %a
+})", "transpose{linear=1}") == "t.tsr:2:3: error: transpose: `div` by a linear value is not linear");
+  CHECK(error_of(R"(func @main(%x: f32[4]) -> i1[4] {
+  %a = neg %x
+  %b = lt %a, 0.0
+  return %b
+})", "transpose{linear=0}") == "t.tsr:3:3: error: transpose: `lt` of the linear value %a is not linear (its results are integers or bools)");
+  CHECK(error_of(bilinear, "transpose") ==
+        "t.tsr:1:1: error: transpose: @main was not made by linearize (no @NAME and @NAME_primal beside @NAME_tangent); "
+        "say which inputs are linear with linear=I|J");
+  CHECK(error_of(R"(func @main(%x: f64[4]) -> f64[4] {
+  %r = while[cond=fn(%v: f64[4]) -> bool { %s = reduce_sum[axes=(0)] %v
+                   %c = lt %s, 10.0
+                   return %c },
+             body=fn(%v: f64[4]) -> f64[4] { %w = mul %v, 2.0
+                   return %w }] %x
+  return %r
+})", "vjp") == "t.tsr:2:3: error: transpose: this `while` has no trip count known on entry (its cond is not `lt` of a "
+               "carry the body increments by 1, against a constant); its transpose would need to record every "
+               "iteration: write it as a `for` or `scan`");
+  CHECK(error_of(R"(func @main(%x: f64[4], %n: i32) -> f64[4] {
+  %w = for[body=fn(%i: i32, %v: f64[4]) -> f64[4] {
+      %s = sin %v
+      return %s
+    }] 0:i32, %n, %x
+  return %w
+})", "vjp") == "t.tsr:2:3: error: transpose: this loop carries non-linear values its transpose must replay backwards, "
+               "which needs a static trip count (it has a dynamic upper bound); use a `scan`");
+}
+
+TEST_CASE("transpose: every primitive has a rule or a stated reason (the closing note of issue 14)") {
+  std::string note;
+  for (const Primitive* p : registry().all()) {
+    if (transpose::rules().find(*p)) continue;
+    transpose::NoRule no = transpose::why_no_rule(*p);
+    CHECK_MESSAGE(no.why != "no transpose rule yet", p->name);
+    note += p->name + ": " + no.why + "\n";
+  }
+  // The ones a linear function may meet and that are not done are few.
+  CHECK(note.find("dma_start: an asynchronous copy") != std::string::npos);
+  CHECK(note.find("core_map: its cores communicate") != std::string::npos);
+  CHECK(note.find("\nmul:") == std::string::npos);
+}
