@@ -1,0 +1,267 @@
+// The transpose walk (JAX's `ad.backward_pass`): a body linear in some
+// parameters becomes its transpose.
+//
+// 1. Linearity: forward, a value (or Ref) is linear when it depends on a
+//    linear parameter; a Ref becomes linear when a linear value is written
+//    into it (iterated to a fixpoint, since a loop or a later grid step may
+//    read what an earlier one wrote). An op with linear operands must have a
+//    transpose rule and float (or Ref) results; the first op in program order
+//    that has not is the error.
+// 2. Forward: the non-linear ops are copied, in order, into the new body
+//    (index arithmetic, residual reads, program ids). An op with linear
+//    operands whose results are partly non-linear (a `cond` or loop that
+//    computes primal values beside tangents, staged whole by partial_eval) is
+//    also copied with its linear operands replaced by zeros: its non-linear
+//    results do not depend on them.
+// 3. Backward: the linear ops in reverse order, each rule turning its
+//    results' cotangents into its operands' cotangents, summed per value.
+//    An op whose results all have zero cotangents and that has no effect is
+//    skipped: its contribution is zero.
+#include "transforms/transpose.h"
+
+#include "ir/effects.h"
+#include "transforms/pass.h"
+#include "transforms/var_table.h"
+
+namespace tessera::transpose {
+
+Value Ctx::instantiate(const Cotangent& ct, const Type& t) {
+  if (ct) return *ct;
+  return b.zeros(t);
+}
+
+Cotangent Ctx::add(const Cotangent& a, const Cotangent& c) {
+  if (!a) return c;
+  if (!c) return a;
+  return b.binary("add", *a, *c);
+}
+
+RuleTable<TransposeRule>& rules() {
+  static RuleTable<TransposeRule> table = [] {
+    RuleTable<TransposeRule> t("transpose");
+    add_linear_rules(t);
+    add_state_rules(t);
+    add_control_rules(t);
+    add_pallas_call_rule(t);
+    return t;
+  }();
+  return table;
+}
+
+namespace {
+
+std::string var_name(const Value& v) {
+  if (v.is_literal()) return v.literal().str();
+  return v.var()->name.empty() ? std::string("a value") : "%" + v.var()->name;
+}
+
+bool writes(uint8_t bits) { return bits & (kWrite | kAccum); }
+
+// The linear values and Refs of `src`, and per op whether it is linear.
+struct Linearity {
+  VarSet vars;
+  std::vector<char> op_linear;
+  explicit Linearity(size_t n) : vars(n) {}
+  bool has(const Value& v) const { return v.is_var() && vars.contains(v.var()); }
+};
+
+size_t table_size(const Body& src) { return src.ops().size() + src.params().size() + 8; }
+
+// Fills `lin` (made with table_size(src)); `check`: throw on the first op
+// that is not linear in its linear operands.
+void analyse(const Body& src, const std::vector<bool>& linear, bool check, Linearity& lin) {
+  for (size_t i = 0; i < src.params().size(); ++i)
+    if (linear[i]) lin.vars.insert(src.params()[i]);
+  lin.op_linear.assign(src.ops().size(), 0);
+  const RuleTable<TransposeRule>& table = rules();
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t k = 0; k < src.ops().size(); ++k) {
+      const Op& op = src.ops()[k];
+      std::vector<bool> lin_operands(op.operands.size(), false);
+      bool any = false;
+      for (size_t i = 0; i < op.operands.size(); ++i) any |= lin_operands[i] = lin.has(op.operands[i]);
+      if (!any) continue;
+      if (!lin.op_linear[k]) changed = true;
+      lin.op_linear[k] = 1;
+      std::vector<bool> res = linear_results(op, lin_operands);
+      for (size_t r = 0; r < op.results.size(); ++r)
+        if (res[r]) changed |= lin.vars.insert(op.results[r]);
+      // A Ref written with a linear value holds linear contents from then on.
+      if (op.prim->family != Family::state) continue;
+      OpEffects fx = op_effects(op);
+      for (auto [operand, bits] : fx.on_operand) {
+        const Value& v = op.operands[operand];
+        if (writes(bits) && v.is_var() && v.type().is_ref()) changed |= lin.vars.insert(v.var());
+      }
+    }
+  }
+  if (!check) return;
+  for (size_t k = 0; k < src.ops().size(); ++k) {
+    if (!lin.op_linear[k]) continue;
+    const Op& op = src.ops()[k];
+    const Value* first = nullptr;
+    for (const Value& v : op.operands)
+      if (!first && lin.has(v)) first = &v;
+    if (!table.find(*op.prim))
+      throw Error(op.loc, "transpose: `" + op.name() + "` is not linear in " + var_name(*first) +
+                              " (it has no transpose rule)");
+    for (const Var* r : op.results)
+      if (lin.vars.contains(r) && !r->type.is_ref() && !is_float(r->type.dtype()))
+        throw Error(op.loc, "transpose: `" + op.name() + "` of the linear value " + var_name(*first) + " gives the " +
+                                r->type.str() + " %" + r->name + ", which is not linear");
+  }
+}
+
+// A cotangent of a rank-0 operand broadcast by an elementwise op is summed
+// over the broadcast; a cotangent in another float dtype is converted.
+Value fit(Builder& b, Value ct, const Type& t) {
+  const Type& c = ct.type();
+  if (c.rank() != t.rank()) {
+    if (t.rank() != 0) throw Error(b.loc(), "transpose: internal error: cotangent " + c.str() + " does not fit " + t.str());
+    std::vector<int64_t> axes;
+    for (int d = 0; d < c.rank(); ++d) axes.push_back(d);
+    ct = b.emit1("reduce_sum", {ct}, {{"axes", axes}});
+  }
+  if (ct.type().dtype() != t.dtype()) ct = b.emit1("convert_element_type", {ct}, {{"new_dtype", t.dtype()}});
+  return ct;
+}
+
+}  // namespace
+
+std::vector<bool> linear_outputs(const Body& src, const std::vector<bool>& linear) {
+  Linearity lin(table_size(src));
+  analyse(src, linear, false, lin);
+  std::vector<bool> out;
+  for (const Value& v : src.outputs()) out.push_back(lin.has(v));
+  return out;
+}
+
+std::vector<bool> linear_refs(const Body& src, const std::vector<bool>& linear) {
+  Linearity lin(table_size(src));
+  analyse(src, linear, false, lin);
+  std::vector<bool> out;
+  for (const Var* p : src.params()) out.push_back(p->type.is_ref() && lin.vars.contains(p));
+  return out;
+}
+
+std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::vector<Value>& params,
+                                        const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct) {
+  Linearity lin(table_size(src));
+  analyse(src, linear, true, lin);
+  Builder& b = ctx.b;
+  Body& dst = b.body();
+  VarToValue map(src.ops().size() + src.params().size() + 8);
+  for (size_t i = 0; i < src.params().size(); ++i)
+    if (!linear[i] || src.params()[i]->type.is_ref()) map[src.params()[i]] = params[i];
+
+  // Forward: the non-linear part, and the non-linear results of mixed ops.
+  const auto& ops = src.ops();
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const Op& op = ops[k];
+    if (!lin.op_linear[k]) {
+      copy_op(op, dst, map);
+      continue;
+    }
+    bool mixed = false;
+    for (const Var* r : op.results) mixed |= !lin.vars.contains(r);
+    if (!mixed) continue;
+    std::vector<Value> operands;
+    b.set_loc(op.loc);
+    for (const Value& v : op.operands) {
+      if (!lin.has(v)) {
+        operands.push_back(remap(v, map));
+        continue;
+      }
+      if (v.type().is_ref())
+        throw Error(op.loc, "transpose: `" + op.name() + "` computes non-linear results from the linear Ref " + var_name(v) +
+                                "; it cannot be split");
+      operands.push_back(b.zeros(v.type()));
+    }
+    append_copy(op, dst, std::move(operands), op.params, [&](const Var* r, Var* nr) {
+      if (!lin.vars.contains(r)) map[r] = nr;
+    });
+  }
+
+  // Backward.
+  VarTable<Value> ct(src.ops().size() + src.params().size() + 8);
+  auto accumulate = [&](const Value& v, const Cotangent& c) {
+    if (!c || !v.is_var() || !lin.has(v) || v.type().is_ref()) return;
+    Value fitted = fit(b, *c, v.type());
+    if (Value* have = ct.find(v.var())) *have = b.binary("add", *have, fitted);
+    else ct[v.var()] = fitted;
+  };
+  auto cotangent_of = [&](const Var* v) -> Cotangent {
+    const Value* c = ct.find(v);
+    return c ? Cotangent(*c) : std::nullopt;
+  };
+  b.set_loc(src.loc());
+  for (size_t j = 0; j < src.outputs().size(); ++j) accumulate(src.outputs()[j], out_ct[j]);
+  const RuleTable<TransposeRule>& table = rules();
+  std::vector<Value> x;
+  std::vector<bool> lin_operands;
+  std::vector<Cotangent> cts;
+  for (size_t k = ops.size(); k-- > 0;) {
+    if (!lin.op_linear[k]) continue;
+    const Op& op = ops[k];
+    cts.clear();
+    bool any = false;
+    for (const Var* r : op.results) {
+      cts.push_back(lin.vars.contains(r) ? cotangent_of(r) : std::nullopt);
+      any |= cts.back().has_value();
+    }
+    if (!any && !has_side_effects(op)) continue;
+    x.clear();
+    lin_operands.clear();
+    for (const Value& v : op.operands) {
+      bool l = lin.has(v);
+      lin_operands.push_back(l);
+      x.push_back(l && !v.type().is_ref() ? Value() : remap(v, map));
+    }
+    b.set_loc(op.loc);
+    std::vector<Cotangent> r = table.at(*op.prim, op.loc)(ctx, op, x, lin_operands, cts);
+    if (r.size() != op.operands.size())
+      throw Error(op.loc, "transpose rule of " + op.name() + " returned the wrong number of cotangents");
+    for (size_t i = 0; i < r.size(); ++i)
+      if (lin_operands[i]) accumulate(op.operands[i], r[i]);
+  }
+  std::vector<Cotangent> out;
+  for (size_t i = 0; i < src.params().size(); ++i) {
+    const Var* p = src.params()[i];
+    out.push_back(linear[i] && !p->type.is_ref() ? cotangent_of(p) : std::nullopt);
+  }
+  return out;
+}
+
+BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyKind kind, const std::vector<bool>& linear) {
+  BodyPtr nb = make_body(name, kind);
+  nb->set_loc(src.loc());
+  Builder b(*nb);
+  b.set_loc(src.loc());
+  std::vector<Value> params(src.params().size());
+  for (size_t i = 0; i < src.params().size(); ++i) {
+    const Var* p = src.params()[i];
+    if (!linear[i]) params[i] = b.param(p->type, p->name);
+    else if (p->type.is_ref()) params[i] = b.param(p->type, p->name + "_ct");
+  }
+  std::vector<Cotangent> out_ct(src.outputs().size());
+  for (size_t j = 0; j < src.outputs().size(); ++j) {
+    const Type& t = src.outputs()[j].type();
+    if (has_cotangent(t)) out_ct[j] = Value(b.param(t, "ct" + std::to_string(j)));
+  }
+  Ctx inner{b, ctx.syms};
+  std::vector<Cotangent> r = inline_transpose(inner, src, params, linear, out_ct);
+  std::vector<Value> outs;
+  b.set_loc(src.loc());
+  for (size_t i = 0; i < src.params().size(); ++i) {
+    const Var* p = src.params()[i];
+    if (!linear[i] || p->type.is_ref()) continue;
+    Value v = inner.instantiate(r[i], p->type);
+    if (v.is_var() && v.var()->name.empty()) v.var()->name = p->name + "_ct";
+    outs.push_back(v);
+  }
+  b.ret(std::move(outs));
+  return nb;
+}
+
+}  // namespace tessera::transpose

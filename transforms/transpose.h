@@ -1,0 +1,90 @@
+// Reverse mode: transposition of linear functions (JAX's
+// `ad.backward_pass` / `primitive_transposes`), and with linearize, vjp.
+//
+// A cotangent is std::optional<Value>: nullopt is a *symbolic zero*, never
+// materialised unless a consumer needs an actual array. The walk visits the
+// ops of a linear body in reverse order, keeping per linear variable the sum
+// of the cotangents its uses contributed; each op's rule turns the cotangents
+// of its results into cotangents of its linear operands.
+//
+// State: a linear Ref (a tangent Ref of jvp) is transposed *in place*: the
+// transposed body takes a cotangent Ref in its position, and the state rules
+// write into it (get -> addupdate into it; swap -> read it, zero it, the read
+// is the cotangent of the stored value; addupdate -> get from it).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/primitive.h"
+#include "transforms/ad_util.h"
+
+namespace tessera::transpose {
+
+using Cotangent = std::optional<Value>;
+
+// Does a value of type `t` carry a cotangent? Floating-point arrays do; a
+// linear Ref is handled in place (its cotangent Ref stands for it).
+inline bool has_cotangent(const Type& t) { return !t.is_ref() && is_float(t.dtype()); }
+
+struct Ctx {
+  Builder& b;
+  ad::SymbolSink& syms;
+
+  // The cotangent as an actual value of type `t` (zeros when symbolic).
+  Value instantiate(const Cotangent& ct, const Type& t);
+  // Accumulation of two contributions; a symbolic zero is the identity.
+  Cotangent add(const Cotangent& a, const Cotangent& c);
+};
+
+// The transpose of one op. `op` is linear in the operands marked `linear`;
+// `x[i]` is non-linear operand i renamed into the new body (for a linear
+// array operand: an undefined Value; for a linear Ref operand: the cotangent
+// Ref that stands for it). `ct[j]` is the cotangent of op's result j. Returns
+// one cotangent per operand: nullopt for non-linear operands, linear Refs
+// (written in place) and zero contributions.
+using TransposeRule = std::function<std::vector<Cotangent>(Ctx&, const Op& op, const std::vector<Value>& x,
+                                                           const std::vector<bool>& linear,
+                                                           const std::vector<Cotangent>& ct)>;
+
+RuleTable<TransposeRule>& rules();
+
+// Transposes `src`, linear in the parameters marked `linear`, into a new body
+//   name(non-linear params..., cotangents of src's outputs...)
+//     -> (cotangents of the linear array params...)
+// A linear *Ref* parameter instead takes its cotangent Ref in its own
+// position among the leading params and returns nothing (state is transposed
+// in place). An output that is not linear (it does not depend on the linear
+// params, e.g. an integer) takes no cotangent parameter. Throws a located
+// error naming the first op (walking backwards) that is not linear in the
+// linear inputs ("transpose: `mul` of two linear values is not linear").
+BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyKind kind, const std::vector<bool>& linear);
+
+// Appends the transpose of `src` to ctx.b: `params[i]` stands for src's
+// non-linear param i (for a linear Ref param: its cotangent Ref; ignored for
+// a linear array param), `out_ct[j]` is the cotangent of output j. Returns
+// one cotangent per param (nullopt for non-linear ones and Refs). The rules
+// of nested bodies (cond, loops, run_scoped, call) recurse through here.
+std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::vector<Value>& params,
+                                        const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct);
+
+// Which outputs of `src` depend on its parameters marked `linear`; which of
+// its Ref parameters end up holding linear contents (linear ones, and those a
+// linear value is written into).
+std::vector<bool> linear_outputs(const Body& src, const std::vector<bool>& linear);
+std::vector<bool> linear_refs(const Body& src, const std::vector<bool>& linear);
+
+// Which results of `op` are linear, given which operands are: all of them for
+// an op without bodies, and for control flow those that depend on a linear
+// operand through the bodies (transpose_control.cpp).
+std::vector<bool> linear_results(const Op& op, const std::vector<bool>& linear_operands);
+
+// Families of rules (one file each).
+void add_linear_rules(RuleTable<TransposeRule>& t);       // transpose_rules.cpp
+void add_state_rules(RuleTable<TransposeRule>& t);        // transpose_state.cpp
+void add_control_rules(RuleTable<TransposeRule>& t);      // transpose_control.cpp
+void add_pallas_call_rule(RuleTable<TransposeRule>& t);   // transpose_pallas_call.cpp
+
+}  // namespace tessera::transpose
