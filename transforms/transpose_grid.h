@@ -20,6 +20,7 @@
 // is not a projection), summed outside the kernel.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,5 +92,10 @@ std::optional<Value> first_visit(Builder& b, const GridPlan& plan, const OutputP
 
 // Is this the transposed grid's first step (every axis at 0)?
 std::optional<Value> first_step(Builder& b, const GridPlan& plan);
+
+// Where the pallas_call rule reports why a cotangent output fell back to
+// partial cotangents (`file:line:col: note: ...`); `tessera opt --verbose`
+// prints them. None by default.
+void set_pallas_call_note_sink(std::function<void(const std::string&)> sink);
 
 }  // namespace tessera::transpose
