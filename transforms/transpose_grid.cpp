@@ -268,8 +268,15 @@ void reflect_into(const Body& src, Body& dst, ValueMap& map, const GridMapping& 
     const std::string& n = op.prim->name;
     b.set_loc(op.loc);
     if (n == "program_id" || n == "num_programs") {
-      int a = static_cast<int>(op.int_param("axis"));
-      if (a >= 0 && a < g.grid_rank()) {
+      // The kernel numbers the grid axes that are not vmapped; the transposed
+      // call has none (every axis visible: its first-visit conditions may
+      // need a batch axis).
+      int ka = static_cast<int>(op.int_param("axis")), a = -1;
+      for (int ga = 0, seen = 0; ga < g.grid_rank() && a < 0; ++ga) {
+        if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), ga) != g.vmapped_dims.end()) continue;
+        if (seen++ == ka) a = ga;
+      }
+      if (a >= 0) {
         Value pid = b.emit1(n, {}, {{"axis", static_cast<int64_t>(plan.position[a])}});
         map[op.results[0]] = n == "num_programs" ? pid : b.binary("sub", b.i32(g.grid[a] - 1), pid);
         continue;

@@ -27,6 +27,8 @@
 #include "ir/builder.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
+#include "transforms/kernel_split.h"
+#include "transforms/pass.h"
 #include "transforms/transpose.h"
 #include "transforms/transpose_grid.h"
 
@@ -84,6 +86,31 @@ void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_p
   }
 }
 
+// `body` without the top-level writes into its carried (non-linear output
+// and scratch) Refs, then dead code removed: the transposed kernel need not
+// recompute the primal results (check_no_carried_residuals made sure no
+// tangent reads them), and left in, they would accumulate across a grid
+// order they were not written for.
+BodyPtr drop_carried_writes(const Body& body, const std::vector<char>& carried) {
+  std::unordered_set<const Var*> refs, used;
+  for (size_t p = 0; p < body.params().size(); ++p)
+    if (carried[p]) refs.insert(body.params()[p]);
+  for (const Op& op : body.ops())
+    for (const Value& v : op.operands)
+      if (v.is_var()) used.insert(v.var());
+  BodyPtr nb = make_body(body.name(), body.kind());
+  nb->set_loc(body.loc());
+  ValueMap map;
+  for (const Var* p : body.params()) map[p] = nb->add_param(p->type, p->name, p->loc);
+  for (const Op& op : body.ops()) {
+    const std::string& n = op.prim->name;
+    bool write = (n == "swap" || n == "addupdate") && op.operands[0].is_var() && refs.count(op.operands[0].var());
+    for (const Var* r : op.results) write = write && !used.count(r);
+    if (!write) copy_op(op, *nb, map);
+  }
+  return dce_body(nb);
+}
+
 // `cond[branches=[fn(r){}, fn(r){swap r, zeros}]] pred, ref`, or the swap
 // alone when there is no predicate.
 void zero_block(Builder& b, const std::optional<Value>& pred, Value ref) {
@@ -125,9 +152,13 @@ std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, con
   // Linear kernel params: tangent inputs, and the Refs linear values are written into.
   std::vector<bool> lin_param(k.params().size(), false);
   for (int i = 0; i < ni; ++i) lin_param[g.input_param(i)] = linear[g.input_operand(i)];
-  std::vector<bool> lin_ref = linear_refs(k, lin_param);
-  for (int o = 0; o < no; ++o) lin_param[g.output_param(o)] = lin_ref[g.output_param(o)];
-  for (int s = 0; s < ns; ++s) lin_param[g.scratch_param(s)] = lin_ref[g.scratch_param(s)];
+  // kernel_taint follows writes into nested bodies (a tangent output written
+  // in a `cond` at the last step, as flash attention does).
+  std::vector<char> tainted(k.params().size(), 0);
+  for (size_t p = 0; p < k.params().size(); ++p) tainted[p] = lin_param[p];
+  KernelTaint taint = kernel_taint(k, tainted);
+  for (int o = 0; o < no; ++o) lin_param[g.output_param(o)] = taint.has(k.params()[g.output_param(o)]);
+  for (int s = 0; s < ns; ++s) lin_param[g.scratch_param(s)] = taint.has(k.params()[g.scratch_param(s)]);
 
   bool any_ct = false;
   for (int o = 0; o < no; ++o) any_ct |= lin_param[g.output_param(o)] && ct[o].has_value();
@@ -153,6 +184,7 @@ std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, con
   // The transposed kernel, on the new grid.
   BodyPtr reflected = reflect_program_ids(k, g, plan, k.name());
   BodyPtr tk = transpose_body(c, *reflected, c.syms.fresh(k.name() + "_transpose_body"), BodyKind::kernel, lin_param);
+  tk = drop_carried_writes(*tk, carried);
 
   // Block mappings of the new call and the kernel params that go with them.
   std::vector<BlockSpec> in_specs, out_specs;
@@ -247,6 +279,7 @@ std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, con
                               {"scratch", scratch},
                               {"input_output_aliases", g.alias_param(aliases)},
                               {"dimension_semantics", plan.semantics(g)},
+                              {"vmapped_dims", std::vector<int64_t>{}},
                               {"cost_estimate", cost}});
   Vals res = c.b.emit(*op.prim, operands, p);
   for (size_t m = 0; m < plan.outputs.size(); ++m) {
