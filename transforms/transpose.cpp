@@ -36,16 +36,35 @@ Cotangent Ctx::add(const Cotangent& a, const Cotangent& c) {
   return b.binary("add", *a, *c);
 }
 
-RuleTable<TransposeRule>& rules() {
-  static RuleTable<TransposeRule> table = [] {
-    RuleTable<TransposeRule> t("transpose");
-    add_linear_rules(t);
-    add_state_rules(t);
-    add_control_rules(t);
-    add_pallas_call_rule(t);
-    return t;
+namespace {
+
+struct Tables {
+  RuleTable<TransposeRule> rules{"transpose"};
+  RuleTable<LinearResultsRule> results{"transpose linearity"};
+};
+
+Tables& tables() {
+  static Tables t = [] {
+    Tables ts;
+    add_linear_rules(ts.rules, ts.results);
+    add_state_rules(ts.rules, ts.results);
+    add_control_rules(ts.rules, ts.results);
+    add_pallas_call_rule(ts.rules);
+    return ts;
   }();
-  return table;
+  return t;
+}
+
+}  // namespace
+
+RuleTable<TransposeRule>& rules() { return tables().rules; }
+RuleTable<LinearResultsRule>& result_rules() { return tables().results; }
+
+std::vector<bool> linear_results(const Op& op, const std::vector<bool>& linear_operands) {
+  if (const LinearResultsRule* r = result_rules().find(*op.prim)) return (*r)(op, linear_operands);
+  bool any = false;
+  for (bool l : linear_operands) any |= l;
+  return std::vector<bool>(op.results.size(), any);
 }
 
 namespace {
@@ -127,7 +146,58 @@ Value fit(Builder& b, Value ct, const Type& t) {
   return ct;
 }
 
+// Appends the non-linear part of `src` to `b` (map: src params -> values).
+// An op with linear operands whose results are partly non-linear is copied
+// with its linear operands replaced by zeros: its non-linear results do not
+// depend on them.
+void emit_forward(Builder& b, const Body& src, const Linearity& lin, VarToValue& map) {
+  Body& dst = b.body();
+  const auto& ops = src.ops();
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const Op& op = ops[k];
+    if (!lin.op_linear[k]) {
+      copy_op(op, dst, map);
+      continue;
+    }
+    bool mixed = false;
+    for (const Var* r : op.results) mixed |= !lin.vars.contains(r);
+    if (!mixed) continue;
+    std::vector<Value> operands;
+    b.set_loc(op.loc);
+    for (const Value& v : op.operands) {
+      if (!lin.has(v)) {
+        operands.push_back(remap(v, map));
+        continue;
+      }
+      if (v.type().is_ref())
+        throw Error(op.loc, "transpose: `" + op.name() + "` computes non-linear results and also uses the linear Ref " +
+                                var_name(v) + "; it cannot be split");
+      operands.push_back(b.zeros(v.type()));
+    }
+    append_copy(op, dst, std::move(operands), op.params, [&](const Var* r, Var* nr) {
+      if (!lin.vars.contains(r)) map[r] = nr;
+    });
+  }
+}
+
 }  // namespace
+
+BodyPtr nonlinear_part(const Body& src, const std::vector<bool>& linear, const std::string& name) {
+  Linearity lin(table_size(src));
+  analyse(src, linear, false, lin);
+  BodyPtr nb = make_body(name, src.kind());
+  nb->set_loc(src.loc());
+  Builder b(*nb);
+  b.set_loc(src.loc());
+  VarToValue map(table_size(src));
+  for (const Var* p : src.params()) map[p] = b.param(p->type, p->name);
+  emit_forward(b, src, lin, map);
+  std::vector<Value> outs;
+  b.set_loc(src.loc());
+  for (const Value& v : src.outputs()) outs.push_back(lin.has(v) ? b.zeros(v.type()) : remap(v, map));
+  b.ret(std::move(outs));
+  return nb;
+}
 
 std::vector<bool> linear_outputs(const Body& src, const std::vector<bool>& linear) {
   Linearity lin(table_size(src));
@@ -150,38 +220,11 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
   Linearity lin(table_size(src));
   analyse(src, linear, true, lin);
   Builder& b = ctx.b;
-  Body& dst = b.body();
   VarToValue map(src.ops().size() + src.params().size() + 8);
   for (size_t i = 0; i < src.params().size(); ++i)
     if (!linear[i] || src.params()[i]->type.is_ref()) map[src.params()[i]] = params[i];
 
-  // Forward: the non-linear part, and the non-linear results of mixed ops.
-  const auto& ops = src.ops();
-  for (size_t k = 0; k < ops.size(); ++k) {
-    const Op& op = ops[k];
-    if (!lin.op_linear[k]) {
-      copy_op(op, dst, map);
-      continue;
-    }
-    bool mixed = false;
-    for (const Var* r : op.results) mixed |= !lin.vars.contains(r);
-    if (!mixed) continue;
-    std::vector<Value> operands;
-    b.set_loc(op.loc);
-    for (const Value& v : op.operands) {
-      if (!lin.has(v)) {
-        operands.push_back(remap(v, map));
-        continue;
-      }
-      if (v.type().is_ref())
-        throw Error(op.loc, "transpose: `" + op.name() + "` computes non-linear results from the linear Ref " + var_name(v) +
-                                "; it cannot be split");
-      operands.push_back(b.zeros(v.type()));
-    }
-    append_copy(op, dst, std::move(operands), op.params, [&](const Var* r, Var* nr) {
-      if (!lin.vars.contains(r)) map[r] = nr;
-    });
-  }
+  emit_forward(b, src, lin, map);
 
   // Backward.
   VarTable<Value> ct(src.ops().size() + src.params().size() + 8);
@@ -198,6 +241,7 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
   b.set_loc(src.loc());
   for (size_t j = 0; j < src.outputs().size(); ++j) accumulate(src.outputs()[j], out_ct[j]);
   const RuleTable<TransposeRule>& table = rules();
+  const auto& ops = src.ops();
   std::vector<Value> x;
   std::vector<bool> lin_operands;
   std::vector<Cotangent> cts;
@@ -233,6 +277,16 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
   return out;
 }
 
+namespace {
+
+// `%x_dot` (a tangent made by jvp) has the cotangent `%x_ct`.
+std::string ct_name(const std::string& n) {
+  std::string base = n.size() > 4 && n.compare(n.size() - 4, 4, "_dot") == 0 ? n.substr(0, n.size() - 4) : n;
+  return base + "_ct";
+}
+
+}  // namespace
+
 BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyKind kind, const std::vector<bool>& linear) {
   BodyPtr nb = make_body(name, kind);
   nb->set_loc(src.loc());
@@ -242,7 +296,7 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
   for (size_t i = 0; i < src.params().size(); ++i) {
     const Var* p = src.params()[i];
     if (!linear[i]) params[i] = b.param(p->type, p->name);
-    else if (p->type.is_ref()) params[i] = b.param(p->type, p->name + "_ct");
+    else if (p->type.is_ref()) params[i] = b.param(p->type, ct_name(p->name));
   }
   std::vector<Cotangent> out_ct(src.outputs().size());
   for (size_t j = 0; j < src.outputs().size(); ++j) {
@@ -257,7 +311,7 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
     const Var* p = src.params()[i];
     if (!linear[i] || p->type.is_ref()) continue;
     Value v = inner.instantiate(r[i], p->type);
-    if (v.is_var() && v.var()->name.empty()) v.var()->name = p->name + "_ct";
+    if (v.is_var() && (v.var()->name.empty() || v.var()->name == p->name)) v.var()->name = ct_name(p->name);
     outs.push_back(v);
   }
   b.ret(std::move(outs));

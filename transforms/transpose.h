@@ -76,15 +76,23 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
 std::vector<bool> linear_outputs(const Body& src, const std::vector<bool>& linear);
 std::vector<bool> linear_refs(const Body& src, const std::vector<bool>& linear);
 
-// Which results of `op` are linear, given which operands are: all of them for
-// an op without bodies, and for control flow those that depend on a linear
-// operand through the bodies (transpose_control.cpp).
+// `src` restricted to its non-linear part: the same parameters, the ops that
+// do not depend on the linear ones, zeros for the linear outputs. Loops run
+// it forward to record the non-linear carries their transpose needs.
+BodyPtr nonlinear_part(const Body& src, const std::vector<bool>& linear, const std::string& name);
+
+// Which results of `op` are linear, given which operands are. By default all
+// of them when any operand is; a primitive whose results can be partly
+// non-linear (control flow, whose bodies compute primal values beside
+// tangents; sort, whose keys ride along) has an entry in result_rules().
 std::vector<bool> linear_results(const Op& op, const std::vector<bool>& linear_operands);
+using LinearResultsRule = std::function<std::vector<bool>(const Op&, const std::vector<bool>& linear_operands)>;
+RuleTable<LinearResultsRule>& result_rules();
 
 // Families of rules (one file each).
-void add_linear_rules(RuleTable<TransposeRule>& t);       // transpose_rules.cpp
-void add_state_rules(RuleTable<TransposeRule>& t);        // transpose_state.cpp
-void add_control_rules(RuleTable<TransposeRule>& t);      // transpose_control.cpp
+void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);   // transpose_rules.cpp
+void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);    // transpose_state.cpp
+void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);  // transpose_control.cpp
 void add_pallas_call_rule(RuleTable<TransposeRule>& t);   // transpose_pallas_call.cpp
 
 }  // namespace tessera::transpose
