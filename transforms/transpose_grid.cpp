@@ -133,12 +133,17 @@ GridPlan plan_grid(const GridMapping& g, const std::vector<int>& ct_outputs, boo
       if (chain.empty() || chain.back() != out.ignored) chain.push_back(out.ignored);
       continue;
     }
+    if (!nests && may_reorder) {
+      out.conflict = true;
+      plan.notes.push_back("transpose: the cotangent of " + g.describe(out.mapping) +
+                           " is computed by another transposed kernel: it needs a different grid order");
+      continue;
+    }
     out.partial = true;
     out.covers = false;
     plan.notes.push_back("transpose: the cotangent of " + g.describe(out.mapping) +
-                         " is summed from partial cotangents outside the kernel: " +
-                         (nests ? "the kernel carries linear state from step to step, so the grid cannot be reordered"
-                                : "another cotangent output needs a different grid order"));
+                         " is summed from partial cotangents outside the kernel: the kernel carries linear state from "
+                         "step to step, so the grid cannot be reordered");
   }
   for (OutputPlan& out : plan.outputs)
     if (out.partial) out.partial_size = size_of(out.ignored);
@@ -186,7 +191,7 @@ std::vector<std::string> GridPlan::semantics(const GridMapping& g) const {
   for (int a : order) {
     bool revisits = false;
     for (const OutputPlan& o : outputs)
-      if (!o.partial) revisits |= std::find(o.ignored.begin(), o.ignored.end(), a) != o.ignored.end();
+      if (!o.partial && !o.conflict) revisits |= std::find(o.ignored.begin(), o.ignored.end(), a) != o.ignored.end();
     out.push_back(revisits || !g.is_parallel(a) ? "arbitrary" : g.dimension_semantics[a]);
   }
   return out;

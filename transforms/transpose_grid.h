@@ -12,12 +12,14 @@
 // is written by every grid point that read the block. Where its index map
 // ignores some grid axes, those axes are moved innermost and made `arbitrary`,
 // so the block is revisited consecutively: zeroed at its first visit, then
-// accumulated into. When outputs need incompatible orders, or an index map is
-// not a plain projection of program ids (arithmetic, data-dependent through
-// scalar prefetch, Element / BoundedSlice dims), the output falls back to
-// *partial* cotangents: an array with one extra leading axis that gives each
-// combination of the ignored axes its own slice (all grid points when the map
-// is not a projection), summed outside the kernel.
+// accumulated into. Outputs that need incompatible orders (matmul's x
+// cotangent ignores j, y's ignores i) are computed by separate transposed
+// calls, one per order. When an index map is not a plain projection of
+// program ids (arithmetic, data-dependent through scalar prefetch, Element /
+// BoundedSlice dims), or the grid may not be reordered, the output falls back
+// to *partial* cotangents: an array with one extra leading axis that gives
+// each combination of the ignored axes its own slice (all grid points when
+// the map is not a projection), summed outside the kernel.
 #pragma once
 
 #include <functional>
@@ -46,6 +48,7 @@ struct OutputPlan {
   int mapping = 0;           // the forward block mapping (an input of the tangent kernel)
   std::vector<int> ignored;  // forward axes whose steps revisit the same block (ascending)
   bool partial = false;      // fall back to partial cotangents
+  bool conflict = false;     // needs another grid order: left to another transposed call
   int64_t partial_size = 1;  // extent of the extra leading axis when partial
   bool covers = false;       // every block of the array is visited (else it starts from zeros)
 };
@@ -54,7 +57,7 @@ struct GridPlan {
   std::vector<int> order;     // new axis p walks forward axis order[p] backwards
   std::vector<int> position;  // forward axis a is new axis position[a]
   std::vector<OutputPlan> outputs;
-  std::vector<std::string> notes;  // why an output fell back (printed under --verbose)
+  std::vector<std::string> notes;  // why an output fell back or was left to another call (--verbose)
 
   // The transposed call's grid, names and semantics: permuted; an axis that
   // revisits some cotangent output block is `arbitrary`.
@@ -64,7 +67,7 @@ struct GridPlan {
 };
 
 // Plans the transposed grid for cotangent outputs on the forward block
-// mappings `ct_outputs`. `may_reorder`: whether axes may be permuted (not when
+// mappings `ct_outputs`; those marked `conflict` need another plan. `may_reorder`: whether axes may be permuted (not when
 // the kernel carries linear state in scratch from step to step, whose
 // transposed flow must be the exact reverse of the forward one).
 GridPlan plan_grid(const GridMapping& g, const std::vector<int>& ct_outputs, bool may_reorder);

@@ -12,7 +12,8 @@
 // cotangent output block is revisited consecutively (transpose_grid.h): the
 // new kernel zeroes it at its first visit and accumulates. Linear scratch (the
 // tangent twin of a carry) gets a cotangent twin, zeroed at the first step.
-// Outputs that cannot be accumulated in place get partial cotangents, one
+// Cotangent outputs that need different grid orders get one call each;
+// outputs that cannot be accumulated in place get partial cotangents, one
 // slice per revisit, summed after the call; an output whose blocks do not
 // cover its array starts from zeros passed in and aliased to it.
 //
@@ -130,61 +131,23 @@ void zero_block(Builder& b, const std::optional<Value>& pred, Value ref) {
   b.emit("cond", {*pred, ref}, {{"branches", std::vector<BodyPtr>{skip, zero}}});
 }
 
-std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
-                                        const std::vector<Cotangent>& ct) {
-  GridMapping g = grid_mapping(op);
+// Emits one transposed pallas_call computing the cotangent outputs of `plan`
+// and stores them in `result`.
+void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const std::vector<bool>& linear,
+               const std::vector<Cotangent>& ct, const std::vector<bool>& lin_param, const std::vector<char>& carried,
+               const GridPlan& plan, std::vector<Cotangent>& result) {
   int ni = g.num_inputs(), no = g.num_outputs(), nsp = g.num_scalar_prefetch();
   int ns = static_cast<int>(g.scratch_types.size());
-  std::vector<Cotangent> result(op.operands.size());
   const Body& k = *g.kernel;
-
-  for (int64_t n : g.grid)
-    if (n < 0) throw Error(op.loc, "transpose: pallas_call with a dynamic grid size is not supported");
-  for (int j = 0; j < g.num_dynamic + nsp; ++j)
-    if (linear[j]) throw Error(op.loc, "transpose: pallas_call: a scalar-prefetch operand or grid size is linear");
-  if (!g.aliases.empty())
-    throw Error(op.loc, "transpose: pallas_call with input_output_aliases is not supported (an aliased output's "
-                        "cotangent would flow to its input)");
-  for (int i = 0; i < ni; ++i)
-    if (linear[g.input_operand(i)] && x[g.input_operand(i)].is_var() && x[g.input_operand(i)].type().is_ref())
-      throw Error(op.loc, "transpose: pallas_call with the linear Ref operand " + g.describe(i) + " is not supported");
-
-  // Linear kernel params: tangent inputs, and the Refs linear values are written into.
-  std::vector<bool> lin_param(k.params().size(), false);
-  for (int i = 0; i < ni; ++i) lin_param[g.input_param(i)] = linear[g.input_operand(i)];
-  // kernel_taint follows writes into nested bodies (a tangent output written
-  // in a `cond` at the last step, as flash attention does).
-  std::vector<char> tainted(k.params().size(), 0);
-  for (size_t p = 0; p < k.params().size(); ++p) tainted[p] = lin_param[p];
-  KernelTaint taint = kernel_taint(k, tainted);
-  for (int o = 0; o < no; ++o) lin_param[g.output_param(o)] = taint.has(k.params()[g.output_param(o)]);
-  for (int s = 0; s < ns; ++s) lin_param[g.scratch_param(s)] = taint.has(k.params()[g.scratch_param(s)]);
-
-  bool any_ct = false;
-  for (int o = 0; o < no; ++o) any_ct |= lin_param[g.output_param(o)] && ct[o].has_value();
-  if (!any_ct) return result;  // every linear output has a zero cotangent
-
-  std::vector<char> carried(k.params().size(), 0);
-  bool linear_scratch = false;
-  for (int o = 0; o < no; ++o) carried[g.output_param(o)] = !lin_param[g.output_param(o)];
-  for (int s = 0; s < ns; ++s) {
-    carried[g.scratch_param(s)] = !lin_param[g.scratch_param(s)];
-    linear_scratch |= lin_param[g.scratch_param(s)];
-  }
-  check_no_carried_residuals(k, lin_param, carried, g);
-
-  // The grid.
-  std::vector<int> ct_out_maps;
-  for (int i = 0; i < ni; ++i)
-    if (linear[g.input_operand(i)]) ct_out_maps.push_back(i);
-  GridPlan plan = plan_grid(g, ct_out_maps, !linear_scratch);
-  if (note_sink())
-    for (const std::string& n : plan.notes) note_sink()(op.loc.str() + ": note: " + n);
-
   // The transposed kernel, on the new grid.
   BodyPtr reflected = reflect_program_ids(k, g, plan, k.name());
   BodyPtr tk = transpose_body(c, *reflected, c.syms.fresh(k.name() + "_transpose_body"), BodyKind::kernel, lin_param);
-  tk = drop_carried_writes(*tk, carried);
+  // Cotangents of tangent inputs another call computes: scratch, unwritten.
+  std::vector<char> unused = carried;
+  std::vector<char> here(ni, 0);
+  for (const OutputPlan& out : plan.outputs) here[out.mapping] = 1;
+  for (int i = 0; i < ni; ++i) unused[g.input_param(i)] = linear[g.input_operand(i)] && !here[i];
+  tk = drop_carried_writes(*tk, unused);
 
   // Block mappings of the new call and the kernel params that go with them.
   std::vector<BlockSpec> in_specs, out_specs;
@@ -242,7 +205,8 @@ std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, con
     ct_refs.push_back(np);
   }
   // Scratch: the forward's (cotangent twins in place of linear ones), then
-  // the non-linear output blocks the tangent kernel still writes.
+  // the non-linear output blocks the tangent kernel still writes and the
+  // cotangent blocks of tangent inputs another call computes.
   std::vector<Value> linear_scratch_refs;
   for (int s = 0; s < ns; ++s) {
     scratch.push_back(g.scratch_types[s]);
@@ -251,12 +215,21 @@ std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, con
     map[p] = np;
     if (lin_param[g.scratch_param(s)]) linear_scratch_refs.push_back(np);
   }
-  for (int o = 0; o < no; ++o) {
-    if (lin_param[g.output_param(o)]) continue;
-    const Var* p = tk->params()[g.output_param(o)];
+  // (Only those the transposed body still uses.)
+  std::unordered_set<const Var*> used;
+  for (const Op& o : tk->ops())
+    for (const Value& v : o.operands)
+      if (v.is_var()) used.insert(v.var());
+  auto scratch_for = [&](int param) {
+    const Var* p = tk->params()[param];
+    if (!used.count(p)) return;
     scratch.push_back(p->type);
     map[p] = kb.param(p->type, p->name);
-  }
+  };
+  for (int o = 0; o < no; ++o)
+    if (!lin_param[g.output_param(o)]) scratch_for(g.output_param(o));
+  for (int i = 0; i < ni; ++i)
+    if (linear[g.input_operand(i)] && !here[i]) scratch_for(g.input_param(i));
 
   // First visits: zero the cotangent blocks and the cotangent scratch.
   for (size_t m = 0; m < plan.outputs.size(); ++m) zero_block(kb, first_visit(kb, plan, plan.outputs[m]), ct_refs[m]);
@@ -286,6 +259,65 @@ std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, con
     Value r = res[m];
     if (plan.outputs[m].partial) r = c.b.emit1("reduce_sum", {r}, {{"axes", std::vector<int64_t>{0}}});
     result[g.input_operand(plan.outputs[m].mapping)] = r;
+  }
+}
+
+std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
+                                        const std::vector<Cotangent>& ct) {
+  GridMapping g = grid_mapping(op);
+  int ni = g.num_inputs(), no = g.num_outputs(), nsp = g.num_scalar_prefetch();
+  int ns = static_cast<int>(g.scratch_types.size());
+  std::vector<Cotangent> result(op.operands.size());
+  const Body& k = *g.kernel;
+
+  for (int64_t n : g.grid)
+    if (n < 0) throw Error(op.loc, "transpose: pallas_call with a dynamic grid size is not supported");
+  for (int j = 0; j < g.num_dynamic + nsp; ++j)
+    if (linear[j]) throw Error(op.loc, "transpose: pallas_call: a scalar-prefetch operand or grid size is linear");
+  if (!g.aliases.empty())
+    throw Error(op.loc, "transpose: pallas_call with input_output_aliases is not supported (an aliased output's "
+                        "cotangent would flow to its input)");
+  for (int i = 0; i < ni; ++i)
+    if (linear[g.input_operand(i)] && x[g.input_operand(i)].is_var() && x[g.input_operand(i)].type().is_ref())
+      throw Error(op.loc, "transpose: pallas_call with the linear Ref operand " + g.describe(i) + " is not supported");
+
+  // Linear kernel params: tangent inputs, and the Refs linear values are written into.
+  std::vector<bool> lin_param(k.params().size(), false);
+  for (int i = 0; i < ni; ++i) lin_param[g.input_param(i)] = linear[g.input_operand(i)];
+  // kernel_taint follows writes into nested bodies (a tangent output written
+  // in a `cond` at the last step, as flash attention does).
+  std::vector<char> tainted(k.params().size(), 0);
+  for (size_t p = 0; p < k.params().size(); ++p) tainted[p] = lin_param[p];
+  KernelTaint taint = kernel_taint(k, tainted);
+  for (int o = 0; o < no; ++o) lin_param[g.output_param(o)] = taint.has(k.params()[g.output_param(o)]);
+  for (int s = 0; s < ns; ++s) lin_param[g.scratch_param(s)] = taint.has(k.params()[g.scratch_param(s)]);
+
+  bool any_ct = false;
+  for (int o = 0; o < no; ++o) any_ct |= lin_param[g.output_param(o)] && ct[o].has_value();
+  if (!any_ct) return result;  // every linear output has a zero cotangent
+
+  std::vector<char> carried(k.params().size(), 0);
+  bool linear_scratch = false;
+  for (int o = 0; o < no; ++o) carried[g.output_param(o)] = !lin_param[g.output_param(o)];
+  for (int s = 0; s < ns; ++s) {
+    carried[g.scratch_param(s)] = !lin_param[g.scratch_param(s)];
+    linear_scratch |= lin_param[g.scratch_param(s)];
+  }
+  check_no_carried_residuals(k, lin_param, carried, g);
+
+  // The grid: one transposed call per grid order the cotangent outputs need.
+  std::vector<int> remaining;
+  for (int i = 0; i < ni; ++i)
+    if (linear[g.input_operand(i)]) remaining.push_back(i);
+  while (!remaining.empty()) {
+    GridPlan plan = plan_grid(g, remaining, !linear_scratch);
+    std::vector<int> now, later;
+    for (const OutputPlan& out : plan.outputs) (out.conflict ? later : now).push_back(out.mapping);
+    if (note_sink())
+      for (const std::string& n : plan.notes) note_sink()(op.loc.str() + ": note: " + n);
+    if (!later.empty()) plan = plan_grid(g, now, !linear_scratch);
+    emit_call(c, op, g, x, linear, ct, lin_param, carried, plan, result);
+    remaining = later;
   }
   return result;
 }
