@@ -95,25 +95,34 @@ void analyse(const Body& src, const std::vector<bool>& linear, bool check, Linea
     if (linear[i]) lin.vars.insert(src.params()[i]);
   lin.op_linear.assign(src.ops().size(), 0);
   const RuleTable<TransposeRule>& table = rules();
-  for (bool changed = true; changed;) {
-    changed = false;
+  const RuleTable<LinearResultsRule>& by_rule = result_rules();
+  std::vector<bool> lin_operands;
+  // Values follow SSA order, so one sweep settles them; another sweep is
+  // needed only when a Ref became linear (an earlier op may read it).
+  for (bool ref_changed = true; ref_changed;) {
+    ref_changed = false;
     for (size_t k = 0; k < src.ops().size(); ++k) {
       const Op& op = src.ops()[k];
-      std::vector<bool> lin_operands(op.operands.size(), false);
       bool any = false;
-      for (size_t i = 0; i < op.operands.size(); ++i) any |= lin_operands[i] = lin.has(op.operands[i]);
+      for (const Value& v : op.operands) any |= lin.has(v);
       if (!any) continue;
-      if (!lin.op_linear[k]) changed = true;
       lin.op_linear[k] = 1;
-      std::vector<bool> res = linear_results(op, lin_operands);
-      for (size_t r = 0; r < op.results.size(); ++r)
-        if (res[r]) changed |= lin.vars.insert(op.results[r]);
+      if (const LinearResultsRule* rule = by_rule.find(*op.prim)) {
+        lin_operands.clear();
+        for (const Value& v : op.operands) lin_operands.push_back(lin.has(v));
+        std::vector<bool> res = (*rule)(op, lin_operands);
+        for (size_t r = 0; r < op.results.size(); ++r)
+          if (res[r] && lin.vars.insert(op.results[r])) ref_changed |= op.results[r]->type.is_ref();
+      } else {
+        for (const Var* r : op.results)
+          if (lin.vars.insert(r)) ref_changed |= r->type.is_ref();
+      }
       // A Ref written with a linear value holds linear contents from then on.
       if (op.prim->family != Family::state) continue;
       OpEffects fx = op_effects(op);
       for (auto [operand, bits] : fx.on_operand) {
         const Value& v = op.operands[operand];
-        if (writes(bits) && v.is_var() && v.type().is_ref()) changed |= lin.vars.insert(v.var());
+        if (writes(bits) && v.is_var() && v.type().is_ref()) ref_changed |= lin.vars.insert(v.var());
       }
     }
   }
@@ -133,7 +142,7 @@ void analyse(const Body& src, const std::vector<bool>& linear, bool check, Linea
       throw Error(op.loc, head + " is not linear (" + no.why + ")");
     }
     if (const LinearityCheck* c = linearity_checks().find(*op.prim)) {
-      std::vector<bool> lin_operands;
+      lin_operands.clear();
       for (const Value& v : op.operands) lin_operands.push_back(lin.has(v));
       (*c)(op, lin_operands);
     }
