@@ -116,6 +116,16 @@ Module vjp_pass(const Module& m, const PassOptions& o) {
     if (main->params()[i]->type.is_ref())
       throw Error(main->loc(), "vjp: input " + std::to_string(i) + " (%" + main->params()[i]->name + ": " +
                                    main->params()[i]->type.str() + ") is a Ref; vjp takes functions of values (run discharge first)");
+  if (o.has("wrt"))
+    for (int64_t i : ad::parse_axes_option(o.get("wrt"), "wrt")) {
+      if (i < 0 || i >= static_cast<int64_t>(main->params().size()))
+        throw Error(main->loc(), "vjp: wrt=" + o.get("wrt") + " names input " + std::to_string(i) + " but @" + main->name() +
+                                     " has " + std::to_string(main->params().size()) + " inputs");
+      const Var* p = main->params()[i];
+      if (!transpose::has_cotangent(p->type))
+        throw Error(main->loc(), "vjp: input " + std::to_string(i) + " (%" + p->name + ": " + p->type.str() +
+                                     ") is not floating point and gets no cotangent");
+    }
   const std::string& name = main->name();
   size_t num_outs = main->outputs().size();
   Module lin;

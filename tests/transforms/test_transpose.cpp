@@ -449,6 +449,9 @@ TEST_CASE("transpose: errors name the op and say why") {
   %b = lt %a, 0.0
   return %b
 })", "transpose{linear=0}") == "t.tsr:3:3: error: transpose: `lt` of the linear value %a is not linear (its results are integers or bools)");
+  CHECK(error_of(R"(func @main(%x: f32[4], %n: i32) -> f32[4] {
+  return %x
+})", "vjp{wrt=1}") == "t.tsr:1:1: error: vjp: input 1 (%n: i32) is not floating point and gets no cotangent");
   CHECK(error_of(bilinear, "transpose") ==
         "t.tsr:1:1: error: transpose: @main was not made by linearize (no @NAME and @NAME_primal beside @NAME_tangent); "
         "say which inputs are linear with linear=I|J");
