@@ -7,6 +7,7 @@
 
 #include "ir/builder.h"
 #include "ir/clone.h"
+#include "transforms/pass.h"
 
 namespace tessera::transpose {
 namespace {
@@ -235,12 +236,16 @@ BodyPtr transposed_index_map(ad::SymbolSink& syms, const GridMapping& g, const G
   }
   if (partial) {
     // Slice of the partial array: the ignored axes' new program ids, row-major.
-    Value slice = b.i32(0);
-    for (int a : partial->ignored)
-      slice = b.binary("add", b.binary("mul", slice, b.i32(g.grid[a])), params[plan.position[a]]);
-    outs.insert(outs.begin(), slice);
+    std::optional<Value> slice;
+    for (int a : partial->ignored) {
+      Value pid = params[plan.position[a]];
+      slice = slice ? b.binary("add", b.binary("mul", *slice, b.i32(g.grid[a])), pid) : pid;
+    }
+    if (!slice) slice = b.i32(0);
+    outs.insert(outs.begin(), *slice);
   }
   b.ret(outs);
+  nb = dce_body(nb);  // the reflected ids of axes the map ignores
   syms.add(nb);
   syms.memo[key.str()] = nb;
   return nb;

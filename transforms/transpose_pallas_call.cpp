@@ -161,8 +161,15 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   ValueMap map;  // tk's params -> the new kernel's
   for (int j = 0; j < g.num_dynamic + nsp; ++j) operands.push_back(x[j]);
   for (int j = 0; j < nsp; ++j) map[tk->params()[j]] = kb.param(tk->params()[j]->type, tk->params()[j]->name);
+  // Residual inputs the transposed kernel reads (a gather's tangent needs no
+  // primal row), with their forward blocks on the new grid.
+  std::unordered_set<const Var*> used;
+  for (size_t j = 0; j < tk->ops().size(); ++j)
+    if (keep[j])
+      for (const Value& v : tk->ops()[j].operands)
+        if (v.is_var()) used.insert(v.var());
   for (int i = 0; i < ni; ++i) {
-    if (linear[g.input_operand(i)]) continue;
+    if (linear[g.input_operand(i)] || !used.count(tk->params()[g.input_param(i)])) continue;
     in_specs.push_back(transposed_spec(c.syms, g, plan, i, nullptr));
     operands.push_back(x[g.input_operand(i)]);
     const Var* p = tk->params()[g.input_param(i)];
@@ -216,11 +223,6 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     if (lin_param[g.scratch_param(s)]) linear_scratch_refs.push_back(np);
   }
   // (Only those the transposed body still uses.)
-  std::unordered_set<const Var*> used;
-  for (size_t j = 0; j < tk->ops().size(); ++j)
-    if (keep[j])
-      for (const Value& v : tk->ops()[j].operands)
-        if (v.is_var()) used.insert(v.var());
   auto scratch_for = [&](int param) {
     const Var* p = tk->params()[param];
     if (!used.count(p)) return;
@@ -241,6 +243,9 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   for (size_t j = 0; j < tk->ops().size(); ++j)
     if (keep[j]) copy_op(tk->ops()[j], *kernel, map);
   kb.ret({});
+  // Dead values the state rules leave in nested bodies go now, so a later
+  // dce keeps this kernel (a module symbol) as it is.
+  kernel = dce_body(kernel);
   c.syms.add(kernel);
 
   std::vector<int64_t> cost = op.ints_param("cost_estimate");
