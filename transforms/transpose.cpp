@@ -41,12 +41,13 @@ namespace {
 struct Tables {
   RuleTable<TransposeRule> rules{"transpose"};
   RuleTable<LinearResultsRule> results{"transpose linearity"};
+  RuleTable<LinearityCheck> checks{"transpose check"};
 };
 
 Tables& tables() {
   static Tables t = [] {
     Tables ts;
-    add_linear_rules(ts.rules, ts.results);
+    add_linear_rules(ts.rules, ts.results, ts.checks);
     add_state_rules(ts.rules, ts.results);
     add_control_rules(ts.rules, ts.results);
     add_pallas_call_rule(ts.rules);
@@ -59,6 +60,7 @@ Tables& tables() {
 
 RuleTable<TransposeRule>& rules() { return tables().rules; }
 RuleTable<LinearResultsRule>& result_rules() { return tables().results; }
+RuleTable<LinearityCheck>& linearity_checks() { return tables().checks; }
 
 std::vector<bool> linear_results(const Op& op, const std::vector<bool>& linear_operands) {
   if (const LinearResultsRule* r = result_rules().find(*op.prim)) return (*r)(op, linear_operands);
@@ -93,25 +95,34 @@ void analyse(const Body& src, const std::vector<bool>& linear, bool check, Linea
     if (linear[i]) lin.vars.insert(src.params()[i]);
   lin.op_linear.assign(src.ops().size(), 0);
   const RuleTable<TransposeRule>& table = rules();
-  for (bool changed = true; changed;) {
-    changed = false;
+  const RuleTable<LinearResultsRule>& by_rule = result_rules();
+  std::vector<bool> lin_operands;
+  // Values follow SSA order, so one sweep settles them; another sweep is
+  // needed only when a Ref became linear (an earlier op may read it).
+  for (bool ref_changed = true; ref_changed;) {
+    ref_changed = false;
     for (size_t k = 0; k < src.ops().size(); ++k) {
       const Op& op = src.ops()[k];
-      std::vector<bool> lin_operands(op.operands.size(), false);
       bool any = false;
-      for (size_t i = 0; i < op.operands.size(); ++i) any |= lin_operands[i] = lin.has(op.operands[i]);
+      for (const Value& v : op.operands) any |= lin.has(v);
       if (!any) continue;
-      if (!lin.op_linear[k]) changed = true;
       lin.op_linear[k] = 1;
-      std::vector<bool> res = linear_results(op, lin_operands);
-      for (size_t r = 0; r < op.results.size(); ++r)
-        if (res[r]) changed |= lin.vars.insert(op.results[r]);
+      if (const LinearResultsRule* rule = by_rule.find(*op.prim)) {
+        lin_operands.clear();
+        for (const Value& v : op.operands) lin_operands.push_back(lin.has(v));
+        std::vector<bool> res = (*rule)(op, lin_operands);
+        for (size_t r = 0; r < op.results.size(); ++r)
+          if (res[r] && lin.vars.insert(op.results[r])) ref_changed |= op.results[r]->type.is_ref();
+      } else {
+        for (const Var* r : op.results)
+          if (lin.vars.insert(r)) ref_changed |= r->type.is_ref();
+      }
       // A Ref written with a linear value holds linear contents from then on.
       if (op.prim->family != Family::state) continue;
       OpEffects fx = op_effects(op);
       for (auto [operand, bits] : fx.on_operand) {
         const Value& v = op.operands[operand];
-        if (writes(bits) && v.is_var() && v.type().is_ref()) changed |= lin.vars.insert(v.var());
+        if (writes(bits) && v.is_var() && v.type().is_ref()) ref_changed |= lin.vars.insert(v.var());
       }
     }
   }
@@ -122,9 +133,19 @@ void analyse(const Body& src, const std::vector<bool>& linear, bool check, Linea
     const Value* first = nullptr;
     for (const Value& v : op.operands)
       if (!first && lin.has(v)) first = &v;
-    if (!table.find(*op.prim))
-      throw Error(op.loc, "transpose: `" + op.name() + "` is not linear in " + var_name(*first) +
-                              " (it has no transpose rule)");
+    if (!table.find(*op.prim)) {
+      NoRule no = why_no_rule(*op.prim);
+      std::string head = "transpose: `" + op.name() + "` of the linear value " + var_name(*first);
+      if (no.kind == NoRule::unsupported)
+        throw Error(op.loc, "transpose: `" + op.name() + "` has no transpose rule (" + no.why + "), but takes the linear value " +
+                                var_name(*first));
+      throw Error(op.loc, head + " is not linear (" + no.why + ")");
+    }
+    if (const LinearityCheck* c = linearity_checks().find(*op.prim)) {
+      lin_operands.clear();
+      for (const Value& v : op.operands) lin_operands.push_back(lin.has(v));
+      (*c)(op, lin_operands);
+    }
     for (const Var* r : op.results)
       if (lin.vars.contains(r) && !r->type.is_ref() && !is_float(r->type.dtype()))
         throw Error(op.loc, "transpose: `" + op.name() + "` of the linear value " + var_name(*first) + " gives the " +
@@ -199,6 +220,26 @@ BodyPtr nonlinear_part(const Body& src, const std::vector<bool>& linear, const s
   return nb;
 }
 
+std::vector<bool> params_read_by_transpose(const Body& src, const std::vector<bool>& linear) {
+  Linearity lin(table_size(src));
+  analyse(src, linear, false, lin);
+  VarSet needed(table_size(src));
+  const auto& ops = src.ops();
+  auto need_operands = [&](const Op& op) {
+    for (const Value& v : op.operands)
+      if (v.is_var() && !lin.has(v)) needed.insert(v.var());
+  };
+  for (size_t k = ops.size(); k-- > 0;) {
+    const Op& op = ops[k];
+    bool used = lin.op_linear[k] != 0;
+    for (const Var* r : op.results) used |= needed.contains(r);
+    if (used) need_operands(op);
+  }
+  std::vector<bool> out;
+  for (const Var* p : src.params()) out.push_back(needed.contains(p));
+  return out;
+}
+
 std::vector<bool> linear_outputs(const Body& src, const std::vector<bool>& linear) {
   Linearity lin(table_size(src));
   analyse(src, linear, false, lin);
@@ -216,7 +257,8 @@ std::vector<bool> linear_refs(const Body& src, const std::vector<bool>& linear) 
 }
 
 std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::vector<Value>& params,
-                                        const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct) {
+                                        const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct,
+                                        std::vector<Value>* nonlinear_outs) {
   Linearity lin(table_size(src));
   analyse(src, linear, true, lin);
   Builder& b = ctx.b;
@@ -225,6 +267,14 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
     if (!linear[i] || src.params()[i]->type.is_ref()) map[src.params()[i]] = params[i];
 
   emit_forward(b, src, lin, map);
+  if (nonlinear_outs) {
+    nonlinear_outs->clear();
+    for (const Value& v : src.outputs()) nonlinear_outs->push_back(lin.has(v) ? Value() : remap(v, map));
+  }
+  if (nonlinear_outs) {
+    nonlinear_outs->clear();
+    for (const Value& v : src.outputs()) nonlinear_outs->push_back(lin.has(v) ? Value() : remap(v, map));
+  }
 
   // Backward.
   VarTable<Value> ct(src.ops().size() + src.params().size() + 8);
@@ -277,15 +327,10 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
   return out;
 }
 
-namespace {
-
-// `%x_dot` (a tangent made by jvp) has the cotangent `%x_ct`.
-std::string ct_name(const std::string& n) {
+std::string cotangent_name(const std::string& n) {
   std::string base = n.size() > 4 && n.compare(n.size() - 4, 4, "_dot") == 0 ? n.substr(0, n.size() - 4) : n;
   return base + "_ct";
 }
-
-}  // namespace
 
 BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyKind kind, const std::vector<bool>& linear) {
   BodyPtr nb = make_body(name, kind);
@@ -296,7 +341,7 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
   for (size_t i = 0; i < src.params().size(); ++i) {
     const Var* p = src.params()[i];
     if (!linear[i]) params[i] = b.param(p->type, p->name);
-    else if (p->type.is_ref()) params[i] = b.param(p->type, ct_name(p->name));
+    else if (p->type.is_ref()) params[i] = b.param(p->type, cotangent_name(p->name));
   }
   std::vector<Cotangent> out_ct(src.outputs().size());
   for (size_t j = 0; j < src.outputs().size(); ++j) {
@@ -311,7 +356,7 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
     const Var* p = src.params()[i];
     if (!linear[i] || p->type.is_ref()) continue;
     Value v = inner.instantiate(r[i], p->type);
-    if (v.is_var() && (v.var()->name.empty() || v.var()->name == p->name)) v.var()->name = ct_name(p->name);
+    if (v.is_var() && (v.var()->name.empty() || v.var()->name == p->name)) v.var()->name = cotangent_name(p->name);
     outs.push_back(v);
   }
   b.ret(std::move(outs));

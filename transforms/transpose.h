@@ -67,14 +67,22 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
 // a linear array param), `out_ct[j]` is the cotangent of output j. Returns
 // one cotangent per param (nullopt for non-linear ones and Refs). The rules
 // of nested bodies (cond, loops, run_scoped, call) recurse through here.
+// `nonlinear_outs`, when given, receives src's non-linear outputs as computed
+// by the forward part (an undefined Value for linear ones).
 std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::vector<Value>& params,
-                                        const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct);
+                                        const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct,
+                                        std::vector<Value>* nonlinear_outs = nullptr);
 
 // Which outputs of `src` depend on its parameters marked `linear`; which of
 // its Ref parameters end up holding linear contents (linear ones, and those a
 // linear value is written into).
 std::vector<bool> linear_outputs(const Body& src, const std::vector<bool>& linear);
 std::vector<bool> linear_refs(const Body& src, const std::vector<bool>& linear);
+
+// Which non-linear parameters of `src` its transpose reads: those the linear
+// ops use, directly or through non-linear ops. A loop records only these of
+// its non-linear carries.
+std::vector<bool> params_read_by_transpose(const Body& src, const std::vector<bool>& linear);
 
 // `src` restricted to its non-linear part: the same parameters, the ops that
 // do not depend on the linear ones, zeros for the linear outputs. Loops run
@@ -89,8 +97,26 @@ std::vector<bool> linear_results(const Op& op, const std::vector<bool>& linear_o
 using LinearResultsRule = std::function<std::vector<bool>(const Op&, const std::vector<bool>& linear_operands)>;
 RuleTable<LinearResultsRule>& result_rules();
 
+// Bilinear primitives (mul, div, dot_general) are linear in one operand at a
+// time: their check throws the located error for a use linear in both, so
+// the walk reports the first such op in program order, before any rule runs.
+using LinearityCheck = std::function<void(const Op&, const std::vector<bool>& linear_operands)>;
+RuleTable<LinearityCheck>& linearity_checks();
+
+// The name of the cotangent of `name`: `x_ct`, also for a tangent `x_dot`.
+std::string cotangent_name(const std::string& name);
+
+// Why a primitive has no rule (transpose_coverage.cpp): the walk's error for
+// a linear use of it, and the list in docs/ad.md.
+struct NoRule {
+  enum Kind { not_linear, not_float, effect_only, unsupported } kind;
+  std::string why;
+};
+NoRule why_no_rule(const Primitive& p);
+
 // Families of rules (one file each).
-void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);   // transpose_rules.cpp
+void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
+                      RuleTable<LinearityCheck>& c);                                      // transpose_rules.cpp
 void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);    // transpose_state.cpp
 void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);  // transpose_control.cpp
 void add_pallas_call_rule(RuleTable<TransposeRule>& t);   // transpose_pallas_call.cpp

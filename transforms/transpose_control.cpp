@@ -80,7 +80,7 @@ Cts cond_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
     Vals params(n);
     for (size_t i = 0; i < n; ++i) {
       const Var* p = br->params()[i];
-      if (!is_linear_array(lin, op.operands[1 + i], 1 + i)) params[i] = b.param(p->type, args[i] ? p->name + "_ct" : p->name);
+      if (!is_linear_array(lin, op.operands[1 + i], 1 + i)) params[i] = b.param(p->type, args[i] ? cotangent_name(p->name) : p->name);
     }
     Cts octs(br->outputs().size());
     for (size_t j : out_ct) octs[j] = Value(b.param(br->outputs()[j].type(), "ct" + std::to_string(j)));
@@ -113,15 +113,6 @@ Mask loop_carries(const Body& body, size_t prefix, const Mask& consts, Mask carr
       if (out[j] && !carries[j]) carries[j] = true, changed = true;
     if (!changed) return carries;
   }
-}
-
-bool used_in(const Body& b, const Var* p) {
-  for (const Op& op : b.ops())
-    for (const Value& v : op.operands)
-      if (v.is_var() && v.var() == p) return true;
-  for (const Value& v : b.outputs())
-    if (v.is_var() && v.var() == p) return true;
-  return false;
 }
 
 // lo + hi - 1 - v: iteration v of the reversed loop replays that iteration of the forward one.
@@ -171,15 +162,16 @@ Cts for_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
   Mask body_lin = concat(concat(Mask{false}, kl), cl);
   // Non-linear carries the body reads: recorded per iteration.
   std::vector<int> rec;
+  Mask read = params_read_by_transpose(body, body_lin);
   for (int j = 0; j < nc; ++j)
-    if (!cl[j] && used_in(body, body.params()[1 + k + j])) rec.push_back(j);
+    if (!cl[j] && read[1 + k + j]) rec.push_back(j);
   Value lo = x[0], hi = x[1];
   std::vector<Value> stacks;
   int64_t n = 0;
   if (!rec.empty()) {
     if (!lo.is_literal() || !hi.is_literal())
-      throw Error(op.loc, "transpose: this `for` carries non-linear values its transpose must replay backwards, which "
-                          "needs static bounds (it has " + std::string(lo.is_literal() ? "a dynamic upper" : "a dynamic lower") +
+      throw Error(op.loc, "transpose: this loop carries non-linear values its transpose must replay backwards, which "
+                          "needs a static trip count (it has " + std::string(lo.is_literal() ? "a dynamic upper" : "a dynamic lower") +
                           " bound); use a `scan`");
     n = std::max<int64_t>(0, hi.literal().as_int() - lo.literal().as_int());
     // The forward loop: (i, consts, recorded carries' stacks, non-linear carries).
@@ -235,7 +227,7 @@ Cts for_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
   for (int q = 0; q < k; ++q) {
     if (kl[q] && !op.operands[2 + q].type().is_ref()) continue;
     const Var* p = body.params()[1 + q];
-    params[1 + q] = b.param(p->type, kl[q] ? p->name + "_ct" : p->name);
+    params[1 + q] = b.param(p->type, kl[q] ? cotangent_name(p->name) : p->name);
     rops.push_back(x[2 + q]);
   }
   Var* lov = b.param(lo.type(), "lo");
@@ -250,11 +242,11 @@ Cts for_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
   int num_consts = static_cast<int>(rops.size()) - 2;
   Vals acc, cts;
   for (int q : kct) {
-    acc.push_back(b.param(op.operands[2 + q].type(), body.params()[1 + q]->name + "_ct"));
+    acc.push_back(b.param(op.operands[2 + q].type(), cotangent_name(body.params()[1 + q]->name)));
     rops.push_back(B.zeros(op.operands[2 + q].type()));
   }
   for (int j : cct) {
-    cts.push_back(b.param(op.results[j]->type, body.params()[1 + k + j]->name + "_ct"));
+    cts.push_back(b.param(op.results[j]->type, cotangent_name(body.params()[1 + k + j]->name)));
     rops.push_back(c.instantiate(ct[j], op.results[j]->type));
   }
   Value iv = reversed_index(b, jv, lov, hiv);
@@ -303,8 +295,9 @@ Cts scan_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
   Mask body_lin = concat(concat(kl, cl), xl);
   auto linear_array = [&](int operand) { return lin[operand] && !op.operands[operand].type().is_ref(); };
   std::vector<int> rec;
+  Mask read = params_read_by_transpose(body, body_lin);
   for (int j = 0; j < nc; ++j)
-    if (!cl[j] && used_in(body, body.params()[k + j])) rec.push_back(j);
+    if (!cl[j] && read[k + j]) rec.push_back(j);
   Vals stacks;
   if (!rec.empty()) {
     // Forward: consts, non-linear carries, xs -> non-linear carries, the recorded carries as ys.
@@ -353,19 +346,19 @@ Cts scan_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
       kct.push_back(q);
       continue;
     }
-    params[q] = b.param(body.params()[q]->type, kl[q] ? body.params()[q]->name + "_ct" : body.params()[q]->name);
+    params[q] = b.param(body.params()[q]->type, kl[q] ? cotangent_name(body.params()[q]->name) : body.params()[q]->name);
     rops.push_back(x[q]);
   }
   int rk = static_cast<int>(rops.size());
   Vals acc, cts;
   for (int q : kct) {
-    acc.push_back(b.param(op.operands[q].type(), body.params()[q]->name + "_ct"));
+    acc.push_back(b.param(op.operands[q].type(), cotangent_name(body.params()[q]->name)));
     rops.push_back(B.zeros(op.operands[q].type()));
   }
   for (int j = 0; j < nc; ++j)
     if (cl[j]) {
       cct.push_back(j);
-      cts.push_back(b.param(op.results[j]->type, body.params()[k + j]->name + "_ct"));
+      cts.push_back(b.param(op.results[j]->type, cotangent_name(body.params()[k + j]->name)));
       rops.push_back(c.instantiate(ct[j], op.results[j]->type));
     }
   int rc = static_cast<int>(rops.size()) - rk;

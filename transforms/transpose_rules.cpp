@@ -55,7 +55,6 @@ Cts sub_rule(Ctx& c, const Op& op, const Vals&, const Mask& lin, const Cts& ct) 
 }
 
 Cts mul_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
-  if (lin[0] && lin[1]) throw Error(op.loc, not_linear(op, "of two linear values is not linear"));
   Cts r = none(op);
   if (!ct[0]) return r;
   size_t l = lin[0] ? 0 : 1;
@@ -63,8 +62,7 @@ Cts mul_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
   return r;
 }
 
-Cts div_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
-  if (lin[1]) throw Error(op.loc, not_linear(op, "by a linear value is not linear"));
+Cts div_rule(Ctx& c, const Op& op, const Vals& x, const Mask&, const Cts& ct) {
   Cts r = none(op);
   if (ct[0]) r[0] = c.b.binary("div", *ct[0], x[1]);
   return r;
@@ -154,7 +152,6 @@ Value dot_side(Ctx& c, const Op& op, Value ct, Value other, bool lhs) {
 }
 
 Cts dot_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
-  if (lin[0] && lin[1]) throw Error(op.loc, not_linear(op, "of two linear values is not linear"));
   Cts r = none(op);
   if (!ct[0]) return r;
   if (lin[0]) r[0] = dot_side(c, op, *ct[0], x[1], true);
@@ -396,9 +393,20 @@ std::vector<bool> sort_results(const Op& op, const std::vector<bool>& lin) {
   return std::vector<bool>(lin.begin(), lin.begin() + static_cast<long>(op.results.size()));
 }
 
+void check_bilinear(const Op& op, const Mask& lin) {
+  if (lin[0] && lin[1]) throw Error(op.loc, not_linear(op, "of two linear values is not linear"));
+}
+
+void check_div(const Op& op, const Mask& lin) {
+  if (lin[1]) throw Error(op.loc, not_linear(op, "by a linear value is not linear"));
+}
+
 }  // namespace
 
-void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r) {
+void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r, RuleTable<LinearityCheck>& checks) {
+  checks.set("mul", check_bilinear);
+  checks.set("dot_general", check_bilinear);
+  checks.set("div", check_div);
   t.set("add", add_rule);
   t.set("sub", sub_rule);
   t.set("neg", unary_linear(0, [](Ctx& c, const Op&, const Vals&, Value ct) { return c.b.unary("neg", ct); }));

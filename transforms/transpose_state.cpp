@@ -119,7 +119,7 @@ Cts run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const 
   for (size_t i = 0; i < n; ++i) {
     const Var* p = body.params()[i];
     if (lin[i] && !p->type.is_ref()) continue;
-    params[i] = b.param(p->type, lin[i] ? p->name + "_ct" : p->name);
+    params[i] = b.param(p->type, lin[i] ? cotangent_name(p->name) : p->name);
     operands.push_back(x[i]);
   }
   Cts out_ct(body.outputs().size());
@@ -131,7 +131,7 @@ Cts run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const 
   }
   for (size_t s = n; s < np; ++s) {
     const Var* p = body.params()[s];
-    params[s] = b.param(p->type, body_lin[s] ? p->name + "_ct" : p->name);
+    params[s] = b.param(p->type, body_lin[s] ? cotangent_name(p->name) : p->name);
     if (body_lin[s]) b.swap_discard(params[s], b.zeros(Type::array(p->type.dtype(), p->type.shape())));
   }
   Ctx inner{b, c.syms};

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "transforms/pass.h"
+#include "transforms/jvp.h"
 #include "transforms/transpose.h"
 
 namespace tessera {
@@ -73,15 +74,70 @@ Module transpose_pass(const Module& m, const PassOptions& o) {
   return out;
 }
 
+namespace {
+
+// vjp by transposing the jvp directly, with the tangent inputs linear: the
+// walk's forward part is the primal computation. Used where partial_eval
+// cannot separate primal from tangent values (a cond or loop computing both
+// is staged whole): such an op runs forward with zero tangents for its
+// primal results, and its transpose rule recomputes the primal part inside.
+BodyPtr vjp_of_jvp(const Module& jm, const Body& main, ad::SymbolSink& syms) {
+  const Body& j = *jm.entry(main.name());
+  size_t np = main.params().size(), num_outs = main.outputs().size();
+  BodyPtr nm = make_body(main.name(), main.kind());
+  nm->set_loc(main.loc());
+  Builder b(*nm);
+  b.set_loc(main.loc());
+  std::vector<Value> params(j.params().size());
+  std::vector<bool> lin(j.params().size(), false);
+  for (size_t i = 0; i < np; ++i) params[i] = b.param(main.params()[i]->type, main.params()[i]->name);
+  for (size_t i = np; i < j.params().size(); ++i) lin[i] = true;
+  std::vector<transpose::Cotangent> out_ct(j.outputs().size());
+  size_t t = num_outs;
+  for (size_t k = 0; k < num_outs; ++k) {
+    const Type& ty = main.outputs()[k].type();
+    if (jvp::differentiable(ty)) out_ct[t++] = Value(b.param(ty, "ct" + std::to_string(k)));
+  }
+  transpose::Ctx ctx{b, syms};
+  std::vector<Value> fwd;
+  std::vector<transpose::Cotangent> cts = transpose::inline_transpose(ctx, j, params, lin, out_ct, &fwd);
+  std::vector<Value> outs(fwd.begin(), fwd.begin() + static_cast<long>(num_outs));
+  b.set_loc(main.loc());
+  for (size_t i = np; i < j.params().size(); ++i) outs.push_back(ctx.instantiate(cts[i], j.params()[i]->type));
+  b.ret(std::move(outs));
+  return dce_body(nm);
+}
+
+}  // namespace
+
 Module vjp_pass(const Module& m, const PassOptions& o) {
   BodyPtr main = entry_function(m, o, "vjp");
   for (size_t i = 0; i < main->params().size(); ++i)
     if (main->params()[i]->type.is_ref())
       throw Error(main->loc(), "vjp: input " + std::to_string(i) + " (%" + main->params()[i]->name + ": " +
                                    main->params()[i]->type.str() + ") is a Ref; vjp takes functions of values (run discharge first)");
+  if (o.has("wrt"))
+    for (int64_t i : ad::parse_axes_option(o.get("wrt"), "wrt")) {
+      if (i < 0 || i >= static_cast<int64_t>(main->params().size()))
+        throw Error(main->loc(), "vjp: wrt=" + o.get("wrt") + " names input " + std::to_string(i) + " but @" + main->name() +
+                                     " has " + std::to_string(main->params().size()) + " inputs");
+      const Var* p = main->params()[i];
+      if (!transpose::has_cotangent(p->type))
+        throw Error(main->loc(), "vjp: input " + std::to_string(i) + " (%" + p->name + ": " + p->type.str() +
+                                     ") is not floating point and gets no cotangent");
+    }
   const std::string& name = main->name();
   size_t num_outs = main->outputs().size();
-  Module lin = linearize_pass(m, o);
+  Module lin;
+  try {
+    lin = linearize_pass(m, o);
+  } catch (const Error& e) {
+    // linearize cannot split this function (see vjp_of_jvp); a bad option
+    // fails again, the same way, in jvp.
+    Module jm = jvp_pass(m, o);
+    ad::SymbolSink syms(jm);
+    return syms.assemble(vjp_of_jvp(jm, *main, syms), name);
+  }
   BodyPtr primal = lin.find(name + "_primal");
   BodyPtr tangent = lin.find(name + "_tangent");
   if (!primal || !tangent) throw Error(main->loc(), "vjp: linearize of @" + name + " made no @" + name + "_primal / _tangent");
