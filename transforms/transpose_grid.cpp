@@ -2,10 +2,12 @@
 #include "transforms/transpose_grid.h"
 
 #include <algorithm>
+#include <sstream>
 #include <unordered_map>
 
 #include "ir/builder.h"
 #include "ir/clone.h"
+#include "transforms/pass.h"
 
 namespace tessera::transpose {
 namespace {
@@ -200,6 +202,15 @@ std::vector<std::string> GridPlan::semantics(const GridMapping& g) const {
 BodyPtr transposed_index_map(ad::SymbolSink& syms, const GridMapping& g, const GridPlan& plan, int m,
                              const OutputPlan* partial) {
   const BodyPtr& old = g.spec(m).index_map;
+  // The same map on the same plan is made once (a module of many kernels
+  // sharing one index map gets one transposed map).
+  std::ostringstream key;
+  key << "transpose-index-map:" << old.get() << ":" << index_map_arity(g.dims(m));
+  for (int a : plan.order) key << ":" << a << "/" << g.grid[a];
+  for (const Type& t : g.scalar_prefetch_types) key << ":" << t.str();
+  if (partial)
+    for (int a : partial->ignored) key << ":p" << a;
+  if (auto it = syms.memo.find(key.str()); it != syms.memo.end()) return it->second;
   BodyPtr nb = make_body(syms.fresh((old ? old->name() : std::string("index_map")) + "_t"), BodyKind::index_map);
   if (old) nb->set_loc(old->loc());
   Builder b(*nb);
@@ -225,13 +236,18 @@ BodyPtr transposed_index_map(ad::SymbolSink& syms, const GridMapping& g, const G
   }
   if (partial) {
     // Slice of the partial array: the ignored axes' new program ids, row-major.
-    Value slice = b.i32(0);
-    for (int a : partial->ignored)
-      slice = b.binary("add", b.binary("mul", slice, b.i32(g.grid[a])), params[plan.position[a]]);
-    outs.insert(outs.begin(), slice);
+    std::optional<Value> slice;
+    for (int a : partial->ignored) {
+      Value pid = params[plan.position[a]];
+      slice = slice ? b.binary("add", b.binary("mul", *slice, b.i32(g.grid[a])), pid) : pid;
+    }
+    if (!slice) slice = b.i32(0);
+    outs.insert(outs.begin(), *slice);
   }
   b.ret(outs);
+  nb = dce_body(nb);  // the reflected ids of axes the map ignores
   syms.add(nb);
+  syms.memo[key.str()] = nb;
   return nb;
 }
 
@@ -315,6 +331,8 @@ BodyPtr reflect(const BodyPtr& body, const GridMapping& g, const GridPlan& plan,
 }
 
 }  // namespace
+
+bool uses_grid(const Body& kernel) { return mentions_grid(kernel); }
 
 BodyPtr reflect_program_ids(const Body& kernel, const GridMapping& g, const GridPlan& plan, const std::string& name) {
   BodyPtr nb = make_body(name, kernel.kind());

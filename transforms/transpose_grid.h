@@ -87,6 +87,8 @@ BlockSpec transposed_spec(ad::SymbolSink& syms, const GridMapping& g, const Grid
 // `kernel` with every program_id / num_programs of a forward axis rewritten
 // for the transposed grid (nested bodies included; unchanged ones shared).
 // The transposed call has no vmapped dims: its kernel sees every axis.
+// Does `kernel` (or a body nested in it) read program_id or num_programs?
+bool uses_grid(const Body& kernel);
 BodyPtr reflect_program_ids(const Body& kernel, const GridMapping& g, const GridPlan& plan, const std::string& name);
 
 // In a kernel on the transposed grid: is this the first visit of output

@@ -87,29 +87,29 @@ void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_p
   }
 }
 
-// `body` without the top-level writes into its carried (non-linear output
-// and scratch) Refs, then dead code removed: the transposed kernel need not
-// recompute the primal results (check_no_carried_residuals made sure no
-// tangent reads them), and left in, they would accumulate across a grid
-// order they were not written for.
-BodyPtr drop_carried_writes(const Body& body, const std::vector<char>& carried) {
-  std::unordered_set<const Var*> refs, used;
+// Which of `body`'s top-level ops to keep: all but the writes into the Refs marked `dropped` (carried non-linear output
+// and scratch blocks, cotangents another call computes) and the ops only they
+// needed: the transposed kernel need not recompute the primal results
+// (check_no_carried_residuals made sure no tangent reads them), and left in,
+// they would accumulate across a grid order they were not written for.
+std::vector<char> live_ops(const Body& body, const std::vector<char>& dropped) {
+  std::unordered_set<const Var*> refs, live;
   for (size_t p = 0; p < body.params().size(); ++p)
-    if (carried[p]) refs.insert(body.params()[p]);
-  for (const Op& op : body.ops())
-    for (const Value& v : op.operands)
-      if (v.is_var()) used.insert(v.var());
-  BodyPtr nb = make_body(body.name(), body.kind());
-  nb->set_loc(body.loc());
-  ValueMap map;
-  for (const Var* p : body.params()) map[p] = nb->add_param(p->type, p->name, p->loc);
-  for (const Op& op : body.ops()) {
+    if (dropped[p]) refs.insert(body.params()[p]);
+  const std::vector<Op>& ops = body.ops();
+  std::vector<char> keep(ops.size(), 0);
+  for (size_t k = ops.size(); k-- > 0;) {
+    const Op& op = ops[k];
     const std::string& n = op.prim->name;
-    bool write = (n == "swap" || n == "addupdate") && op.operands[0].is_var() && refs.count(op.operands[0].var());
-    for (const Var* r : op.results) write = write && !used.count(r);
-    if (!write) copy_op(op, *nb, map);
+    bool needed = false;
+    for (const Var* r : op.results) needed = needed || live.count(r);
+    bool drop = (n == "swap" || n == "addupdate") && op.operands[0].is_var() && refs.count(op.operands[0].var());
+    if (!needed && (drop || !has_side_effects(op))) continue;
+    keep[k] = 1;
+    for (const Value& v : op.operands)
+      if (v.is_var()) live.insert(v.var());
   }
-  return dce_body(nb);
+  return keep;
 }
 
 // `cond[branches=[fn(r){}, fn(r){swap r, zeros}]] pred, ref`, or the swap
@@ -140,14 +140,14 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   int ns = static_cast<int>(g.scratch_types.size());
   const Body& k = *g.kernel;
   // The transposed kernel, on the new grid.
-  BodyPtr reflected = reflect_program_ids(k, g, plan, k.name());
-  BodyPtr tk = transpose_body(c, *reflected, c.syms.fresh(k.name() + "_transpose_body"), BodyKind::kernel, lin_param);
+  BodyPtr reflected = uses_grid(k) ? reflect_program_ids(k, g, plan, k.name()) : nullptr;
+  BodyPtr tk = transpose_body(c, reflected ? *reflected : k, c.syms.fresh(k.name() + "_transpose_body"), BodyKind::kernel, lin_param);
   // Cotangents of tangent inputs another call computes: scratch, unwritten.
   std::vector<char> unused = carried;
   std::vector<char> here(ni, 0);
   for (const OutputPlan& out : plan.outputs) here[out.mapping] = 1;
   for (int i = 0; i < ni; ++i) unused[g.input_param(i)] = linear[g.input_operand(i)] && !here[i];
-  tk = drop_carried_writes(*tk, unused);
+  std::vector<char> keep = live_ops(*tk, unused);
 
   // Block mappings of the new call and the kernel params that go with them.
   std::vector<BlockSpec> in_specs, out_specs;
@@ -161,8 +161,15 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   ValueMap map;  // tk's params -> the new kernel's
   for (int j = 0; j < g.num_dynamic + nsp; ++j) operands.push_back(x[j]);
   for (int j = 0; j < nsp; ++j) map[tk->params()[j]] = kb.param(tk->params()[j]->type, tk->params()[j]->name);
+  // Residual inputs the transposed kernel reads (a gather's tangent needs no
+  // primal row), with their forward blocks on the new grid.
+  std::unordered_set<const Var*> used;
+  for (size_t j = 0; j < tk->ops().size(); ++j)
+    if (keep[j])
+      for (const Value& v : tk->ops()[j].operands)
+        if (v.is_var()) used.insert(v.var());
   for (int i = 0; i < ni; ++i) {
-    if (linear[g.input_operand(i)]) continue;
+    if (linear[g.input_operand(i)] || !used.count(tk->params()[g.input_param(i)])) continue;
     in_specs.push_back(transposed_spec(c.syms, g, plan, i, nullptr));
     operands.push_back(x[g.input_operand(i)]);
     const Var* p = tk->params()[g.input_param(i)];
@@ -216,10 +223,6 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     if (lin_param[g.scratch_param(s)]) linear_scratch_refs.push_back(np);
   }
   // (Only those the transposed body still uses.)
-  std::unordered_set<const Var*> used;
-  for (const Op& o : tk->ops())
-    for (const Value& v : o.operands)
-      if (v.is_var()) used.insert(v.var());
   auto scratch_for = [&](int param) {
     const Var* p = tk->params()[param];
     if (!used.count(p)) return;
@@ -237,8 +240,12 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     std::optional<Value> first = first_step(kb, plan);
     for (const Value& r : linear_scratch_refs) zero_block(kb, first, r);
   }
-  inline_body(*tk, *kernel, map);
+  for (size_t j = 0; j < tk->ops().size(); ++j)
+    if (keep[j]) copy_op(tk->ops()[j], *kernel, map);
   kb.ret({});
+  // Dead values the state rules leave in nested bodies go now, so a later
+  // dce keeps this kernel (a module symbol) as it is.
+  kernel = dce_body(kernel);
   c.syms.add(kernel);
 
   std::vector<int64_t> cost = op.ints_param("cost_estimate");
