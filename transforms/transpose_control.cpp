@@ -570,9 +570,44 @@ Cts pmap_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
   return r;
 }
 
+// ---- forward parts (ForwardRule) -------------------------------------------------
+
+Vals cond_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+  Mask args = slice_mask(lin, 1, lin.size() - 1);
+  std::vector<BodyPtr> branches;
+  for (const BodyPtr& br : op.bodies_param("branches")) branches.push_back(nonlinear_part(*br, args, br->name()));
+  return b.emit(*op.prim, x, params_with(op, {{"branches", branches}}));
+}
+
+Vals for_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+  ForView v(op);
+  Mask mask = concat(concat(Mask{false}, slice_mask(lin, 2, v.num_consts)), for_results(op, lin));
+  return b.emit(*op.prim, x, params_with(op, {{"body", nonlinear_part(v.body(), mask, v.body().name())}}));
+}
+
+Vals scan_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+  ScanView v(op);
+  Mask outs = scan_results(op, lin);
+  Mask mask = concat(concat(slice_mask(lin, 0, v.num_consts), slice_mask(outs, 0, v.num_carries)),
+                     slice_mask(lin, v.first_x(), v.num_xs));
+  return b.emit(*op.prim, x, params_with(op, {{"body", nonlinear_part(v.body(), mask, v.body().name())}}));
+}
+
+Vals while_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+  WhileView v(op);
+  Mask mask = concat(slice_mask(lin, 0, v.num_consts), while_results(op, lin));
+  return b.emit(*op.prim, x,
+                params_with(op, {{"cond", nonlinear_part(v.cond(), mask, v.cond().name())},
+                                 {"body", nonlinear_part(v.body(), mask, v.body().name())}}));
+}
+
 }  // namespace
 
-void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r) {
+void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r, RuleTable<ForwardRule>& f) {
+  f.set("cond", cond_forward);
+  f.set("for", for_forward);
+  f.set("scan", scan_forward);
+  f.set("while", while_forward);
   t.set("cond", cond_rule);
   r.set("cond", cond_results);
   t.set("for", for_rule);
