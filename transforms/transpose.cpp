@@ -42,14 +42,15 @@ struct Tables {
   RuleTable<TransposeRule> rules{"transpose"};
   RuleTable<LinearResultsRule> results{"transpose linearity"};
   RuleTable<LinearityCheck> checks{"transpose check"};
+  RuleTable<ForwardRule> forward{"transpose forward"};
 };
 
 Tables& tables() {
   static Tables t = [] {
     Tables ts;
     add_linear_rules(ts.rules, ts.results, ts.checks);
-    add_state_rules(ts.rules, ts.results);
-    add_control_rules(ts.rules, ts.results);
+    add_state_rules(ts.rules, ts.results, ts.forward);
+    add_control_rules(ts.rules, ts.results, ts.forward);
     add_pallas_call_rule(ts.rules);
     return ts;
   }();
@@ -61,6 +62,7 @@ Tables& tables() {
 RuleTable<TransposeRule>& rules() { return tables().rules; }
 RuleTable<LinearResultsRule>& result_rules() { return tables().results; }
 RuleTable<LinearityCheck>& linearity_checks() { return tables().checks; }
+RuleTable<ForwardRule>& forward_rules() { return tables().forward; }
 
 std::vector<bool> linear_results(const Op& op, const std::vector<bool>& linear_operands) {
   if (const LinearResultsRule* r = result_rules().find(*op.prim)) return (*r)(op, linear_operands);
@@ -170,7 +172,8 @@ Value fit(Builder& b, Value ct, const Type& t) {
 // Appends the non-linear part of `src` to `b` (map: src params -> values).
 // An op with linear operands whose results are partly non-linear is copied
 // with its linear operands replaced by zeros: its non-linear results do not
-// depend on them.
+// depend on them. When one of them is a Ref, its forward rule runs the op
+// with its bodies cut to their non-linear parts instead.
 void emit_forward(Builder& b, const Body& src, const Linearity& lin, VarToValue& map) {
   Body& dst = b.body();
   const auto& ops = src.ops();
@@ -184,16 +187,27 @@ void emit_forward(Builder& b, const Body& src, const Linearity& lin, VarToValue&
     for (const Var* r : op.results) mixed |= !lin.vars.contains(r);
     if (!mixed) continue;
     std::vector<Value> operands;
+    std::vector<bool> lin_operands;
+    const Value* linear_ref = nullptr;
     b.set_loc(op.loc);
     for (const Value& v : op.operands) {
-      if (!lin.has(v)) {
-        operands.push_back(remap(v, map));
+      lin_operands.push_back(lin.has(v));
+      if (lin.has(v) && !v.type().is_ref()) {
+        operands.push_back(b.zeros(v.type()));
         continue;
       }
-      if (v.type().is_ref())
+      operands.push_back(remap(v, map));
+      if (lin.has(v) && !linear_ref) linear_ref = &v;
+    }
+    if (linear_ref) {
+      const ForwardRule* fwd = forward_rules().find(*op.prim);
+      if (!fwd)
         throw Error(op.loc, "transpose: `" + op.name() + "` computes non-linear results and also uses the linear Ref " +
-                                var_name(v) + "; it cannot be split");
-      operands.push_back(b.zeros(v.type()));
+                                var_name(*linear_ref) + "; it cannot be split");
+      std::vector<Value> got = (*fwd)(b, op, operands, lin_operands);
+      for (size_t r = 0; r < op.results.size(); ++r)
+        if (!lin.vars.contains(op.results[r])) map[op.results[r]] = got[r];
+      continue;
     }
     append_copy(op, dst, std::move(operands), op.params, [&](const Var* r, Var* nr) {
       if (!lin.vars.contains(r)) map[r] = nr;

@@ -103,6 +103,16 @@ RuleTable<LinearResultsRule>& result_rules();
 using LinearityCheck = std::function<void(const Op&, const std::vector<bool>& linear_operands)>;
 RuleTable<LinearityCheck>& linearity_checks();
 
+// The forward part of a control op that computes non-linear results beside
+// linear ones and takes a linear Ref (a jvp'd loop reading a tangent Ref):
+// the op again with each body cut to its non-linear part (nonlinear_part), so
+// it computes the non-linear results without touching the linear Refs. `x`:
+// the operands renamed, zeros for linear arrays. Returns the op's results
+// (the linear ones zeros).
+using ForwardRule = std::function<std::vector<Value>(Builder&, const Op&, const std::vector<Value>& x,
+                                                     const std::vector<bool>& linear_operands)>;
+RuleTable<ForwardRule>& forward_rules();
+
 // The name of the cotangent of `name`: `x_ct`, also for a tangent `x_dot`.
 std::string cotangent_name(const std::string& name);
 
@@ -117,8 +127,10 @@ NoRule why_no_rule(const Primitive& p);
 // Families of rules (one file each).
 void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
                       RuleTable<LinearityCheck>& c);                                      // transpose_rules.cpp
-void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);    // transpose_state.cpp
-void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);  // transpose_control.cpp
+void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
+                     RuleTable<ForwardRule>& f);                                         // transpose_state.cpp
+void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
+                       RuleTable<ForwardRule>& f);                                       // transpose_control.cpp
 void add_pallas_call_rule(RuleTable<TransposeRule>& t);   // transpose_pallas_call.cpp
 
 }  // namespace tessera::transpose

@@ -99,15 +99,12 @@ Cts cond_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
 
 // ---- loops ---------------------------------------------------------------------
 
-// Carries linear on entry or made linear by the body, to a fixpoint. `prefix`:
-// the body's params before the consts (for's index); `consts`: their mask.
-Mask loop_carries(const Body& body, size_t prefix, const Mask& consts, Mask carries, size_t extra_params = 0,
-                  const Mask& extra = {}) {
+// Carries linear on entry or made linear by the body, to a fixpoint. The
+// body's params are (`before`, carries, `after`): for's index and consts,
+// scan's consts and xs.
+Mask loop_carries(const Body& body, const Mask& before, Mask carries, const Mask& after = {}) {
   for (;;) {
-    Mask params(prefix, false);
-    params = concat(concat(params, consts), carries);
-    params = concat(params, extra_params ? extra : Mask{});
-    Mask out = linear_outputs(body, params);
+    Mask out = linear_outputs(body, concat(concat(before, carries), after));
     bool changed = false;
     for (size_t j = 0; j < carries.size(); ++j)
       if (out[j] && !carries[j]) carries[j] = true, changed = true;
@@ -148,7 +145,7 @@ Mask for_results(const Op& op, const Mask& lin) {
   ForView v(op);
   Mask consts = slice_mask(lin, 2, v.num_consts);
   Mask carries = slice_mask(lin, v.first_carry(), v.num_carries);
-  return loop_carries(v.body(), 1, consts, carries);
+  return loop_carries(v.body(), concat(Mask{false}, consts), carries);
 }
 
 // for[body] %lo, %hi, consts..., carries...
@@ -276,7 +273,7 @@ Mask scan_results(const Op& op, const Mask& lin) {
   Mask consts = slice_mask(lin, 0, v.num_consts);
   Mask carries = slice_mask(lin, v.first_carry(), v.num_carries);
   Mask xs = slice_mask(lin, v.first_x(), v.num_xs);
-  carries = loop_carries(v.body(), 0, consts, carries, v.num_xs, xs);
+  carries = loop_carries(v.body(), consts, carries, xs);
   Mask out = linear_outputs(v.body(), concat(concat(consts, carries), xs));
   for (int j = 0; j < v.num_carries; ++j) out[j] = carries[j];
   return out;
@@ -480,7 +477,7 @@ Mask while_results(const Op& op, const Mask& lin) {
   WhileView v(op);
   Mask consts = slice_mask(lin, 0, v.num_consts);
   Mask carries = slice_mask(lin, v.first_carry(), v.num_carries);
-  return loop_carries(v.body(), 0, consts, carries);
+  return loop_carries(v.body(), consts, carries);
 }
 
 Cts while_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
@@ -573,9 +570,44 @@ Cts pmap_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
   return r;
 }
 
+// ---- forward parts (ForwardRule) -------------------------------------------------
+
+Vals cond_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+  Mask args = slice_mask(lin, 1, lin.size() - 1);
+  std::vector<BodyPtr> branches;
+  for (const BodyPtr& br : op.bodies_param("branches")) branches.push_back(nonlinear_part(*br, args, br->name()));
+  return b.emit(*op.prim, x, params_with(op, {{"branches", branches}}));
+}
+
+Vals for_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+  ForView v(op);
+  Mask mask = concat(concat(Mask{false}, slice_mask(lin, 2, v.num_consts)), for_results(op, lin));
+  return b.emit(*op.prim, x, params_with(op, {{"body", nonlinear_part(v.body(), mask, v.body().name())}}));
+}
+
+Vals scan_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+  ScanView v(op);
+  Mask outs = scan_results(op, lin);
+  Mask mask = concat(concat(slice_mask(lin, 0, v.num_consts), slice_mask(outs, 0, v.num_carries)),
+                     slice_mask(lin, v.first_x(), v.num_xs));
+  return b.emit(*op.prim, x, params_with(op, {{"body", nonlinear_part(v.body(), mask, v.body().name())}}));
+}
+
+Vals while_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+  WhileView v(op);
+  Mask mask = concat(slice_mask(lin, 0, v.num_consts), while_results(op, lin));
+  return b.emit(*op.prim, x,
+                params_with(op, {{"cond", nonlinear_part(v.cond(), mask, v.cond().name())},
+                                 {"body", nonlinear_part(v.body(), mask, v.body().name())}}));
+}
+
 }  // namespace
 
-void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r) {
+void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r, RuleTable<ForwardRule>& f) {
+  f.set("cond", cond_forward);
+  f.set("for", for_forward);
+  f.set("scan", scan_forward);
+  f.set("while", while_forward);
   t.set("cond", cond_rule);
   r.set("cond", cond_results);
   t.set("for", for_rule);

@@ -157,9 +157,21 @@ std::vector<bool> run_scoped_results(const Op& op, const Mask& lin) {
   return linear_outputs(body, body_lin);
 }
 
+// The forward part: the body cut to its non-linear part, the linear scratch
+// (whose Refs it never touches) still allocated.
+Vals run_scoped_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+  const Body& body = *op.body_param("body");
+  Mask body_lin(body.params().size(), false);
+  for (size_t i = 0; i < lin.size(); ++i) body_lin[i] = lin[i];
+  Mask refs = linear_refs(body, body_lin);
+  for (size_t s = lin.size(); s < body_lin.size(); ++s) body_lin[s] = refs[s];
+  return b.emit(*op.prim, x, params_with(op, {{"body", nonlinear_part(body, body_lin, body.name())}}));
+}
+
 }  // namespace
 
-void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r) {
+void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r, RuleTable<ForwardRule>& f) {
+  f.set("run_scoped", run_scoped_forward);
   t.set("get", get_rule);
   t.set("swap", swap_rule);
   t.set("addupdate", addupdate_rule);

@@ -306,6 +306,31 @@ func @main(%x: f64[4], %y: f64[4]) -> f64[4] {
     }] %x, %y, %m
   return %r
 })"},
+    {"a loop reading a tangent Ref beside a primal carry (forward part cut to the primal half)", R"(
+func @main(%x: f64[4], %y: f64[4]) -> f64[4] {
+  %r = run_scoped[body=fn(%a: f64[4], %b: f64[4], %t: ref<f64[4], vmem>) -> f64[4] {
+      swap %t[:], %b
+      %c = for[body=fn(%i: i32, %tt: ref<f64[4], vmem>, %v: f64[4]) -> f64[4] {
+          %u = get %tt[:]
+          %s = sin %v
+          %w = mul %u, %s
+          return %w
+        }, num_consts=1] 0:i32, 3:i32, %t, %a
+      %k = reduce_sum[axes=(0)] %a
+      %p = gt %k, 0.0
+      %d = cond[branches=[
+          fn(%t0: ref<f64[4], vmem>, %c0: f64[4]) -> f64[4] { %g = get %t0[:]
+            %e = exp %c0
+            %h = mul %g, %e
+            return %h },
+          fn(%t1: ref<f64[4], vmem>, %c1: f64[4]) -> f64[4] { %g = get %t1[:]
+            return %g }
+        ]] %p, %t, %c
+      %q = mul %d, %a
+      return %q
+    }] %x, %y
+  return %r
+})"},
 };
 
 }  // namespace
