@@ -228,6 +228,29 @@ TEST_CASE("transpose kernels: every transposed pallas_call is proved") {
   }
 }
 
+TEST_CASE("transpose kernels: the transposed calls give the same numbers on 2 and 4 cores, shuffled, racing checked") {
+  for (const std::string& name : kZoo) {
+    INFO(name);
+    Module src = example_in(name, true);
+    Linearized l = transpose_of(src);
+    std::vector<Array> primal = interp::run_function(l.m, "main_primal", random_inputs(*src.entry(), 11));
+    std::vector<Array> in(primal.begin() + static_cast<long>(src.entry()->outputs().size()), primal.end());
+    for (const Value& o : src.entry()->outputs()) in.push_back(random_array(o.type(), 12));
+    std::vector<Array> want = interp::run_function(l.m, "main_transpose", in);
+    for (int cores : {2, 4}) {
+      interp::RunOptions o;
+      o.cores = cores;
+      o.grid_seed = static_cast<uint64_t>(cores);
+      o.detect_races = true;
+      o.dma = cores == 4 ? interp::RunOptions::Dma::eager : interp::RunOptions::Dma::on_wait;
+      INFO("cores " << cores);
+      std::vector<Array> got = interp::run_function(l.m, "main_transpose", in, o);
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) require_close(got[i], want[i], 1e-12);
+    }
+  }
+}
+
 // ---- gradients against references computed here ---------------------------------
 
 TEST_CASE("transpose kernels: matmul gradients are w @ y^T and x^T @ w") {
