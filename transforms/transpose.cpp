@@ -169,11 +169,20 @@ Value fit(Builder& b, Value ct, const Type& t) {
   return ct;
 }
 
+// Does `op` (with bodies) write a Ref that holds non-linear values? Its
+// forward part must then run in program order, since later ops may read it.
+bool writes_nonlinear_ref(const Op& op, const Linearity& lin) {
+  for (auto [operand, bits] : op_effects(op).on_operand)
+    if (writes(bits) && !lin.has(op.operands[operand])) return true;
+  return false;
+}
+
 // Appends the non-linear part of `src` to `b` (map: src params -> values).
 // An op with linear operands whose results are partly non-linear is copied
 // with its linear operands replaced by zeros: its non-linear results do not
-// depend on them. When one of them is a Ref, its forward rule runs the op
-// with its bodies cut to their non-linear parts instead.
+// depend on them. When one of them is a Ref, or when the op writes a Ref
+// holding non-linear values (a `cond` initialising primal scratch), its
+// forward rule runs the op with its bodies cut to their non-linear parts.
 void emit_forward(Builder& b, const Body& src, const Linearity& lin, VarToValue& map) {
   Body& dst = b.body();
   const auto& ops = src.ops();
@@ -185,7 +194,8 @@ void emit_forward(Builder& b, const Body& src, const Linearity& lin, VarToValue&
     }
     bool mixed = false;
     for (const Var* r : op.results) mixed |= !lin.vars.contains(r);
-    if (!mixed) continue;
+    const ForwardRule* fwd = forward_rules().find(*op.prim);
+    if (!mixed && !(fwd && writes_nonlinear_ref(op, lin))) continue;
     std::vector<Value> operands;
     std::vector<bool> lin_operands;
     const Value* linear_ref = nullptr;
@@ -199,8 +209,7 @@ void emit_forward(Builder& b, const Body& src, const Linearity& lin, VarToValue&
       operands.push_back(remap(v, map));
       if (lin.has(v) && !linear_ref) linear_ref = &v;
     }
-    if (linear_ref) {
-      const ForwardRule* fwd = forward_rules().find(*op.prim);
+    if (linear_ref || !mixed) {
       if (!fwd)
         throw Error(op.loc, "transpose: `" + op.name() + "` computes non-linear results and also uses the linear Ref " +
                                 var_name(*linear_ref) + "; it cannot be split");

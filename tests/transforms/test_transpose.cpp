@@ -331,6 +331,23 @@ func @main(%x: f64[4], %y: f64[4]) -> f64[4] {
     }] %x, %y
   return %r
 })"},
+    {"a cond writing primal scratch that a later op reads (replayed in program order)", R"(
+func @main(%x: f64[4], %y: f64[4]) -> f64[4] {
+  %r = run_scoped[body=fn(%a: f64[4], %b: f64[4], %m: ref<f64[4], vmem>) -> f64[4] {
+      swap %m[:], %b
+      %k = reduce_sum[axes=(0)] %a
+      %p = ge %k, -1000.0
+      cond[branches=[
+          fn(%m0: ref<f64[4], vmem>, %a0: f64[4]) { },
+          fn(%m1: ref<f64[4], vmem>, %a1: f64[4]) { %e = sin %a1
+            swap %m1[:], %e }
+        ]] %p, %m, %a
+      %g = get %m[:]
+      %q = mul %g, %a
+      return %q
+    }] %x, %y
+  return %r
+})"},
 };
 
 }  // namespace
