@@ -87,9 +87,9 @@ void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_p
   }
 }
 
-// Which of `body`'s top-level ops to keep: all but the writes into the Refs marked `dropped` (carried non-linear output
-// and scratch blocks, cotangents another call computes) and the ops only they
-// needed: the transposed kernel need not recompute the primal results
+// Which of `body`'s top-level ops to keep: all but the writes into the Refs
+// marked `dropped` (carried non-linear output and scratch blocks, cotangents
+// another call computes) and the ops only they needed: the transposed kernel need not recompute the primal results
 // (check_no_carried_residuals made sure no tangent reads them), and left in,
 // they would accumulate across a grid order they were not written for.
 std::vector<char> live_ops(const Body& body, const std::vector<char>& dropped) {
@@ -175,10 +175,8 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     const Var* p = tk->params()[g.input_param(i)];
     map[p] = kb.param(p->type, p->name);
   }
-  std::vector<int> ct_in_pos(no, -1);
   for (int o = 0; o < no; ++o) {
     if (!lin_param[g.output_param(o)]) continue;
-    ct_in_pos[o] = static_cast<int>(in_specs.size());
     in_specs.push_back(transposed_spec(c.syms, g, plan, ni + o, nullptr));
     operands.push_back(c.instantiate(ct[o], g.out_types[o]));
     const Var* p = tk->params()[g.output_param(o)];
