@@ -6,6 +6,7 @@
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "transforms/pass.h"
+#include "transforms/transpose_grid.h"
 
 namespace tessera::cli {
 
@@ -16,6 +17,7 @@ int cmd_opt(const Argv& argv) {
   a.toggle("--print-after-all", "print the module after each pass (to stderr)");
   a.toggle("--verify-each", "run the verifier after each pass; an ill-formed result names the pass");
   a.toggle("--list-passes", "list the passes and exit");
+  a.toggle("--verbose", "print the passes' notes to stderr (why a transposed kernel sums partial cotangents)");
   if (!a.parse(argv)) return a.exit_code();
   if (a.has("--list-passes")) {
     std::cout << describe_passes();
@@ -36,6 +38,7 @@ int cmd_opt(const Argv& argv) {
   opts.verify_each = a.has("--verify-each");
   opts.log = &std::cerr;
   if (a.has("--func")) opts.entry = a.get("--func");
+  if (a.has("--verbose")) transpose::set_pallas_call_note_sink([](const std::string& note) { std::cerr << note << "\n"; });
   try {
     Module out = run_pipeline(*m, a.get("--passes"), opts);
     std::cout << print_module(out);

@@ -122,11 +122,34 @@ Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
   return d;
 }
 
+// sort with known keys (jvp's sort: tangents ride along as extra operands):
+// the known part sorts the known operands, the unknown part the whole op.
+Decision sort_rule(const Op& op, const std::vector<char>& unk) {
+  int64_t keys = op.int_param("num_keys");
+  bool any = false;
+  for (char u : unk) any |= u;
+  if (!any) return {Placement::known, {}, {}};
+  Decision d;
+  for (int64_t k = 0; k < keys; ++k)
+    if (unk[k]) return d;
+  d.known_op.prim = op.prim;
+  d.known_op.loc = op.loc;
+  d.known_op.params = op.params;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (!unk[i]) {
+      d.known_op.operands.push_back(op.operands[i]);
+      d.known_results.push_back(static_cast<int>(i));
+    }
+  d.place = Placement::split;
+  return d;
+}
+
 const RuleTable<PeRule>& pe_rules() {
   static const RuleTable<PeRule> t = [] {
     RuleTable<PeRule> r("partial_eval");
     r.set("core_map", core_map_rule);
     r.set("pallas_call", pallas_call_rule);
+    r.set("sort", sort_rule);
     return r;
   }();
   return t;

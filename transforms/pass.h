@@ -100,6 +100,8 @@ Module jvp_pass(const Module& m, const PassOptions& o);           // jvp.cpp
 Module vmap_pass(const Module& m, const PassOptions& o);          // vmap.cpp
 Module partial_eval_pass(const Module& m, const PassOptions& o);  // partial_eval.cpp
 Module linearize_pass(const Module& m, const PassOptions& o);     // partial_eval.cpp
+Module transpose_pass(const Module& m, const PassOptions& o);     // vjp.cpp
+Module vjp_pass(const Module& m, const PassOptions& o);           // vjp.cpp
 
 // Building blocks the passes share.
 // The function named by the option `func` (default main); an Error naming the

@@ -63,6 +63,11 @@ std::vector<PassInfo>& pass_list() {
         func("main", "the function to split into NAME_known and NAME_unknown")}},
       {"linearize", "jvp then partial eval into primal and linear tangent functions", linearize_pass,
        {wrt, func("main", "the function to linearize into NAME_primal and NAME_tangent")}},
+      {"transpose", "transpose a linear function (after linearize: NAME_tangent) into NAME_transpose", transpose_pass,
+       {{"linear", OptionType::List, "the tangent inputs of NAME_tangent", "the inputs the function is linear in, e.g. 2|3"},
+        func("main", "NAME: transposes NAME_tangent when linearize made it, else NAME itself")}},
+      {"vjp", "reverse-mode differentiation: main(primals..., %ct<i>...) -> (outputs..., input cotangents...)", vjp_pass,
+       {wrt, func("main", "the function to differentiate (its vjp takes its name)")}},
   };
   return passes;
 }

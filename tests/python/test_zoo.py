@@ -34,6 +34,11 @@ def attention(q, k, v):
     return softmax(q @ k.transpose(0, 2, 1) / 8) @ v
 
 
+def mlp_loss(x, w1, b1, w2, b2, target):
+    h = np.maximum(x @ w1 + b1, 0)
+    return np.array([0.5 * ((h @ w2 + b2 - target) ** 2).sum()])
+
+
 def embedding_bag(ids, bag, table, init):
     out = init.copy()
     np.add.at(out, bag, table[ids])
@@ -65,6 +70,8 @@ KERNELS = {
     "sc_sort": (lambda: {"keys": normal(32, 16), "vals": normal(32, 16)},
                 lambda keys, vals: np.take_along_axis(vals, np.argsort(keys, axis=1, kind="stable"), axis=1), {}),
     "softmax": (lambda: {"x": normal(256, 1000)}, softmax, {}),
+    "train_step": (lambda: {"x": normal(16, 32), "w1": normal(32, 64) / 4, "b1": normal(64), "w2": normal(64, 8) / 8,
+                            "b2": normal(8), "target": normal(16, 8)}, mlp_loss, {}),
 }
 
 

@@ -1,0 +1,453 @@
+// Reverse mode through kernels: the pallas_call transpose rule, on the zoo.
+//
+//   - the grid side alone (transpose_grid.h): axis use of index maps, the
+//     planned order, partial fallbacks;
+//   - the dot-product test <w, J v> = <J^T w, v>: J v from the tangent
+//     function of linearize, J^T w from its transpose, in f64 (to 1e-10) and
+//     f32 (to 1e-4), for every zoo kernel the rule supports;
+//   - gradients against references computed here with naive loops (matmul:
+//     w @ y^T and x^T @ w; softmax, layernorm, cumsum);
+//   - `prove`: every claim of every transposed pallas_call proved;
+//   - the located errors of what is not supported.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "analysis/prove/prove.h"
+#include "ir/grid_mapping.h"
+#include "ir/printer.h"
+#include "transforms/transpose.h"
+#include "transforms/transpose_grid.h"
+
+#include "tests/transforms/ad_test_util.h"
+#include "tests/transforms/diff_test_util.h"
+
+using namespace tessera;
+using namespace tessera::testing;
+
+namespace {
+
+Module example_in(const std::string& name, bool f64) {
+  std::string text = example_text(name);
+  return parse_module(f64 ? replace_all(text, "f32", "f64") : text, name);
+}
+
+// linearize, then the transpose of its tangent function, as @main_transpose:
+//   main_transpose(residuals..., cotangents of the outputs...) -> (cotangents of the tangents...)
+struct Linearized {
+  Module m;
+  size_t num_residuals = 0, num_tangents = 0;
+};
+
+Linearized transpose_of(const Module& src) {
+  Module lin = run_pipeline(src, "linearize");
+  BodyPtr tangent = lin.find("main_tangent");
+  REQUIRE(tangent);
+  size_t tangents = 0;
+  for (const Var* p : src.entry()->params()) tangents += is_float(p->type.dtype());
+  size_t n = tangent->params().size();
+  std::vector<bool> linear(n, false);
+  for (size_t i = n - tangents; i < n; ++i) linear[i] = true;
+  ad::SymbolSink syms(lin);
+  BodyPtr scratch = make_body("scratch", BodyKind::func);
+  Builder b(*scratch);
+  transpose::Ctx ctx{b, syms};
+  BodyPtr t = transpose::transpose_body(ctx, *tangent, "main_transpose", BodyKind::func, linear);
+  Module out = syms.assemble(t, "");
+  verify_or_throw(out);
+  return {out, n - tangents, tangents};
+}
+
+// The module with every f32 turned into f64 (through its text).
+Module replace_f64(const Module& m) {
+  return parse_module(replace_all(print_module(m), "f32", "f64"), "f64.tsr");
+}
+
+double dot(const Array& a, const Array& b) {
+  REQUIRE(a.shape() == b.shape());
+  double s = 0;
+  for (int64_t i = 0; i < a.size(); ++i) s += a.get(i) * b.get(i);
+  return s;
+}
+
+struct DotTest {
+  double lhs = 0, rhs = 0;  // <w, J v>, <J^T w, v>
+  std::vector<Array> x, v, w, jt;  // primals, tangents, cotangents, J^T w
+};
+
+// The dot-product test at random points; `x` given or random.
+DotTest dot_test(const Module& src, uint32_t seed, std::vector<Array> x = {}) {
+  Linearized l = transpose_of(src);
+  const Body& f = *src.entry();
+  if (x.empty()) x = random_inputs(f, seed);
+  DotTest d;
+  d.x = x;
+  std::vector<Array> primal = interp::run_function(l.m, "main_primal", x);
+  size_t nout = f.outputs().size();
+  std::vector<Array> residuals(primal.begin() + static_cast<long>(nout), primal.end());
+  REQUIRE(residuals.size() == l.num_residuals);
+  std::vector<Array> tin = residuals, tr = residuals;
+  for (const Var* p : f.params())
+    if (is_float(p->type.dtype())) d.v.push_back(random_array(p->type, seed + 100 + static_cast<uint32_t>(d.v.size())));
+  tin.insert(tin.end(), d.v.begin(), d.v.end());
+  std::vector<Array> jv = interp::run_function(l.m, "main_tangent", tin);
+  for (size_t o = 0; o < nout; ++o) {
+    d.w.push_back(random_array(f.outputs()[o].type(), seed + 200 + static_cast<uint32_t>(o)));
+    tr.push_back(d.w.back());
+    d.lhs += dot(d.w[o], jv[o]);
+  }
+  d.jt = interp::run_function(l.m, "main_transpose", tr);
+  REQUIRE(d.jt.size() == d.v.size());
+  for (size_t i = 0; i < d.v.size(); ++i) d.rhs += dot(d.jt[i], d.v[i]);
+  return d;
+}
+
+void check_dot(const Module& src, double tol, uint32_t seed = 1) {
+  DotTest d = dot_test(src, seed);
+  INFO("<w, J v> = " << d.lhs << ", <J^T w, v> = " << d.rhs);
+  CHECK(std::abs(d.lhs - d.rhs) <= tol * (1 + std::abs(d.lhs)));
+}
+
+}  // namespace
+
+// ---- the grid side ------------------------------------------------------------
+
+TEST_CASE("transpose grid: axis use of index maps") {
+  Module m = example("matmul.tsr");
+  GridMapping g = grid_mapping(only_op(*m.entry(), "pallas_call"));
+  transpose::AxisUse x = transpose::index_map_axis_use(g.in_specs[0], g.dims(0), 3);
+  CHECK(x.reads == std::vector<bool>{true, false, true});
+  CHECK(x.projection);
+  transpose::AxisUse y = transpose::index_map_axis_use(g.in_specs[1], g.dims(1), 3);
+  CHECK(y.reads == std::vector<bool>{false, true, true});
+
+  Module gr = example("gather_rows.tsr");
+  GridMapping gg = grid_mapping(only_op(*gr.entry(), "pallas_call"));
+  transpose::AxisUse t = transpose::index_map_axis_use(gg.in_specs[0], gg.dims(0), 1);
+  CHECK(t.reads == std::vector<bool>{true});  // through idx[i]
+  CHECK_FALSE(t.projection);                  // data-dependent: rows may repeat
+}
+
+TEST_CASE("transpose grid: matmul's x and y cotangents need different orders") {
+  Module m = example("matmul.tsr");
+  GridMapping g = grid_mapping(only_op(*m.entry(), "pallas_call"));
+  // x (i, k) ignores j; y (k, j) ignores i: j goes innermost for x, y is left
+  // to another call.
+  transpose::GridPlan p = transpose::plan_grid(g, {0, 1}, true);
+  CHECK(p.order == std::vector<int>{0, 2, 1});
+  CHECK(p.position == std::vector<int>{0, 2, 1});
+  REQUIRE(p.outputs.size() == 2);
+  CHECK_FALSE(p.outputs[0].partial);
+  CHECK(p.outputs[0].ignored == std::vector<int>{1});
+  CHECK(p.outputs[0].covers);
+  CHECK_FALSE(p.outputs[1].partial);
+  CHECK(p.outputs[1].conflict);
+  CHECK(p.grid(g) == std::vector<int64_t>{4, 2, 3});
+  CHECK(p.semantics(g) == std::vector<std::string>{"parallel", "arbitrary", "arbitrary"});
+  REQUIRE(p.notes.size() == 1);
+  CHECK(p.notes[0] == "transpose: the cotangent of input \"y\" is computed by another transposed kernel: it needs a "
+                      "different grid order");
+  // Only y: i innermost.
+  transpose::GridPlan py = transpose::plan_grid(g, {1}, true);
+  CHECK(py.order == std::vector<int>{1, 2, 0});
+  CHECK_FALSE(py.outputs[0].partial);
+  // Without reordering, x's ignored axis (j) is not innermost: partial.
+  transpose::GridPlan fixed = transpose::plan_grid(g, {0}, false);
+  CHECK(fixed.order == std::vector<int>{0, 1, 2});
+  CHECK(fixed.outputs[0].partial);
+  CHECK(fixed.outputs[0].partial_size == 3);
+}
+
+TEST_CASE("transpose grid: nested ignored sets share one order") {
+  Module m = parse(R"(
+index_map @ij(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %j }
+index_map @i_only(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%a: ref<f32[8,8], vmem>, %b: ref<f32[8,8], vmem>, %o: ref<f32[8,8], vmem>) {
+  %x = get %a[:, :]
+  swap %o[:, :], %x
+}
+func @main(%a: f32[16,16], %b: f32[16,8]) -> f32[16,16] {
+  %o = pallas_call[kernel=@k, grid=(2, 2, 3), in_specs=[spec((8, 8), @ij), spec((8, 8), @i_only)],
+                   out_specs=[spec((8, 8), @ij)], out_shapes=[f32[16,16]],
+                   dimension_semantics=(parallel, parallel, arbitrary)] %a, %b
+  return %o
+}
+)");
+  GridMapping g = grid_mapping(only_op(*m.entry(), "pallas_call"));
+  transpose::GridPlan p = transpose::plan_grid(g, {0, 1}, true);
+  // a ignores {k}, b ignores {j, k}: order (i, j, k) already nests them.
+  CHECK(p.order == std::vector<int>{0, 1, 2});
+  CHECK_FALSE(p.outputs[0].partial);
+  CHECK_FALSE(p.outputs[1].partial);
+  CHECK(p.semantics(g) == std::vector<std::string>{"parallel", "arbitrary", "arbitrary"});
+  CHECK(p.notes.empty());
+}
+
+// ---- the dot-product test -------------------------------------------------------
+
+// Every zoo kernel the rule supports (flash attention is an error, below).
+const std::vector<std::string> kZoo = {"add.tsr",     "matmul.tsr",  "softmax.tsr",     "layernorm.tsr",
+                                       "cumsum.tsr",  "row_sum.tsr", "gather_rows.tsr", "train_step.tsr"};
+
+TEST_CASE("transpose kernels: dot-product test, f64") {
+  for (const std::string& name : kZoo) {
+    INFO(name);
+    check_dot(example_in(name, true), 1e-10);
+  }
+}
+
+TEST_CASE("transpose kernels: dot-product test, f32") {
+  for (const std::string& name : kZoo) {
+    INFO(name);
+    check_dot(example_in(name, false), 1e-4);
+  }
+}
+
+TEST_CASE("transpose kernels: every transposed pallas_call is proved") {
+  prove::Options opts;
+  opts.assumptions.push_back(prove::parse_assumption("idx in [0, 1024)"));  // gather_rows' rows
+  for (const std::string& name : kZoo) {
+    INFO(name);
+    Module m = transpose_of(example_in(name, false)).m;
+    int calls = 0;
+    for (const BodyPtr& s : m.symbols()) {
+      if (s->kind() != BodyKind::func) continue;
+      for (const Op& op : s->ops()) {
+        if (op.prim->name != "pallas_call" || op.body_param("kernel")->name().find("_transpose") == std::string::npos)
+          continue;
+        ++calls;
+        std::vector<prove::Obligation> obs = prove::prove_call(op, prove::call_name(op), opts);
+        CHECK(obs.size() >= 5);
+        for (const prove::Obligation& ob : obs) {
+          INFO(ob.line() << " " << ob.detail);
+          CHECK(ob.verdict == prove::Verdict::proved);
+        }
+      }
+    }
+    CHECK(calls == (name == "train_step.tsr" || name == "matmul.tsr" ? 2 : 1));
+  }
+}
+
+TEST_CASE("transpose kernels: the transposed calls give the same numbers on 2 and 4 cores, shuffled, racing checked") {
+  for (const std::string& name : kZoo) {
+    INFO(name);
+    Module src = example_in(name, true);
+    Linearized l = transpose_of(src);
+    std::vector<Array> primal = interp::run_function(l.m, "main_primal", random_inputs(*src.entry(), 11));
+    std::vector<Array> in(primal.begin() + static_cast<long>(src.entry()->outputs().size()), primal.end());
+    for (const Value& o : src.entry()->outputs()) in.push_back(random_array(o.type(), 12));
+    std::vector<Array> want = interp::run_function(l.m, "main_transpose", in);
+    for (int cores : {2, 4}) {
+      interp::RunOptions o;
+      o.cores = cores;
+      o.grid_seed = static_cast<uint64_t>(cores);
+      o.detect_races = true;
+      o.dma = cores == 4 ? interp::RunOptions::Dma::eager : interp::RunOptions::Dma::on_wait;
+      INFO("cores " << cores);
+      std::vector<Array> got = interp::run_function(l.m, "main_transpose", in, o);
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) require_close(got[i], want[i], 1e-12);
+    }
+  }
+}
+
+// ---- gradients against references computed here ---------------------------------
+
+TEST_CASE("transpose kernels: matmul gradients are w @ y^T and x^T @ w") {
+  DotTest d = dot_test(example_in("matmul.tsr", true), 3);
+  const Array &x = d.x[0], &y = d.x[1], &w = d.w[0];
+  Array gx(DType::f64, {512, 256}), gy(DType::f64, {256, 384});
+  for (int i = 0; i < 512; ++i)
+    for (int k = 0; k < 256; ++k) {
+      double s = 0;
+      for (int j = 0; j < 384; ++j) s += w.get(i * 384 + j) * y.get(k * 384 + j);
+      gx.set(i * 256 + k, s);
+    }
+  for (int k = 0; k < 256; ++k)
+    for (int j = 0; j < 384; ++j) {
+      double s = 0;
+      for (int i = 0; i < 512; ++i) s += x.get(i * 256 + k) * w.get(i * 384 + j);
+      gy.set(k * 384 + j, s);
+    }
+  require_close(d.jt[0], gx, 1e-12);
+  require_close(d.jt[1], gy, 1e-12);
+}
+
+TEST_CASE("transpose kernels: softmax gradient is y * (w - sum(w * y))") {
+  DotTest d = dot_test(example_in("softmax.tsr", true), 4);
+  const Array &x = d.x[0], &w = d.w[0];
+  Array g(DType::f64, {256, 1000});
+  for (int r = 0; r < 256; ++r) {
+    double mx = -INFINITY, z = 0, wy = 0;
+    for (int c = 0; c < 1000; ++c) mx = std::max(mx, x.get(r * 1000 + c));
+    for (int c = 0; c < 1000; ++c) z += std::exp(x.get(r * 1000 + c) - mx);
+    for (int c = 0; c < 1000; ++c) wy += w.get(r * 1000 + c) * std::exp(x.get(r * 1000 + c) - mx) / z;
+    for (int c = 0; c < 1000; ++c) {
+      double y = std::exp(x.get(r * 1000 + c) - mx) / z;
+      g.set(r * 1000 + c, y * (w.get(r * 1000 + c) - wy));
+    }
+  }
+  require_close(d.jt[0], g, 1e-12);
+}
+
+TEST_CASE("transpose kernels: layernorm gradients") {
+  DotTest d = dot_test(example_in("layernorm.tsr", true), 5);
+  const Array &x = d.x[0], &gamma = d.x[1], &w = d.w[0];
+  const int n = 512;
+  Array gx(DType::f64, {256, n}), gg(DType::f64, {n}), gb(DType::f64, {n});
+  for (int r = 0; r < 256; ++r) {
+    double mean = 0, var = 0;
+    for (int c = 0; c < n; ++c) mean += x.get(r * n + c) / n;
+    for (int c = 0; c < n; ++c) var += (x.get(r * n + c) - mean) * (x.get(r * n + c) - mean) / n;
+    double inv = 1 / std::sqrt(var + 1e-5);
+    // dxhat = w * gamma; dx = inv * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+    double m1 = 0, m2 = 0;
+    for (int c = 0; c < n; ++c) {
+      double xhat = (x.get(r * n + c) - mean) * inv, dxhat = w.get(r * n + c) * gamma.get(c);
+      m1 += dxhat / n;
+      m2 += dxhat * xhat / n;
+      gg.set(c, gg.get(c) + w.get(r * n + c) * xhat);
+      gb.set(c, gb.get(c) + w.get(r * n + c));
+    }
+    for (int c = 0; c < n; ++c) {
+      double xhat = (x.get(r * n + c) - mean) * inv, dxhat = w.get(r * n + c) * gamma.get(c);
+      gx.set(r * n + c, inv * (dxhat - m1 - xhat * m2));
+    }
+  }
+  require_close(d.jt[0], gx, 1e-10);
+  require_close(d.jt[1], gg, 1e-10);
+  require_close(d.jt[2], gb, 1e-10);
+}
+
+TEST_CASE("transpose kernels: cumsum gradient is the reversed cumsum of w") {
+  DotTest d = dot_test(example_in("cumsum.tsr", true), 6);
+  const Array& w = d.w[0];
+  Array g(DType::f64, {8, 1024});
+  for (int r = 0; r < 8; ++r) {
+    double s = 0;
+    for (int c = 1023; c >= 0; --c) g.set(r * 1024 + c, s += w.get(r * 1024 + c));
+  }
+  require_close(d.jt[0], g, 1e-12);
+}
+
+TEST_CASE("transpose kernels: gather_rows scatters the cotangent rows, repeats summed") {
+  Module m = example_in("gather_rows.tsr", true);
+  std::vector<Array> x = random_inputs(*m.entry(), 7);  // idx in [0, 8): rows repeat
+  DotTest d = dot_test(m, 7, x);
+  const Array &idx = d.x[0], &w = d.w[0];
+  Array g(DType::f64, {1024, 128});
+  for (int i = 0; i < 16; ++i)
+    for (int c = 0; c < 128; ++c) {
+      int64_t row = static_cast<int64_t>(idx.get(i));
+      g.set(row * 128 + c, g.get(row * 128 + c) + w.get(i * 128 + c));
+    }
+  require_close(d.jt[0], g, 1e-12);
+}
+
+// ---- composed forms --------------------------------------------------------------
+
+// main(primals..., cotangents...) of the vjp pass at random inputs.
+std::vector<Array> vjp_inputs(const Module& vjp, uint32_t seed) { return random_inputs(*vjp.entry(), seed); }
+
+TEST_CASE("transpose kernels: vjp after discharge computes what vjp computes") {
+  for (const std::string& name : kZoo) {
+    INFO(name);
+    Module src = example_in(name, true);
+    Module vjp = run_pipeline(src, "vjp");
+    Module dis = run_pipeline(src, "vjp,discharge");
+    std::vector<Array> in = vjp_inputs(vjp, 8);
+    std::vector<Array> want = interp::run_function(vjp, "main", in);
+    std::vector<Array> got = interp::run_function(dis, "main", in);
+    REQUIRE(got.size() == want.size());
+    REQUIRE(want.size() > src.entry()->outputs().size());
+    for (size_t i = 0; i < got.size(); ++i) require_close(got[i], want[i], 1e-12);
+  }
+}
+
+TEST_CASE("transpose kernels: prove proves every claim of each vjp'd zoo program") {
+  for (const std::string& name : kZoo) {
+    INFO(name);
+    prove::Options opts;
+    if (name == "gather_rows.tsr") opts.assumptions.push_back(prove::parse_assumption("idx in [0, 1024)"));
+    std::vector<prove::Obligation> obs = prove::prove_module(run_pipeline(example_in(name, false), "vjp"), opts);
+    int transposed = 0;
+    for (const prove::Obligation& ob : obs) {
+      INFO(ob.line() << " " << ob.detail);
+      CHECK(ob.verdict == prove::Verdict::proved);
+      transposed += ob.call.find("_transpose") != std::string::npos;
+    }
+    CHECK(transposed >= 5);
+  }
+}
+
+TEST_CASE("transpose kernels: dot-product test of vmap(matmul)") {
+  Module batched = run_pipeline(parse(kMatmul), "vmap{axis_size=3}");
+  check_dot(replace_f64(batched), 1e-10);
+}
+
+// A running sum over the whole grid in linear scratch: its cotangent flows
+// back through the grid in exactly reverse order, so the grid may not be
+// reordered, and w's block (0, j), revisited along the outer axis i, gets
+// partial cotangents (one slice per i) summed after the call.
+const char* kScan2d = R"(
+index_map @ij(%i: i32, %j: i32) -> (i32, i32) { return %i, %j }
+index_map @j_only(%i: i32, %j: i32) -> (i32, i32) { return 0, %j }
+kernel @scan_kernel(%x: ref<f32[4,8], vmem>, %w: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>, %s: ref<f32[4,8], vmem>) {
+  %i = program_id[axis=0]
+  %j = program_id[axis=1]
+  %i0 = eq %i, 0
+  %j0 = eq %j, 0
+  %first = and %i0, %j0
+  cond[branches=[
+    fn(%s0: ref<f32[4,8], vmem>) { },
+    fn(%s1: ref<f32[4,8], vmem>) {
+      %z = broadcast_in_dim[shape=(4, 8), broadcast_dimensions=()] 0.0:f32
+      swap %s1[:, :], %z
+    }
+  ]] %first, %s
+  %a = get %x[:, :]
+  %b = get %w[:, :]
+  %p = mul %a, %b
+  addupdate %s[:, :], %p
+  %v = get %s[:, :]
+  swap %o[:, :], %v
+}
+func @main(%x: f32[8,24], %w: f32[4,24]) -> f32[8,24] {
+  %o = pallas_call[kernel=@scan_kernel, grid=(2, 3), in_specs=[spec((4, 8), @ij), spec((4, 8), @j_only)],
+                   out_specs=[spec((4, 8), @ij)], out_shapes=[f32[8,24]], scratch=[ref<f32[4,8], vmem>],
+                   dimension_semantics=(arbitrary, arbitrary)] %x, %w
+  return %o
+}
+)";
+
+TEST_CASE("transpose kernels: linear scratch keeps the grid order; a revisit on an outer axis gets partials") {
+  std::vector<std::string> notes;
+  transpose::set_pallas_call_note_sink([&](const std::string& n) { notes.push_back(n); });
+  Module m = parse(kScan2d);
+  Module vjp = run_pipeline(m, "vjp");
+  transpose::set_pallas_call_note_sink(nullptr);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0] == "t.tsr:25:3: note: transpose: the cotangent of input \"w_dot\" is summed from partial cotangents "
+                    "outside the kernel: the kernel carries linear state from step to step, so the grid cannot be "
+                    "reordered");
+  const Op& call = vjp.entry()->ops().at(2);
+  REQUIRE(call.prim->name == "pallas_call");
+  GridMapping g = grid_mapping(call);
+  CHECK(g.grid == std::vector<int64_t>{2, 3});
+  CHECK(g.out_types[1].shape() == Shape{2, 4, 24});  // one slice of w's cotangent per i
+  check_dot(replace_f64(m), 1e-10);
+  check_dot(m, 1e-4);
+  for (const prove::Obligation& ob : prove::prove_module(vjp)) {
+    INFO(ob.line() << " " << ob.detail);
+    CHECK(ob.verdict == prove::Verdict::proved);
+  }
+}
+
+// ---- what is not supported -------------------------------------------------------
+
+TEST_CASE("transpose kernels: flash attention's carried statistics are a located error") {
+  std::string e = error_of([] { transpose_of(example_in("flash_attention.tsr", false)); });
+  CHECK(e == "flash_attention.tsr:65:3: error: transpose: pallas_call kernel @flash_kernel_jvp: this `select_n` of a "
+             "tangent uses a value read from scratch 0, state the forward kernel carries from grid step to step; the "
+             "transposed kernel walks the grid backwards and cannot recompute it (not supported)");
+}

@@ -1,0 +1,336 @@
+// The transpose rule of pallas_call: the transpose of a kernel is a kernel.
+//
+// JAX has none ("transposition rules are not implemented for pallas_call");
+// this one transposes the tangent kernel that jvp + linearize produce. Its
+// residual inputs (primal blocks) stay inputs with their block mappings; its
+// tangent inputs become cotangent *outputs* and its tangent outputs cotangent
+// *inputs*, on the same blocks. The kernel is `transpose_body` of the tangent
+// kernel, linear Refs transposed in place (a `get` of a tangent input block
+// becomes an `addupdate` into its cotangent block).
+//
+// The grid is walked in reverse program order and reordered so that each
+// cotangent output block is revisited consecutively (transpose_grid.h): the
+// new kernel zeroes it at its first visit and accumulates. Linear scratch (the
+// tangent twin of a carry) gets a cotangent twin, zeroed at the first step.
+// Cotangent outputs that need different grid orders get one call each;
+// outputs that cannot be accumulated in place get partial cotangents, one
+// slice per revisit, summed after the call; an output whose blocks do not
+// cover its array starts from zeros passed in and aliased to it.
+//
+// Not supported (located errors): dynamic grids, input_output_aliases, and
+// tangents computed from state the forward kernel carries from step to step
+// in non-linear scratch (flash attention's running max): the reversed grid
+// would need that state per step, saved by the forward kernel.
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/builder.h"
+#include "ir/effects.h"
+#include "ir/grid_mapping.h"
+#include "transforms/kernel_split.h"
+#include "transforms/pass.h"
+#include "transforms/transpose.h"
+#include "transforms/transpose_grid.h"
+
+namespace tessera::transpose {
+namespace {
+
+using Vals = std::vector<Value>;
+
+std::function<void(const std::string&)>& note_sink() {
+  static std::function<void(const std::string&)> sink;
+  return sink;
+}
+
+bool reads_state(const Op& op) {
+  const std::string& n = op.prim->name;
+  return n == "get" || n == "swap" || n == "load";
+}
+
+// A linear op of the tangent kernel must not use a value read from
+// non-linear Refs that carry state across grid steps (scratch, output
+// blocks): the reversed grid sees that state in the wrong order. Top-level
+// data flow; ops with nested bodies count as one op over their operands.
+void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_param, const std::vector<char>& carried,
+                                const GridMapping& g) {
+  std::unordered_map<const Var*, int> stale;  // value -> the param it was read from
+  std::unordered_set<const Var*> lin;
+  for (size_t p = 0; p < k.params().size(); ++p) {
+    if (linear_param[p]) lin.insert(k.params()[p]);
+  }
+  for (const Op& op : k.ops()) {
+    bool is_linear = false;
+    int from = -1;
+    for (const Value& v : op.operands) {
+      if (!v.is_var()) continue;
+      is_linear |= lin.count(v.var()) != 0;
+      if (auto it = stale.find(v.var()); it != stale.end()) from = it->second;
+    }
+    if (!is_linear && reads_state(op) && !op.operands.empty() && op.operands[0].is_var())
+      for (size_t p = 0; p < k.params().size(); ++p)
+        if (carried[p] && k.params()[p] == op.operands[0].var()) from = static_cast<int>(p);
+    if (is_linear) {
+      if (from >= 0) {
+        int s = from - g.scratch_param(0);
+        std::string what = s >= 0 ? "scratch " + std::to_string(s) : "output block %" + k.params()[from]->name;
+        throw Error(op.loc, "transpose: pallas_call kernel @" + k.name() + ": this `" + op.name() +
+                                "` of a tangent uses a value read from " + what +
+                                ", state the forward kernel carries from grid step to step; the transposed kernel walks "
+                                "the grid backwards and cannot recompute it (not supported)");
+      }
+      for (const Var* r : op.results) lin.insert(r);
+      continue;
+    }
+    if (from >= 0)
+      for (const Var* r : op.results) stale[r] = from;
+  }
+}
+
+// Which of `body`'s top-level ops to keep: all but the writes into the Refs
+// marked `dropped` (carried non-linear output and scratch blocks, cotangents
+// another call computes) and the ops only they needed: the transposed kernel need not recompute the primal results
+// (check_no_carried_residuals made sure no tangent reads them), and left in,
+// they would accumulate across a grid order they were not written for.
+std::vector<char> live_ops(const Body& body, const std::vector<char>& dropped) {
+  std::unordered_set<const Var*> refs, live;
+  for (size_t p = 0; p < body.params().size(); ++p)
+    if (dropped[p]) refs.insert(body.params()[p]);
+  const std::vector<Op>& ops = body.ops();
+  std::vector<char> keep(ops.size(), 0);
+  for (size_t k = ops.size(); k-- > 0;) {
+    const Op& op = ops[k];
+    const std::string& n = op.prim->name;
+    bool needed = false;
+    for (const Var* r : op.results) needed = needed || live.count(r);
+    bool drop = (n == "swap" || n == "addupdate") && op.operands[0].is_var() && refs.count(op.operands[0].var());
+    if (!needed && (drop || !has_side_effects(op))) continue;
+    keep[k] = 1;
+    for (const Value& v : op.operands)
+      if (v.is_var()) live.insert(v.var());
+  }
+  return keep;
+}
+
+// `cond[branches=[fn(r){}, fn(r){swap r, zeros}]] pred, ref`, or the swap
+// alone when there is no predicate.
+void zero_block(Builder& b, const std::optional<Value>& pred, Value ref) {
+  const Type& t = ref.type();
+  Type elem = Type::array(t.dtype(), t.shape());
+  std::vector<IndexEntry> all;
+  auto store_zeros = [&](Builder& in, Value r) { in.swap_discard(r, in.zeros(elem), all); };
+  if (!pred) {
+    store_zeros(b, ref);
+    return;
+  }
+  BodyPtr skip = make_body("skip", BodyKind::fn), zero = make_body("zero", BodyKind::fn);
+  Builder sb(*skip), zb(*zero);
+  sb.param(t, "r");
+  Var* r = zb.param(t, "r");
+  store_zeros(zb, r);
+  b.emit("cond", {*pred, ref}, {{"branches", std::vector<BodyPtr>{skip, zero}}});
+}
+
+// Emits one transposed pallas_call computing the cotangent outputs of `plan`
+// and stores them in `result`.
+void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const std::vector<bool>& linear,
+               const std::vector<Cotangent>& ct, const std::vector<bool>& lin_param, const std::vector<char>& carried,
+               const GridPlan& plan, std::vector<Cotangent>& result) {
+  int ni = g.num_inputs(), no = g.num_outputs(), nsp = g.num_scalar_prefetch();
+  int ns = static_cast<int>(g.scratch_types.size());
+  const Body& k = *g.kernel;
+  // The transposed kernel, on the new grid.
+  BodyPtr reflected = uses_grid(k) ? reflect_program_ids(k, g, plan, k.name()) : nullptr;
+  BodyPtr tk = transpose_body(c, reflected ? *reflected : k, c.syms.fresh(k.name() + "_transpose_body"), BodyKind::kernel, lin_param);
+  // Cotangents of tangent inputs another call computes: scratch, unwritten.
+  std::vector<char> unused = carried;
+  std::vector<char> here(ni, 0);
+  for (const OutputPlan& out : plan.outputs) here[out.mapping] = 1;
+  for (int i = 0; i < ni; ++i) unused[g.input_param(i)] = linear[g.input_operand(i)] && !here[i];
+  std::vector<char> keep = live_ops(*tk, unused);
+
+  // Block mappings of the new call and the kernel params that go with them.
+  std::vector<BlockSpec> in_specs, out_specs;
+  std::vector<Type> out_shapes, scratch;
+  Vals operands;
+  IntPairs aliases;
+  BodyPtr kernel = make_body(c.syms.fresh(k.name() + "_transpose"), BodyKind::kernel);
+  kernel->set_loc(k.loc());
+  Builder kb(*kernel);
+  kb.set_loc(k.loc());
+  ValueMap map;  // tk's params -> the new kernel's
+  for (int j = 0; j < g.num_dynamic + nsp; ++j) operands.push_back(x[j]);
+  for (int j = 0; j < nsp; ++j) map[tk->params()[j]] = kb.param(tk->params()[j]->type, tk->params()[j]->name);
+  // Residual inputs the transposed kernel reads (a gather's tangent needs no
+  // primal row), with their forward blocks on the new grid.
+  std::unordered_set<const Var*> used;
+  for (size_t j = 0; j < tk->ops().size(); ++j)
+    if (keep[j])
+      for (const Value& v : tk->ops()[j].operands)
+        if (v.is_var()) used.insert(v.var());
+  for (int i = 0; i < ni; ++i) {
+    if (linear[g.input_operand(i)] || !used.count(tk->params()[g.input_param(i)])) continue;
+    in_specs.push_back(transposed_spec(c.syms, g, plan, i, nullptr));
+    operands.push_back(x[g.input_operand(i)]);
+    const Var* p = tk->params()[g.input_param(i)];
+    map[p] = kb.param(p->type, p->name);
+  }
+  for (int o = 0; o < no; ++o) {
+    if (!lin_param[g.output_param(o)]) continue;
+    in_specs.push_back(transposed_spec(c.syms, g, plan, ni + o, nullptr));
+    operands.push_back(c.instantiate(ct[o], g.out_types[o]));
+    const Var* p = tk->params()[g.output_param(o)];
+    map[p] = kb.param(p->type, p->name);
+  }
+  // Cotangent outputs that start from zeros: the zeros, whole, in `any` memory.
+  auto partial_type = [&](const OutputPlan& out) {
+    Type t = g.in_types[out.mapping];
+    if (!out.partial) return t;
+    Shape s = t.shape();
+    s.insert(s.begin(), out.partial_size);
+    return Type::array(t.dtype(), s);
+  };
+  for (const OutputPlan& out : plan.outputs) {
+    if (out.covers) continue;
+    Type t = partial_type(out);
+    aliases.push_back({static_cast<int64_t>(in_specs.size()), static_cast<int64_t>(&out - plan.outputs.data())});
+    BlockSpec whole;
+    whole.mem = MemSpace::any;
+    in_specs.push_back(whole);
+    operands.push_back(c.b.zeros(t));
+    kb.param(Type::ref(t.dtype(), t.shape(), MemSpace::any), "zeros");
+  }
+  std::vector<Value> ct_refs;
+  for (const OutputPlan& out : plan.outputs) {
+    out_specs.push_back(transposed_spec(c.syms, g, plan, out.mapping, out.partial ? &out : nullptr));
+    out_shapes.push_back(partial_type(out));
+    const Var* p = tk->params()[g.input_param(out.mapping)];
+    Var* np = kb.param(p->type, p->name);
+    map[p] = np;
+    ct_refs.push_back(np);
+  }
+  // Scratch: the forward's (cotangent twins in place of linear ones), then
+  // the non-linear output blocks the tangent kernel still writes and the
+  // cotangent blocks of tangent inputs another call computes.
+  std::vector<Value> linear_scratch_refs;
+  for (int s = 0; s < ns; ++s) {
+    scratch.push_back(g.scratch_types[s]);
+    const Var* p = tk->params()[g.scratch_param(s)];
+    Var* np = kb.param(p->type, p->name);
+    map[p] = np;
+    if (lin_param[g.scratch_param(s)]) linear_scratch_refs.push_back(np);
+  }
+  // (Only those the transposed body still uses.)
+  auto scratch_for = [&](int param) {
+    const Var* p = tk->params()[param];
+    if (!used.count(p)) return;
+    scratch.push_back(p->type);
+    map[p] = kb.param(p->type, p->name);
+  };
+  for (int o = 0; o < no; ++o)
+    if (!lin_param[g.output_param(o)]) scratch_for(g.output_param(o));
+  for (int i = 0; i < ni; ++i)
+    if (linear[g.input_operand(i)] && !here[i]) scratch_for(g.input_param(i));
+
+  // First visits: zero the cotangent blocks and the cotangent scratch.
+  for (size_t m = 0; m < plan.outputs.size(); ++m) zero_block(kb, first_visit(kb, plan, plan.outputs[m]), ct_refs[m]);
+  if (!linear_scratch_refs.empty()) {
+    std::optional<Value> first = first_step(kb, plan);
+    for (const Value& r : linear_scratch_refs) zero_block(kb, first, r);
+  }
+  for (size_t j = 0; j < tk->ops().size(); ++j)
+    if (keep[j]) copy_op(tk->ops()[j], *kernel, map);
+  kb.ret({});
+  // Dead values the state rules leave in nested bodies go now, so a later
+  // dce keeps this kernel (a module symbol) as it is.
+  kernel = dce_body(kernel);
+  c.syms.add(kernel);
+
+  std::vector<int64_t> cost = op.ints_param("cost_estimate");
+  for (int64_t& v : cost) v *= 2;
+  Params p = params_with(op, {{"kernel", kernel},
+                              {"grid", plan.grid(g)},
+                              {"grid_names", plan.grid_names(g)},
+                              {"in_specs", in_specs},
+                              {"out_specs", out_specs},
+                              {"out_shapes", out_shapes},
+                              {"scratch", scratch},
+                              {"input_output_aliases", g.alias_param(aliases)},
+                              {"dimension_semantics", plan.semantics(g)},
+                              {"vmapped_dims", std::vector<int64_t>{}},
+                              {"cost_estimate", cost}});
+  Vals res = c.b.emit(*op.prim, operands, p);
+  for (size_t m = 0; m < plan.outputs.size(); ++m) {
+    Value r = res[m];
+    if (plan.outputs[m].partial) r = c.b.emit1("reduce_sum", {r}, {{"axes", std::vector<int64_t>{0}}});
+    result[g.input_operand(plan.outputs[m].mapping)] = r;
+  }
+}
+
+std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
+                                        const std::vector<Cotangent>& ct) {
+  GridMapping g = grid_mapping(op);
+  int ni = g.num_inputs(), no = g.num_outputs(), nsp = g.num_scalar_prefetch();
+  int ns = static_cast<int>(g.scratch_types.size());
+  std::vector<Cotangent> result(op.operands.size());
+  const Body& k = *g.kernel;
+
+  for (int64_t n : g.grid)
+    if (n < 0) throw Error(op.loc, "transpose: pallas_call with a dynamic grid size is not supported");
+  for (int j = 0; j < g.num_dynamic + nsp; ++j)
+    if (linear[j]) throw Error(op.loc, "transpose: pallas_call: a scalar-prefetch operand or grid size is linear");
+  if (!g.aliases.empty())
+    throw Error(op.loc, "transpose: pallas_call with input_output_aliases is not supported (an aliased output's "
+                        "cotangent would flow to its input)");
+  for (int i = 0; i < ni; ++i)
+    if (linear[g.input_operand(i)] && x[g.input_operand(i)].is_var() && x[g.input_operand(i)].type().is_ref())
+      throw Error(op.loc, "transpose: pallas_call with the linear Ref operand " + g.describe(i) + " is not supported");
+
+  // Linear kernel params: tangent inputs, and the Refs linear values are written into.
+  std::vector<bool> lin_param(k.params().size(), false);
+  for (int i = 0; i < ni; ++i) lin_param[g.input_param(i)] = linear[g.input_operand(i)];
+  // kernel_taint follows writes into nested bodies (a tangent output written
+  // in a `cond` at the last step, as flash attention does).
+  std::vector<char> tainted(k.params().size(), 0);
+  for (size_t p = 0; p < k.params().size(); ++p) tainted[p] = lin_param[p];
+  KernelTaint taint = kernel_taint(k, tainted);
+  for (int o = 0; o < no; ++o) lin_param[g.output_param(o)] = taint.has(k.params()[g.output_param(o)]);
+  for (int s = 0; s < ns; ++s) lin_param[g.scratch_param(s)] = taint.has(k.params()[g.scratch_param(s)]);
+
+  bool any_ct = false;
+  for (int o = 0; o < no; ++o) any_ct |= lin_param[g.output_param(o)] && ct[o].has_value();
+  if (!any_ct) return result;  // every linear output has a zero cotangent
+
+  std::vector<char> carried(k.params().size(), 0);
+  bool linear_scratch = false;
+  for (int o = 0; o < no; ++o) carried[g.output_param(o)] = !lin_param[g.output_param(o)];
+  for (int s = 0; s < ns; ++s) {
+    carried[g.scratch_param(s)] = !lin_param[g.scratch_param(s)];
+    linear_scratch |= lin_param[g.scratch_param(s)];
+  }
+  check_no_carried_residuals(k, lin_param, carried, g);
+
+  // The grid: one transposed call per grid order the cotangent outputs need.
+  std::vector<int> remaining;
+  for (int i = 0; i < ni; ++i)
+    if (linear[g.input_operand(i)]) remaining.push_back(i);
+  while (!remaining.empty()) {
+    GridPlan plan = plan_grid(g, remaining, !linear_scratch);
+    std::vector<int> now, later;
+    for (const OutputPlan& out : plan.outputs) (out.conflict ? later : now).push_back(out.mapping);
+    if (note_sink())
+      for (const std::string& n : plan.notes) note_sink()(op.loc.str() + ": note: " + n);
+    if (!later.empty()) plan = plan_grid(g, now, !linear_scratch);
+    emit_call(c, op, g, x, linear, ct, lin_param, carried, plan, result);
+    remaining = later;
+  }
+  return result;
+}
+
+}  // namespace
+
+void set_pallas_call_note_sink(std::function<void(const std::string&)> sink) { note_sink() = std::move(sink); }
+
+void add_pallas_call_rule(RuleTable<TransposeRule>& t) { t.set("pallas_call", pallas_call_rule); }
+
+}  // namespace tessera::transpose
