@@ -451,3 +451,41 @@ TEST_CASE("transpose kernels: flash attention's carried statistics are a located
              "tangent uses a value read from scratch 0, state the forward kernel carries from grid step to step; the "
              "transposed kernel walks the grid backwards and cannot recompute it (not supported)");
 }
+
+TEST_CASE("transpose kernels: a dynamic grid and input_output_aliases are located errors") {
+  std::string dynamic = error_of([] {
+    run_pipeline(parse(R"(
+kernel @k(%x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>) {
+  %a = get %x[:, :]
+  %b = mul %a, %a
+  swap %o[:, :], %b
+}
+func @main(%g: i32, %x: f32[8,8]) -> f32[8,8] {
+  %out = pallas_call[kernel=@k, grid=(?), in_specs=[spec((4, 8), fn(%i: i32) -> (i32, i32) { return %i, 0 })],
+                     out_specs=[spec((4, 8), fn(%i2: i32) -> (i32, i32) { return %i2, 0 })],
+                     out_shapes=[f32[8,8]]] %g, %x
+  return %out
+}
+)"),
+                 "vjp{wrt=1}");
+  });
+  CHECK(dynamic == "t.tsr:8:3: error: transpose: pallas_call with a dynamic grid size is not supported");
+  std::string aliased = error_of([] {
+    run_pipeline(parse(R"(
+index_map @rows(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f32[4,8], vmem>, %acc: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>) {
+  %a = get %x[:, :]
+  %b = mul %a, %a
+  addupdate %o[:, :], %b
+}
+func @main(%x: f32[8,8], %acc: f32[8,8]) -> f32[8,8] {
+  %out = pallas_call[kernel=@k, grid=(2), in_specs=[spec((4, 8), @rows), spec((4, 8), @rows)],
+                     out_specs=[spec((4, 8), @rows)], out_shapes=[f32[8,8]], input_output_aliases=[(1, 0)]] %x, %acc
+  return %out
+}
+)"),
+                 "vjp");
+  });
+  CHECK(aliased == "t.tsr:9:3: error: transpose: pallas_call with input_output_aliases is not supported (an aliased "
+                   "output's cotangent would flow to its input)");
+}
