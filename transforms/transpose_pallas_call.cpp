@@ -48,10 +48,45 @@ bool reads_state(const Op& op) {
   return n == "get" || n == "swap" || n == "load";
 }
 
+bool reads_contents(const Body& body, const Var* ref);
+
+// Does `op` read the contents of Ref `ref` (a get / load, or a swap whose
+// old value is in `used`)? A `cond` passes its operands after the predicate
+// to its branches' params; any other op with bodies that takes the Ref counts
+// as reading it.
+bool op_reads(const Op& op, const Var* ref, const std::unordered_set<const Var*>& used) {
+  const std::string& n = op.prim->name;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
+    if (n == "get" || n == "load") return true;
+    if (n == "swap" && i == 0 && !op.results.empty() && used.count(op.results[0])) return true;
+    if (n == "cond" && i >= 1) {
+      for (const BodyPtr& branch : op.bodies_param("branches"))
+        if (reads_contents(*branch, branch->params().at(i - 1))) return true;
+    } else if (!op.nested_bodies().empty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool reads_contents(const Body& body, const Var* ref) {
+  std::unordered_set<const Var*> used;
+  for (const Op& op : body.ops())
+    for (const Value& v : op.operands)
+      if (v.is_var()) used.insert(v.var());
+  for (const Value& v : body.outputs())
+    if (v.is_var()) used.insert(v.var());
+  for (const Op& op : body.ops())
+    if (op_reads(op, ref, used)) return true;
+  return false;
+}
+
 // A linear op of the tangent kernel must not use a value read from
 // non-linear Refs that carry state across grid steps (scratch, output
-// blocks): the reversed grid sees that state in the wrong order. Top-level
-// data flow; ops with nested bodies count as one op over their operands.
+// blocks): the reversed grid sees that state in the wrong order. Data flow at
+// the top level; a linear op with bodies must not read such a Ref inside
+// them (reads_contents).
 void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_param, const std::vector<char>& carried,
                                 const GridMapping& g) {
   std::unordered_map<const Var*, int> stale;  // value -> the param it was read from
@@ -70,6 +105,9 @@ void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_p
     if (!is_linear && reads_state(op) && !op.operands.empty() && op.operands[0].is_var())
       for (size_t p = 0; p < k.params().size(); ++p)
         if (carried[p] && k.params()[p] == op.operands[0].var()) from = static_cast<int>(p);
+    if (is_linear && from < 0 && !op.nested_bodies().empty())
+      for (size_t p = 0; p < k.params().size() && from < 0; ++p)
+        if (carried[p] && op_reads(op, k.params()[p], {})) from = static_cast<int>(p);
     if (is_linear) {
       if (from >= 0) {
         int s = from - g.scratch_param(0);

@@ -489,3 +489,36 @@ func @main(%x: f32[8,8], %acc: f32[8,8]) -> f32[8,8] {
   CHECK(aliased == "t.tsr:9:3: error: transpose: pallas_call with input_output_aliases is not supported (an aliased "
                    "output's cotangent would flow to its input)");
 }
+
+TEST_CASE("transpose kernels: carried state read inside a cond branch is a located error") {
+  // o = x * (the previous step's x block), through scratch read in a branch.
+  std::string e = error_of([] { run_pipeline(parse(R"(
+index_map @rows(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>, %m: ref<f32[4,8], vmem>) {
+  %i = program_id[axis=0]
+  %later = ne %i, 0
+  cond[branches=[
+    fn(%x0: ref<f32[4,8], vmem>, %o0: ref<f32[4,8], vmem>, %m0: ref<f32[4,8], vmem>) {
+      %a0 = get %x0[:, :]
+      swap %o0[:, :], %a0
+      swap %m0[:, :], %a0
+    },
+    fn(%x1: ref<f32[4,8], vmem>, %o1: ref<f32[4,8], vmem>, %m1: ref<f32[4,8], vmem>) {
+      %a1 = get %x1[:, :]
+      %prev = get %m1[:, :]
+      %y = mul %a1, %prev
+      swap %o1[:, :], %y
+      swap %m1[:, :], %a1
+    }
+  ]] %later, %x, %o, %m
+}
+func @main(%x: f32[8,8]) -> f32[8,8] {
+  %out = pallas_call[kernel=@k, grid=(2), in_specs=[spec((4, 8), @rows)], out_specs=[spec((4, 8), @rows)],
+                     out_shapes=[f32[8,8]], scratch=[ref<f32[4,8], vmem>], dimension_semantics=(arbitrary)] %x
+  return %out
+}
+)"), "vjp"); });
+  CHECK(e == "t.tsr:6:3: error: transpose: pallas_call kernel @k_jvp: this `cond` of a tangent uses a value read from "
+             "scratch 0, state the forward kernel carries from grid step to step; the transposed kernel walks the grid "
+             "backwards and cannot recompute it (not supported)");
+}
