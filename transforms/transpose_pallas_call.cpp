@@ -21,6 +21,7 @@
 // tangents computed from state the forward kernel carries from step to step
 // in non-linear scratch (flash attention's running max): the reversed grid
 // would need that state per step, saved by the forward kernel.
+#include <algorithm>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
@@ -148,6 +149,86 @@ std::vector<char> live_ops(const Body& body, const std::vector<char>& dropped) {
       if (v.is_var()) live.insert(v.var());
   }
   return keep;
+}
+
+// The grid axes a `cond` predicate requires at 0 for it to hold, when it is
+// `eq(program_id(a), 0)` or an `and` of such (a first-visit test); nullopt
+// otherwise.
+std::optional<std::vector<int>> first_visit_axes(const Value& pred, const std::unordered_map<const Var*, const Op*>& def,
+                                                 const GridMapping& g) {
+  if (!pred.is_var()) return std::nullopt;
+  auto it = def.find(pred.var());
+  if (it == def.end()) return std::nullopt;
+  const Op& op = *it->second;
+  if (op.prim->name == "and") {
+    auto x = first_visit_axes(op.operands[0], def, g), y = first_visit_axes(op.operands[1], def, g);
+    if (!x || !y) return std::nullopt;
+    x->insert(x->end(), y->begin(), y->end());
+    return x;
+  }
+  if (op.prim->name != "eq") return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    const Value &id = op.operands[side], &zero = op.operands[1 - side];
+    if (!zero.is_literal() || zero.literal().as_int() != 0 || !id.is_var()) continue;
+    auto d = def.find(id.var());
+    if (d == def.end() || d->second->prim->name != "program_id") continue;
+    int ka = static_cast<int>(d->second->int_param("axis"));
+    for (int ga = 0, seen = 0; ga < g.grid_rank(); ++ga) {  // kernel axes skip vmapped ones
+      if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), ga) != g.vmapped_dims.end()) continue;
+      if (seen++ == ka) return std::vector<int>{ga};
+    }
+  }
+  return std::nullopt;
+}
+
+// Does `body` access Ref `ref` other than by `addupdate` (whose transpose
+// only reads the cotangent)? Any op with bodies taking it counts.
+bool accesses_besides_accumulating(const Body& body, const Var* ref) {
+  for (const Op& op : body.ops())
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
+      if (op.prim->name == "addupdate" && i == 0) continue;
+      if (op.prim->name == "cond" && i >= 1) {
+        for (const BodyPtr& branch : op.bodies_param("branches"))
+          if (accesses_besides_accumulating(*branch, branch->params().at(i - 1))) return true;
+        continue;
+      }
+      return true;
+    }
+  return false;
+}
+
+// Forward output o is *stateful* when the transposed kernel writes its
+// cotangent block at a visit other than the block's last one (in reverse
+// order): the tangent kernel reads or overwrites the tangent block (a `get`
+// becomes an accumulation into the cotangent, a `swap` a zeroing) other than
+// inside a `cond` that runs only at the block's first forward visit (matmul's
+// zeroing at k == 0). Its revisits must then stay consecutive.
+bool stateful_output(const Body& k, const GridMapping& g, int o) {
+  const Var* ref = k.params()[g.output_param(o)];
+  AxisUse use = index_map_axis_use(g.out_specs[o], g.dims(g.num_inputs() + o), g.grid_rank());
+  std::vector<int> ignored;
+  for (int a = 0; a < g.grid_rank(); ++a)
+    if (!use.reads[a]) ignored.push_back(a);
+  std::unordered_map<const Var*, const Op*> def;
+  for (const Op& op : k.ops())
+    for (const Var* r : op.results) def[r] = &op;
+  for (const Op& op : k.ops())
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
+      if (op.prim->name == "addupdate" && i == 0) continue;
+      if (op.prim->name == "cond" && i >= 1) {
+        std::optional<std::vector<int>> at0 = first_visit_axes(op.operands[0], def, g);
+        bool first_only = at0.has_value();
+        for (int a : ignored) first_only = first_only && std::find(at0->begin(), at0->end(), a) != at0->end();
+        if (first_only) continue;
+        for (const BodyPtr& branch : op.bodies_param("branches"))
+          if (accesses_besides_accumulating(*branch, branch->params().at(i - 1))) return true;
+        continue;
+      }
+      return true;
+    }
+  return false;
 }
 
 // `cond[branches=[fn(r){}, fn(r){swap r, zeros}]] pred, ref`, or the swap
@@ -349,16 +430,22 @@ std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, con
   check_no_carried_residuals(k, lin_param, carried, g);
 
   // The grid: one transposed call per grid order the cotangent outputs need.
-  std::vector<int> remaining;
+  std::vector<int> remaining, stateful;
   for (int i = 0; i < ni; ++i)
     if (linear[g.input_operand(i)]) remaining.push_back(i);
+  for (int o = 0; o < no; ++o)
+    if (lin_param[g.output_param(o)] && stateful_output(k, g, o)) stateful.push_back(ni + o);
   while (!remaining.empty()) {
-    GridPlan plan = plan_grid(g, remaining, !linear_scratch);
+    GridPlan plan = plan_grid(g, remaining, !linear_scratch, stateful);
+    if (!plan.unsupported.empty())
+      throw Error(op.loc, "transpose: pallas_call: the cotangent of " + plan.unsupported +
+                              " is carried from visit to visit of its blocks, and no grid order keeps those visits "
+                              "consecutive (not supported)");
     std::vector<int> now, later;
     for (const OutputPlan& out : plan.outputs) (out.conflict ? later : now).push_back(out.mapping);
     if (note_sink())
       for (const std::string& n : plan.notes) note_sink()(op.loc.str() + ": note: " + n);
-    if (!later.empty()) plan = plan_grid(g, now, !linear_scratch);
+    if (!later.empty()) plan = plan_grid(g, now, !linear_scratch, stateful);
     emit_call(c, op, g, x, linear, ct, lin_param, carried, plan, result);
     remaining = later;
   }

@@ -443,6 +443,55 @@ TEST_CASE("transpose kernels: linear scratch keeps the grid order; a revisit on 
   }
 }
 
+// o = 2 o + x w, accumulated along k: the tangent kernel reads the tangent
+// output block, so its cotangent block is carried from visit to visit in the
+// transposed kernel and those visits must stay consecutive. w's block (0, k)
+// is revisited along i, which would need i innermost: w gets partials.
+const char* kScaledAccumulation = R"(
+index_map @xk(%i: i32, %k: i32) -> (i32, i32) { return %i, %k }
+index_map @wk(%i: i32, %k: i32) -> (i32, i32) { return 0, %k }
+index_map @oi(%i: i32, %k: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f32[4,8], vmem>, %w: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>) {
+  %k = program_id[axis=1]
+  %first = eq %k, 0
+  cond[branches=[
+    fn(%o0: ref<f32[4,8], vmem>) { },
+    fn(%o1: ref<f32[4,8], vmem>) {
+      %z = broadcast_in_dim[shape=(4, 8), broadcast_dimensions=()] 0.0:f32
+      swap %o1[:, :], %z
+    }
+  ]] %first, %o
+  %a0 = get %x[:, :]
+  %wb = get %w[:, :]
+  %a = mul %a0, %wb
+  %prev = get %o[:, :]
+  %twice = mul %prev, 2.0
+  %next = add %twice, %a
+  swap %o[:, :], %next
+}
+func @main(%x: f32[8,24], %w: f32[4,24]) -> f32[8,8] {
+  %out = pallas_call[kernel=@k, grid=(2, 3), in_specs=[spec((4, 8), @xk), spec((4, 8), @wk)], out_specs=[spec((4, 8), @oi)],
+                     out_shapes=[f32[8,8]], dimension_semantics=(parallel, arbitrary)] %x, %w
+  return %out
+}
+)";
+
+TEST_CASE("transpose kernels: a cotangent block carried across visits keeps its visits consecutive") {
+  std::vector<std::string> notes;
+  transpose::set_pallas_call_note_sink([&](const std::string& n) { notes.push_back(n); });
+  Module m = parse(kScaledAccumulation);
+  Module vjp = run_pipeline(m, "vjp");
+  transpose::set_pallas_call_note_sink(nullptr);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0] == "t.tsr:24:3: note: transpose: the cotangent of input \"w_dot\" is summed from partial cotangents "
+                    "outside the kernel: the cotangent blocks the kernel carries from step to step need another grid "
+                    "order");
+  GridMapping g = grid_mapping(vjp.entry()->ops().at(2));
+  CHECK(g.grid == std::vector<int64_t>{2, 3});  // not reordered
+  check_dot(replace_f64(m), 1e-10);
+  check_dot(m, 1e-4);
+}
+
 // ---- what is not supported -------------------------------------------------------
 
 TEST_CASE("transpose kernels: flash attention's carried statistics are a located error") {
