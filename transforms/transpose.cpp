@@ -183,19 +183,43 @@ bool writes_nonlinear_ref(const Op& op, const Linearity& lin) {
 // depend on them. When one of them is a Ref, or when the op writes a Ref
 // holding non-linear values (a `cond` initialising primal scratch), its
 // forward rule runs the op with its bodies cut to their non-linear parts.
-void emit_forward(Builder& b, const Body& src, const Linearity& lin, VarToValue& map) {
+// Does `op` read a Ref (directly or in its bodies)? One holding non-linear values?
+bool reads_ref(const Op& op) {
+  for (auto [operand, bits] : op_effects(op).on_operand)
+    if ((bits & kRead) && op.operands[operand].type().is_ref()) return true;
+  return false;
+}
+bool reads_nonlinear_ref(const Op& op, const Linearity& lin) {
+  for (auto [operand, bits] : op_effects(op).on_operand)
+    if ((bits & kRead) && op.operands[operand].type().is_ref() && !lin.has(op.operands[operand])) return true;
+  return false;
+}
+
+// `ctx`: where forward rules run (null inside nonlinear_part, which has no
+// transpose to hand residuals to). `given`: see inline_transpose.
+void emit_forward(Ctx* ctx, Builder& b, const Body& src, const Linearity& lin, VarToValue& map, const Given* given) {
   Body& dst = b.body();
   const auto& ops = src.ops();
+  VarSet preset(given ? given->vars.size() * 2 + 8 : 8);
+  if (given)
+    for (size_t i = 0; i < given->vars.size(); ++i) {
+      map[given->vars[i]] = given->values[i];
+      preset.insert(given->vars[i]);
+    }
   for (size_t k = 0; k < ops.size(); ++k) {
     const Op& op = ops[k];
     if (!lin.op_linear[k]) {
+      bool all_given = !op.results.empty();
+      for (const Var* r : op.results) all_given &= preset.contains(r);
+      if (all_given || (given && writes_nonlinear_ref(op, lin))) continue;
       copy_op(op, dst, map);
       continue;
     }
     bool mixed = false;
     for (const Var* r : op.results) mixed |= !lin.vars.contains(r);
     const ForwardRule* fwd = forward_rules().find(*op.prim);
-    if (!mixed && !(fwd && writes_nonlinear_ref(op, lin))) continue;
+    bool replay = fwd && ctx && (writes_nonlinear_ref(op, lin) || reads_nonlinear_ref(op, lin));
+    if (!mixed && !replay) continue;
     std::vector<Value> operands;
     std::vector<bool> lin_operands;
     const Value* linear_ref = nullptr;
@@ -209,11 +233,19 @@ void emit_forward(Builder& b, const Body& src, const Linearity& lin, VarToValue&
       operands.push_back(remap(v, map));
       if (lin.has(v) && !linear_ref) linear_ref = &v;
     }
-    if (linear_ref || !mixed) {
+    if (linear_ref || replay) {
       if (!fwd)
         throw Error(op.loc, "transpose: `" + op.name() + "` computes non-linear results and also uses the linear Ref " +
                                 var_name(*linear_ref) + "; it cannot be split");
-      std::vector<Value> got = (*fwd)(b, op, operands, lin_operands);
+      std::vector<Value> got;
+      if (ctx) {
+        got = (*fwd)(*ctx, op, operands, lin_operands);
+      } else {
+        static const Module no_symbols;
+        ad::SymbolSink sink(no_symbols);
+        Ctx local{b, sink};
+        got = (*fwd)(local, op, operands, lin_operands);
+      }
       for (size_t r = 0; r < op.results.size(); ++r)
         if (!lin.vars.contains(op.results[r])) map[op.results[r]] = got[r];
       continue;
@@ -226,7 +258,8 @@ void emit_forward(Builder& b, const Body& src, const Linearity& lin, VarToValue&
 
 }  // namespace
 
-BodyPtr nonlinear_part(const Body& src, const std::vector<bool>& linear, const std::string& name) {
+BodyPtr nonlinear_part(const Body& src, const std::vector<bool>& linear, const std::string& name,
+                       const std::vector<const Var*>& extra_outputs) {
   Linearity lin(table_size(src));
   analyse(src, linear, false, lin);
   BodyPtr nb = make_body(name, src.kind());
@@ -235,12 +268,35 @@ BodyPtr nonlinear_part(const Body& src, const std::vector<bool>& linear, const s
   b.set_loc(src.loc());
   VarToValue map(table_size(src));
   for (const Var* p : src.params()) map[p] = b.param(p->type, p->name);
-  emit_forward(b, src, lin, map);
+  emit_forward(nullptr, b, src, lin, map, nullptr);
   std::vector<Value> outs;
   b.set_loc(src.loc());
   for (const Value& v : src.outputs()) outs.push_back(lin.has(v) ? b.zeros(v.type()) : remap(v, map));
+  for (const Var* v : extra_outputs) outs.push_back(remap(Value(const_cast<Var*>(v)), map));
   b.ret(std::move(outs));
   return nb;
+}
+
+std::vector<const Var*> read_residuals(const Body& src, const std::vector<bool>& linear) {
+  Linearity lin(table_size(src));
+  analyse(src, linear, false, lin);
+  VarSet from_read(table_size(src)), taken(table_size(src));
+  std::vector<const Var*> out;
+  const auto& ops = src.ops();
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const Op& op = ops[k];
+    if (lin.op_linear[k]) {
+      for (const Value& v : op.operands)
+        if (v.is_var() && !lin.has(v) && from_read.contains(v.var()) && taken.insert(v.var())) out.push_back(v.var());
+      continue;
+    }
+    bool read = reads_ref(op);
+    for (const Value& v : op.operands) read |= v.is_var() && from_read.contains(v.var());
+    if (read)
+      for (const Var* r : op.results)
+        if (!r->type.is_ref()) from_read.insert(r);
+  }
+  return out;
 }
 
 std::vector<bool> params_read_by_transpose(const Body& src, const std::vector<bool>& linear) {
@@ -281,7 +337,7 @@ std::vector<bool> linear_refs(const Body& src, const std::vector<bool>& linear) 
 
 std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::vector<Value>& params,
                                         const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct,
-                                        std::vector<Value>* nonlinear_outs) {
+                                        std::vector<Value>* nonlinear_outs, const Given* given) {
   Linearity lin(table_size(src));
   analyse(src, linear, true, lin);
   Builder& b = ctx.b;
@@ -289,11 +345,7 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
   for (size_t i = 0; i < src.params().size(); ++i)
     if (!linear[i] || src.params()[i]->type.is_ref()) map[src.params()[i]] = params[i];
 
-  emit_forward(b, src, lin, map);
-  if (nonlinear_outs) {
-    nonlinear_outs->clear();
-    for (const Value& v : src.outputs()) nonlinear_outs->push_back(lin.has(v) ? Value() : remap(v, map));
-  }
+  emit_forward(&ctx, b, src, lin, map, given);
   if (nonlinear_outs) {
     nonlinear_outs->clear();
     for (const Value& v : src.outputs()) nonlinear_outs->push_back(lin.has(v) ? Value() : remap(v, map));

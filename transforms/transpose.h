@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ inline bool has_cotangent(const Type& t) { return !t.is_ref() && is_float(t.dtyp
 struct Ctx {
   Builder& b;
   ad::SymbolSink& syms;
+  // Per control op run forward (ForwardRule): the non-linear values its
+  // bodies' linear parts read that depend on Ref reads, computed in program
+  // order; its transpose rule uses them instead of reading the Refs again.
+  std::unordered_map<const Op*, std::vector<Value>> residuals = {};
 
   // The cotangent as an actual value of type `t` (zeros when symbolic).
   Value instantiate(const Cotangent& ct, const Type& t);
@@ -68,10 +73,17 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
 // one cotangent per param (nullopt for non-linear ones and Refs). The rules
 // of nested bodies (cond, loops, run_scoped, call) recurse through here.
 // `nonlinear_outs`, when given, receives src's non-linear outputs as computed
-// by the forward part (an undefined Value for linear ones).
+// by the forward part (an undefined Value for linear ones). `given`: values
+// of src variables computed earlier (residuals), used instead of recomputing
+// them; when given, src's non-linear writes to Refs already ran forward and
+// are not repeated.
+struct Given {
+  std::vector<const Var*> vars;
+  std::vector<Value> values;
+};
 std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::vector<Value>& params,
                                         const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct,
-                                        std::vector<Value>* nonlinear_outs = nullptr);
+                                        std::vector<Value>* nonlinear_outs = nullptr, const Given* given = nullptr);
 
 // Which outputs of `src` depend on its parameters marked `linear`; which of
 // its Ref parameters end up holding linear contents (linear ones, and those a
@@ -87,7 +99,15 @@ std::vector<bool> params_read_by_transpose(const Body& src, const std::vector<bo
 // `src` restricted to its non-linear part: the same parameters, the ops that
 // do not depend on the linear ones, zeros for the linear outputs. Loops run
 // it forward to record the non-linear carries their transpose needs.
-BodyPtr nonlinear_part(const Body& src, const std::vector<bool>& linear, const std::string& name);
+// `extra_outputs` (src variables) are returned after src's outputs.
+BodyPtr nonlinear_part(const Body& src, const std::vector<bool>& linear, const std::string& name,
+                       const std::vector<const Var*>& extra_outputs = {});
+
+// The variables of `src` (not parameters) that its linear ops read and whose
+// non-linear values depend on reading a Ref: what a transpose must take from
+// the forward run rather than recompute later, when the Refs may have
+// changed.
+std::vector<const Var*> read_residuals(const Body& src, const std::vector<bool>& linear);
 
 // Which results of `op` are linear, given which operands are. By default all
 // of them when any operand is; a primitive whose results can be partly
@@ -109,7 +129,8 @@ RuleTable<LinearityCheck>& linearity_checks();
 // it computes the non-linear results without touching the linear Refs. `x`:
 // the operands renamed, zeros for linear arrays. Returns the op's results
 // (the linear ones zeros).
-using ForwardRule = std::function<std::vector<Value>(Builder&, const Op&, const std::vector<Value>& x,
+// It may record residuals in ctx.residuals[&op] for the op's transpose rule.
+using ForwardRule = std::function<std::vector<Value>(Ctx&, const Op&, const std::vector<Value>& x,
                                                      const std::vector<bool>& linear_operands)>;
 RuleTable<ForwardRule>& forward_rules();
 

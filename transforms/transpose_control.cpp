@@ -71,7 +71,13 @@ Cts cond_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
   std::vector<size_t> which;
   for (size_t i = 0; i < n; ++i)
     if (is_linear_array(lin, op.operands[1 + i], 1 + i)) which.push_back(i);
+  // Residuals the forward part recorded (cond_forward): every branch takes
+  // them all and uses its own.
+  auto saved = c.residuals.find(&op);
+  Vals residuals = saved == c.residuals.end() ? Vals{} : saved->second;
+  operands.insert(operands.end(), residuals.begin(), residuals.end());
   std::vector<BodyPtr> branches;
+  size_t at = 0;
   for (const BodyPtr& br : op.bodies_param("branches")) {
     BodyPtr nb = make_body(br->name(), br->kind());
     nb->set_loc(br->loc());
@@ -84,8 +90,16 @@ Cts cond_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
     }
     Cts octs(br->outputs().size());
     for (size_t j : out_ct) octs[j] = Value(b.param(br->outputs()[j].type(), "ct" + std::to_string(j)));
+    Vals rparams;
+    for (const Value& v : residuals) rparams.push_back(b.param(v.type(), "res"));
+    Given given;
+    if (!residuals.empty()) {
+      given.vars = read_residuals(*br, args);
+      given.values.assign(rparams.begin() + static_cast<long>(at), rparams.begin() + static_cast<long>(at + given.vars.size()));
+      at += given.vars.size();
+    }
     Ctx inner{b, c.syms};
-    Cts r = inline_transpose(inner, *br, params, args, octs);
+    Cts r = inline_transpose(inner, *br, params, args, octs, nullptr, residuals.empty() ? nullptr : &given);
     Vals res;
     for (size_t i : which) res.push_back(inner.instantiate(r[i], br->params()[i]->type));
     b.ret(res);
@@ -572,20 +586,47 @@ Cts pmap_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
 
 // ---- forward parts (ForwardRule) -------------------------------------------------
 
-Vals cond_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+// cond: its branches' non-linear parts, each also returning the residuals
+// of every branch (its own, zeros in the others' places).
+Vals cond_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
   Mask args = slice_mask(lin, 1, lin.size() - 1);
+  const auto& brs = op.bodies_param("branches");
+  std::vector<std::vector<const Var*>> res;
+  std::vector<Type> types;
+  for (const BodyPtr& br : brs) {
+    res.push_back(read_residuals(*br, args));
+    for (const Var* v : res.back()) types.push_back(v->type);
+  }
   std::vector<BodyPtr> branches;
-  for (const BodyPtr& br : op.bodies_param("branches")) branches.push_back(nonlinear_part(*br, args, br->name()));
-  return b.emit(*op.prim, x, params_with(op, {{"branches", branches}}));
+  size_t at = 0;
+  for (size_t i = 0; i < brs.size(); ++i) {
+    BodyPtr nl = nonlinear_part(*brs[i], args, brs[i]->name(), res[i]);
+    // Pad to the common output list: zeros for the other branches' residuals.
+    size_t nout = brs[i]->outputs().size();
+    Vals outs(nl->outputs().begin(), nl->outputs().begin() + static_cast<long>(nout));
+    Builder nb(*nl);
+    nb.set_loc(op.loc);
+    for (size_t t = 0; t < types.size(); ++t)
+      outs.push_back(t >= at && t < at + res[i].size() ? nl->outputs()[nout + t - at] : nb.zeros(types[t]));
+    at += res[i].size();
+    nb.ret(outs);
+    branches.push_back(nl);
+  }
+  Vals got = c.b.emit(*op.prim, x, params_with(op, {{"branches", branches}}));
+  size_t n = op.results.size();
+  if (!types.empty()) c.residuals[&op] = Vals(got.begin() + static_cast<long>(n), got.end());
+  return Vals(got.begin(), got.begin() + static_cast<long>(n));
 }
 
-Vals for_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+Vals for_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
+  Builder& b = c.b;
   ForView v(op);
   Mask mask = concat(concat(Mask{false}, slice_mask(lin, 2, v.num_consts)), for_results(op, lin));
   return b.emit(*op.prim, x, params_with(op, {{"body", nonlinear_part(v.body(), mask, v.body().name())}}));
 }
 
-Vals scan_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+Vals scan_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
+  Builder& b = c.b;
   ScanView v(op);
   Mask outs = scan_results(op, lin);
   Mask mask = concat(concat(slice_mask(lin, 0, v.num_consts), slice_mask(outs, 0, v.num_carries)),
@@ -593,7 +634,8 @@ Vals scan_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
   return b.emit(*op.prim, x, params_with(op, {{"body", nonlinear_part(v.body(), mask, v.body().name())}}));
 }
 
-Vals while_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+Vals while_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
+  Builder& b = c.b;
   WhileView v(op);
   Mask mask = concat(slice_mask(lin, 0, v.num_consts), while_results(op, lin));
   return b.emit(*op.prim, x,

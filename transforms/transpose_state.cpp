@@ -102,14 +102,24 @@ Cts store_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts&)
 // the original Refs where they hold non-linear values (recomputed), zeroed
 // cotangent Refs where they hold linear ones. It returns the cotangents of
 // the linear array args.
+// The body's linear params: the linear args, and the scratch Refs a linear
+// value is written into.
+Mask run_scoped_mask(const Op& op, const Mask& lin) {
+  const Body& body = *op.body_param("body");
+  Mask body_lin(body.params().size(), false);
+  for (size_t i = 0; i < lin.size(); ++i) body_lin[i] = lin[i];
+  Mask refs = linear_refs(body, body_lin);
+  for (size_t s = lin.size(); s < body_lin.size(); ++s) body_lin[s] = refs[s];
+  return body_lin;
+}
+
 Cts run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
   const Body& body = *op.body_param("body");
   size_t n = x.size(), np = body.params().size();
-  Mask body_lin(np, false);
-  for (size_t i = 0; i < n; ++i) body_lin[i] = lin[i];
-  Mask refs = linear_refs(body, body_lin);
-  for (size_t s = n; s < np; ++s) body_lin[s] = refs[s];
+  Mask body_lin = run_scoped_mask(op, lin);
   Mask outs = linear_outputs(body, body_lin);
+  auto saved = c.residuals.find(&op);
+  Vals residuals = saved == c.residuals.end() ? Vals{} : saved->second;
 
   BodyPtr nb = make_body(body.name(), body.kind());
   nb->set_loc(body.loc());
@@ -129,13 +139,19 @@ Cts run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const 
     out_ct[j] = Value(b.param(t, "ct" + std::to_string(j)));
     operands.push_back(c.instantiate(ct[j], t));
   }
+  Vals rparams;
+  for (const Value& v : residuals) {
+    rparams.push_back(b.param(v.type(), "res"));
+    operands.push_back(v);
+  }
   for (size_t s = n; s < np; ++s) {
     const Var* p = body.params()[s];
     params[s] = b.param(p->type, body_lin[s] ? cotangent_name(p->name) : p->name);
     if (body_lin[s]) b.swap_discard(params[s], b.zeros(Type::array(p->type.dtype(), p->type.shape())));
   }
   Ctx inner{b, c.syms};
-  Cts r = inline_transpose(inner, body, params, body_lin, out_ct);
+  Given given{read_residuals(body, body_lin), rparams};
+  Cts r = inline_transpose(inner, body, params, body_lin, out_ct, nullptr, residuals.empty() ? nullptr : &given);
   Vals results;
   std::vector<size_t> which;
   for (size_t i = 0; i < n; ++i)
@@ -159,13 +175,14 @@ std::vector<bool> run_scoped_results(const Op& op, const Mask& lin) {
 
 // The forward part: the body cut to its non-linear part, the linear scratch
 // (whose Refs it never touches) still allocated.
-Vals run_scoped_forward(Builder& b, const Op& op, const Vals& x, const Mask& lin) {
+Vals run_scoped_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
   const Body& body = *op.body_param("body");
-  Mask body_lin(body.params().size(), false);
-  for (size_t i = 0; i < lin.size(); ++i) body_lin[i] = lin[i];
-  Mask refs = linear_refs(body, body_lin);
-  for (size_t s = lin.size(); s < body_lin.size(); ++s) body_lin[s] = refs[s];
-  return b.emit(*op.prim, x, params_with(op, {{"body", nonlinear_part(body, body_lin, body.name())}}));
+  Mask body_lin = run_scoped_mask(op, lin);
+  std::vector<const Var*> res = read_residuals(body, body_lin);
+  Vals got = c.b.emit(*op.prim, x, params_with(op, {{"body", nonlinear_part(body, body_lin, body.name(), res)}}));
+  size_t n = op.results.size();
+  if (!res.empty()) c.residuals[&op] = Vals(got.begin() + static_cast<long>(n), got.end());
+  return Vals(got.begin(), got.begin() + static_cast<long>(n));
 }
 
 }  // namespace

@@ -348,6 +348,27 @@ func @main(%x: f64[4], %y: f64[4]) -> f64[4] {
     }] %x, %y
   return %r
 })"},
+    {"a cond reading primal scratch it then overwrites (the read kept as a residual)", R"(
+func @main(%x: f64[4], %y: f64[4]) -> f64[4] {
+  %r = run_scoped[body=fn(%a: f64[4], %b: f64[4], %m: ref<f64[4], vmem>) -> f64[4] {
+      %s0 = sin %a
+      swap %m[:], %s0
+      %k = reduce_sum[axes=(0)] %a
+      %p = ge %k, -1000.0
+      %d = cond[branches=[
+          fn(%m0: ref<f64[4], vmem>, %b0: f64[4]) -> f64[4] { return %b0 },
+          fn(%m1: ref<f64[4], vmem>, %b1: f64[4]) -> f64[4] { %g = get %m1[:]
+            %e = exp %g
+            %h = mul %b1, %e
+            swap %m1[:], %b1
+            return %h }
+        ]] %p, %m, %b
+      %g2 = get %m[:]
+      %q = mul %d, %g2
+      return %q
+    }] %x, %y
+  return %r
+})"},
 };
 
 }  // namespace
