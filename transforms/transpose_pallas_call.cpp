@@ -33,6 +33,7 @@
 #include "transforms/pass.h"
 #include "transforms/transpose.h"
 #include "transforms/transpose_grid.h"
+#include "transforms/var_table.h"
 
 namespace tessera::transpose {
 namespace {
@@ -132,7 +133,8 @@ void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_p
 // (check_no_carried_residuals made sure no tangent reads them), and left in,
 // they would accumulate across a grid order they were not written for.
 std::vector<char> live_ops(const Body& body, const std::vector<char>& dropped) {
-  std::unordered_set<const Var*> refs, live;
+  std::unordered_set<const Var*> refs;
+  VarSet live(body.ops().size() + body.params().size() + 8);
   for (size_t p = 0; p < body.params().size(); ++p)
     if (dropped[p]) refs.insert(body.params()[p]);
   const std::vector<Op>& ops = body.ops();
@@ -277,12 +279,12 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   kernel->set_loc(k.loc());
   Builder kb(*kernel);
   kb.set_loc(k.loc());
-  ValueMap map;  // tk's params -> the new kernel's
+  VarToValue map(tk->ops().size() + tk->params().size() + 8);  // tk's params and values -> the new kernel's
   for (int j = 0; j < g.num_dynamic + nsp; ++j) operands.push_back(x[j]);
   for (int j = 0; j < nsp; ++j) map[tk->params()[j]] = kb.param(tk->params()[j]->type, tk->params()[j]->name);
   // Residual inputs the transposed kernel reads (a gather's tangent needs no
   // primal row), with their forward blocks on the new grid.
-  std::unordered_set<const Var*> used;
+  VarSet used(tk->ops().size() + tk->params().size() + 8);
   for (size_t j = 0; j < tk->ops().size(); ++j)
     if (keep[j])
       for (const Value& v : tk->ops()[j].operands)
