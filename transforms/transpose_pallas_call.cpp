@@ -91,8 +91,9 @@ bool reads_contents(const Body& body, const Var* ref) {
 // them (reads_contents).
 void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_param, const std::vector<char>& carried,
                                 const GridMapping& g) {
-  std::unordered_map<const Var*, int> stale;  // value -> the param it was read from
-  std::unordered_set<const Var*> lin;
+  size_t n = k.ops().size() + k.params().size() + 8;
+  VarTable<int> stale(n);  // value -> the param it was read from
+  VarSet lin(n);
   for (size_t p = 0; p < k.params().size(); ++p) {
     if (linear_param[p]) lin.insert(k.params()[p]);
   }
@@ -101,8 +102,8 @@ void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_p
     int from = -1;
     for (const Value& v : op.operands) {
       if (!v.is_var()) continue;
-      is_linear |= lin.count(v.var()) != 0;
-      if (auto it = stale.find(v.var()); it != stale.end()) from = it->second;
+      is_linear |= lin.contains(v.var());
+      if (const int* p = stale.find(v.var())) from = *p;
     }
     if (!is_linear && reads_state(op) && !op.operands.empty() && op.operands[0].is_var())
       for (size_t p = 0; p < k.params().size(); ++p)
