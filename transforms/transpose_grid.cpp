@@ -89,7 +89,8 @@ bool covers_array(const GridMapping& g, int m) {
 
 }  // namespace
 
-GridPlan plan_grid(const GridMapping& g, const std::vector<int>& ct_outputs, bool may_reorder) {
+GridPlan plan_grid(const GridMapping& g, const std::vector<int>& ct_outputs, bool may_reorder,
+                   const std::vector<int>& stateful_inputs) {
   GridPlan plan;
   int rank = g.grid_rank();
   auto size_of = [&](const std::vector<int>& axes) {
@@ -117,25 +118,52 @@ GridPlan plan_grid(const GridMapping& g, const std::vector<int>& ct_outputs, boo
     plan.outputs.push_back(out);
   }
 
-  // Accept a chain of nested ignored sets, smallest first: each becomes a
-  // suffix of the new order. The others fall back to partial cotangents.
+  // The chain of nested ignored sets that become suffixes of the new order,
+  // kept sorted by size. The stateful inputs' sets come first: every call
+  // needs them. An output's set joins when it nests with every set there.
+  auto is_suffix = [&](const std::vector<int>& axes) {  // already the innermost forward axes
+    bool suffix = true;
+    for (size_t t = 0; t < axes.size(); ++t) suffix &= axes[t] == rank - static_cast<int>(axes.size() - t);
+    return suffix;
+  };
+  auto nests_with = [&](const std::vector<std::vector<int>>& sets, const std::vector<int>& axes) {
+    for (const std::vector<int>& c : sets)
+      if (!contains(c, axes) && !contains(axes, c)) return false;
+    return true;
+  };
+  std::vector<std::vector<int>> chain, required;
+  auto join = [&](const std::vector<int>& axes) {
+    for (const std::vector<int>& c : chain)
+      if (c == axes) return;
+    chain.push_back(axes);
+    std::stable_sort(chain.begin(), chain.end(), [](const auto& x, const auto& y) { return x.size() < y.size(); });
+  };
+  for (int m : stateful_inputs) {
+    AxisUse use = index_map_axis_use(g.spec(m), g.dims(m), rank);
+    std::vector<int> ignored;
+    for (int a = 0; a < rank; ++a)
+      if (!use.reads[a]) ignored.push_back(a);
+    if (ignored.empty()) continue;  // each block visited once
+    if (!use.projection || !nests_with(chain, ignored) || (!may_reorder && !is_suffix(ignored))) {
+      plan.unsupported = g.describe(m);
+      continue;
+    }
+    join(ignored);
+  }
+  required = chain;
   std::vector<size_t> by_size;
   for (size_t k = 0; k < plan.outputs.size(); ++k)
     if (!plan.outputs[k].partial && !plan.outputs[k].ignored.empty()) by_size.push_back(k);
   std::stable_sort(by_size.begin(), by_size.end(), [&](size_t x, size_t y) {
     return plan.outputs[x].ignored.size() < plan.outputs[y].ignored.size();
   });
-  std::vector<std::vector<int>> chain;
   for (size_t k : by_size) {
     OutputPlan& out = plan.outputs[k];
-    bool nests = chain.empty() || contains(out.ignored, chain.back());
-    bool suffix = true;  // without reordering: already the innermost forward axes
-    for (size_t t = 0; t < out.ignored.size(); ++t) suffix &= out.ignored[t] == rank - static_cast<int>(out.ignored.size() - t);
-    if (nests && (may_reorder || suffix)) {
-      if (chain.empty() || chain.back() != out.ignored) chain.push_back(out.ignored);
+    if (nests_with(chain, out.ignored) && (may_reorder || is_suffix(out.ignored))) {
+      join(out.ignored);
       continue;
     }
-    if (!nests && may_reorder) {
+    if (may_reorder && nests_with(required, out.ignored)) {
       out.conflict = true;
       plan.notes.push_back("transpose: the cotangent of " + g.describe(out.mapping) +
                            " is computed by another transposed kernel: it needs a different grid order");
@@ -144,8 +172,10 @@ GridPlan plan_grid(const GridMapping& g, const std::vector<int>& ct_outputs, boo
     out.partial = true;
     out.covers = false;
     plan.notes.push_back("transpose: the cotangent of " + g.describe(out.mapping) +
-                         " is summed from partial cotangents outside the kernel: the kernel carries linear state from "
-                         "step to step, so the grid cannot be reordered");
+                         " is summed from partial cotangents outside the kernel: " +
+                         (may_reorder ? "the cotangent blocks the kernel carries from step to step need another grid order"
+                                      : "the kernel carries linear state from step to step, so the grid cannot be "
+                                        "reordered"));
   }
   for (OutputPlan& out : plan.outputs)
     if (out.partial) out.partial_size = size_of(out.ignored);

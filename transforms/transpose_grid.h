@@ -58,6 +58,7 @@ struct GridPlan {
   std::vector<int> position;  // forward axis a is new axis position[a]
   std::vector<OutputPlan> outputs;
   std::vector<std::string> notes;  // why an output fell back or was left to another call (--verbose)
+  std::string unsupported;         // a stateful input no order can keep consecutive (empty: none)
 
   // The transposed call's grid, names and semantics: permuted; an axis that
   // revisits some cotangent output block is `arbitrary`.
@@ -67,10 +68,15 @@ struct GridPlan {
 };
 
 // Plans the transposed grid for cotangent outputs on the forward block
-// mappings `ct_outputs`; those marked `conflict` need another plan. `may_reorder`: whether axes may be permuted (not when
-// the kernel carries linear state in scratch from step to step, whose
-// transposed flow must be the exact reverse of the forward one).
-GridPlan plan_grid(const GridMapping& g, const std::vector<int>& ct_outputs, bool may_reorder);
+// mappings `ct_outputs`; those marked `conflict` need another plan.
+// `may_reorder`: whether axes may be permuted (not when the kernel carries
+// linear state in scratch from step to step, whose transposed flow must be
+// the exact reverse of the forward one). `stateful_inputs`: forward output
+// mappings whose cotangent blocks the transposed kernel carries from visit to
+// visit (it writes them, not only at their last visit): their revisits must
+// stay consecutive too, in every call; `unsupported` names one that cannot.
+GridPlan plan_grid(const GridMapping& g, const std::vector<int>& ct_outputs, bool may_reorder,
+                   const std::vector<int>& stateful_inputs = {});
 
 // The index map of forward mapping `m` on the transposed grid:
 // (new program ids..., scalar prefetch...) -> the forward results at the

@@ -21,6 +21,7 @@
 // tangents computed from state the forward kernel carries from step to step
 // in non-linear scratch (flash attention's running max): the reversed grid
 // would need that state per step, saved by the forward kernel.
+#include <algorithm>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
@@ -32,6 +33,7 @@
 #include "transforms/pass.h"
 #include "transforms/transpose.h"
 #include "transforms/transpose_grid.h"
+#include "transforms/var_table.h"
 
 namespace tessera::transpose {
 namespace {
@@ -48,14 +50,50 @@ bool reads_state(const Op& op) {
   return n == "get" || n == "swap" || n == "load";
 }
 
+bool reads_contents(const Body& body, const Var* ref);
+
+// Does `op` read the contents of Ref `ref` (a get / load, or a swap whose
+// old value is in `used`)? A `cond` passes its operands after the predicate
+// to its branches' params; any other op with bodies that takes the Ref counts
+// as reading it.
+bool op_reads(const Op& op, const Var* ref, const std::unordered_set<const Var*>& used) {
+  const std::string& n = op.prim->name;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
+    if (n == "get" || n == "load") return true;
+    if (n == "swap" && i == 0 && !op.results.empty() && used.count(op.results[0])) return true;
+    if (n == "cond" && i >= 1) {
+      for (const BodyPtr& branch : op.bodies_param("branches"))
+        if (reads_contents(*branch, branch->params().at(i - 1))) return true;
+    } else if (!op.nested_bodies().empty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool reads_contents(const Body& body, const Var* ref) {
+  std::unordered_set<const Var*> used;
+  for (const Op& op : body.ops())
+    for (const Value& v : op.operands)
+      if (v.is_var()) used.insert(v.var());
+  for (const Value& v : body.outputs())
+    if (v.is_var()) used.insert(v.var());
+  for (const Op& op : body.ops())
+    if (op_reads(op, ref, used)) return true;
+  return false;
+}
+
 // A linear op of the tangent kernel must not use a value read from
 // non-linear Refs that carry state across grid steps (scratch, output
-// blocks): the reversed grid sees that state in the wrong order. Top-level
-// data flow; ops with nested bodies count as one op over their operands.
+// blocks): the reversed grid sees that state in the wrong order. Data flow at
+// the top level; a linear op with bodies must not read such a Ref inside
+// them (reads_contents).
 void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_param, const std::vector<char>& carried,
                                 const GridMapping& g) {
-  std::unordered_map<const Var*, int> stale;  // value -> the param it was read from
-  std::unordered_set<const Var*> lin;
+  size_t n = k.ops().size() + k.params().size() + 8;
+  VarTable<int> stale(n);  // value -> the param it was read from
+  VarSet lin(n);
   for (size_t p = 0; p < k.params().size(); ++p) {
     if (linear_param[p]) lin.insert(k.params()[p]);
   }
@@ -64,12 +102,15 @@ void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_p
     int from = -1;
     for (const Value& v : op.operands) {
       if (!v.is_var()) continue;
-      is_linear |= lin.count(v.var()) != 0;
-      if (auto it = stale.find(v.var()); it != stale.end()) from = it->second;
+      is_linear |= lin.contains(v.var());
+      if (const int* p = stale.find(v.var())) from = *p;
     }
     if (!is_linear && reads_state(op) && !op.operands.empty() && op.operands[0].is_var())
       for (size_t p = 0; p < k.params().size(); ++p)
         if (carried[p] && k.params()[p] == op.operands[0].var()) from = static_cast<int>(p);
+    if (is_linear && from < 0 && !op.nested_bodies().empty())
+      for (size_t p = 0; p < k.params().size() && from < 0; ++p)
+        if (carried[p] && op_reads(op, k.params()[p], {})) from = static_cast<int>(p);
     if (is_linear) {
       if (from >= 0) {
         int s = from - g.scratch_param(0);
@@ -93,7 +134,8 @@ void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_p
 // (check_no_carried_residuals made sure no tangent reads them), and left in,
 // they would accumulate across a grid order they were not written for.
 std::vector<char> live_ops(const Body& body, const std::vector<char>& dropped) {
-  std::unordered_set<const Var*> refs, live;
+  std::unordered_set<const Var*> refs;
+  VarSet live(body.ops().size() + body.params().size() + 8);
   for (size_t p = 0; p < body.params().size(); ++p)
     if (dropped[p]) refs.insert(body.params()[p]);
   const std::vector<Op>& ops = body.ops();
@@ -110,6 +152,86 @@ std::vector<char> live_ops(const Body& body, const std::vector<char>& dropped) {
       if (v.is_var()) live.insert(v.var());
   }
   return keep;
+}
+
+// The grid axes a `cond` predicate requires at 0 for it to hold, when it is
+// `eq(program_id(a), 0)` or an `and` of such (a first-visit test); nullopt
+// otherwise.
+std::optional<std::vector<int>> first_visit_axes(const Value& pred, const std::unordered_map<const Var*, const Op*>& def,
+                                                 const GridMapping& g) {
+  if (!pred.is_var()) return std::nullopt;
+  auto it = def.find(pred.var());
+  if (it == def.end()) return std::nullopt;
+  const Op& op = *it->second;
+  if (op.prim->name == "and") {
+    auto x = first_visit_axes(op.operands[0], def, g), y = first_visit_axes(op.operands[1], def, g);
+    if (!x || !y) return std::nullopt;
+    x->insert(x->end(), y->begin(), y->end());
+    return x;
+  }
+  if (op.prim->name != "eq") return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    const Value &id = op.operands[side], &zero = op.operands[1 - side];
+    if (!zero.is_literal() || zero.literal().as_int() != 0 || !id.is_var()) continue;
+    auto d = def.find(id.var());
+    if (d == def.end() || d->second->prim->name != "program_id") continue;
+    int ka = static_cast<int>(d->second->int_param("axis"));
+    for (int ga = 0, seen = 0; ga < g.grid_rank(); ++ga) {  // kernel axes skip vmapped ones
+      if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), ga) != g.vmapped_dims.end()) continue;
+      if (seen++ == ka) return std::vector<int>{ga};
+    }
+  }
+  return std::nullopt;
+}
+
+// Does `body` access Ref `ref` other than by `addupdate` (whose transpose
+// only reads the cotangent)? Any op with bodies taking it counts.
+bool accesses_besides_accumulating(const Body& body, const Var* ref) {
+  for (const Op& op : body.ops())
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
+      if (op.prim->name == "addupdate" && i == 0) continue;
+      if (op.prim->name == "cond" && i >= 1) {
+        for (const BodyPtr& branch : op.bodies_param("branches"))
+          if (accesses_besides_accumulating(*branch, branch->params().at(i - 1))) return true;
+        continue;
+      }
+      return true;
+    }
+  return false;
+}
+
+// Forward output o is *stateful* when the transposed kernel writes its
+// cotangent block at a visit other than the block's last one (in reverse
+// order): the tangent kernel reads or overwrites the tangent block (a `get`
+// becomes an accumulation into the cotangent, a `swap` a zeroing) other than
+// inside a `cond` that runs only at the block's first forward visit (matmul's
+// zeroing at k == 0). Its revisits must then stay consecutive.
+bool stateful_output(const Body& k, const GridMapping& g, int o) {
+  const Var* ref = k.params()[g.output_param(o)];
+  AxisUse use = index_map_axis_use(g.out_specs[o], g.dims(g.num_inputs() + o), g.grid_rank());
+  std::vector<int> ignored;
+  for (int a = 0; a < g.grid_rank(); ++a)
+    if (!use.reads[a]) ignored.push_back(a);
+  std::unordered_map<const Var*, const Op*> def;
+  for (const Op& op : k.ops())
+    for (const Var* r : op.results) def[r] = &op;
+  for (const Op& op : k.ops())
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
+      if (op.prim->name == "addupdate" && i == 0) continue;
+      if (op.prim->name == "cond" && i >= 1) {
+        std::optional<std::vector<int>> at0 = first_visit_axes(op.operands[0], def, g);
+        bool first_only = at0.has_value();
+        for (int a : ignored) first_only = first_only && std::find(at0->begin(), at0->end(), a) != at0->end();
+        if (first_only) continue;
+        for (const BodyPtr& branch : op.bodies_param("branches"))
+          if (accesses_besides_accumulating(*branch, branch->params().at(i - 1))) return true;
+        continue;
+      }
+      return true;
+    }
+  return false;
 }
 
 // `cond[branches=[fn(r){}, fn(r){swap r, zeros}]] pred, ref`, or the swap
@@ -158,12 +280,12 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   kernel->set_loc(k.loc());
   Builder kb(*kernel);
   kb.set_loc(k.loc());
-  ValueMap map;  // tk's params -> the new kernel's
+  VarToValue map(tk->ops().size() + tk->params().size() + 8);  // tk's params and values -> the new kernel's
   for (int j = 0; j < g.num_dynamic + nsp; ++j) operands.push_back(x[j]);
   for (int j = 0; j < nsp; ++j) map[tk->params()[j]] = kb.param(tk->params()[j]->type, tk->params()[j]->name);
   // Residual inputs the transposed kernel reads (a gather's tangent needs no
   // primal row), with their forward blocks on the new grid.
-  std::unordered_set<const Var*> used;
+  VarSet used(tk->ops().size() + tk->params().size() + 8);
   for (size_t j = 0; j < tk->ops().size(); ++j)
     if (keep[j])
       for (const Value& v : tk->ops()[j].operands)
@@ -311,16 +433,22 @@ std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, con
   check_no_carried_residuals(k, lin_param, carried, g);
 
   // The grid: one transposed call per grid order the cotangent outputs need.
-  std::vector<int> remaining;
+  std::vector<int> remaining, stateful;
   for (int i = 0; i < ni; ++i)
     if (linear[g.input_operand(i)]) remaining.push_back(i);
+  for (int o = 0; o < no; ++o)
+    if (lin_param[g.output_param(o)] && stateful_output(k, g, o)) stateful.push_back(ni + o);
   while (!remaining.empty()) {
-    GridPlan plan = plan_grid(g, remaining, !linear_scratch);
+    GridPlan plan = plan_grid(g, remaining, !linear_scratch, stateful);
+    if (!plan.unsupported.empty())
+      throw Error(op.loc, "transpose: pallas_call: the cotangent of " + plan.unsupported +
+                              " is carried from visit to visit of its blocks, and no grid order keeps those visits "
+                              "consecutive (not supported)");
     std::vector<int> now, later;
     for (const OutputPlan& out : plan.outputs) (out.conflict ? later : now).push_back(out.mapping);
     if (note_sink())
       for (const std::string& n : plan.notes) note_sink()(op.loc.str() + ": note: " + n);
-    if (!later.empty()) plan = plan_grid(g, now, !linear_scratch);
+    if (!later.empty()) plan = plan_grid(g, now, !linear_scratch, stateful);
     emit_call(c, op, g, x, linear, ct, lin_param, carried, plan, result);
     remaining = later;
   }

@@ -443,6 +443,55 @@ TEST_CASE("transpose kernels: linear scratch keeps the grid order; a revisit on 
   }
 }
 
+// o = 2 o + x w, accumulated along k: the tangent kernel reads the tangent
+// output block, so its cotangent block is carried from visit to visit in the
+// transposed kernel and those visits must stay consecutive. w's block (0, k)
+// is revisited along i, which would need i innermost: w gets partials.
+const char* kScaledAccumulation = R"(
+index_map @xk(%i: i32, %k: i32) -> (i32, i32) { return %i, %k }
+index_map @wk(%i: i32, %k: i32) -> (i32, i32) { return 0, %k }
+index_map @oi(%i: i32, %k: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f32[4,8], vmem>, %w: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>) {
+  %k = program_id[axis=1]
+  %first = eq %k, 0
+  cond[branches=[
+    fn(%o0: ref<f32[4,8], vmem>) { },
+    fn(%o1: ref<f32[4,8], vmem>) {
+      %z = broadcast_in_dim[shape=(4, 8), broadcast_dimensions=()] 0.0:f32
+      swap %o1[:, :], %z
+    }
+  ]] %first, %o
+  %a0 = get %x[:, :]
+  %wb = get %w[:, :]
+  %a = mul %a0, %wb
+  %prev = get %o[:, :]
+  %twice = mul %prev, 2.0
+  %next = add %twice, %a
+  swap %o[:, :], %next
+}
+func @main(%x: f32[8,24], %w: f32[4,24]) -> f32[8,8] {
+  %out = pallas_call[kernel=@k, grid=(2, 3), in_specs=[spec((4, 8), @xk), spec((4, 8), @wk)], out_specs=[spec((4, 8), @oi)],
+                     out_shapes=[f32[8,8]], dimension_semantics=(parallel, arbitrary)] %x, %w
+  return %out
+}
+)";
+
+TEST_CASE("transpose kernels: a cotangent block carried across visits keeps its visits consecutive") {
+  std::vector<std::string> notes;
+  transpose::set_pallas_call_note_sink([&](const std::string& n) { notes.push_back(n); });
+  Module m = parse(kScaledAccumulation);
+  Module vjp = run_pipeline(m, "vjp");
+  transpose::set_pallas_call_note_sink(nullptr);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0] == "t.tsr:24:3: note: transpose: the cotangent of input \"w_dot\" is summed from partial cotangents "
+                    "outside the kernel: the cotangent blocks the kernel carries from step to step need another grid "
+                    "order");
+  GridMapping g = grid_mapping(vjp.entry()->ops().at(2));
+  CHECK(g.grid == std::vector<int64_t>{2, 3});  // not reordered
+  check_dot(replace_f64(m), 1e-10);
+  check_dot(m, 1e-4);
+}
+
 // ---- what is not supported -------------------------------------------------------
 
 TEST_CASE("transpose kernels: flash attention's carried statistics are a located error") {
@@ -450,4 +499,75 @@ TEST_CASE("transpose kernels: flash attention's carried statistics are a located
   CHECK(e == "flash_attention.tsr:65:3: error: transpose: pallas_call kernel @flash_kernel_jvp: this `select_n` of a "
              "tangent uses a value read from scratch 0, state the forward kernel carries from grid step to step; the "
              "transposed kernel walks the grid backwards and cannot recompute it (not supported)");
+}
+
+TEST_CASE("transpose kernels: a dynamic grid and input_output_aliases are located errors") {
+  std::string dynamic = error_of([] {
+    run_pipeline(parse(R"(
+kernel @k(%x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>) {
+  %a = get %x[:, :]
+  %b = mul %a, %a
+  swap %o[:, :], %b
+}
+func @main(%g: i32, %x: f32[8,8]) -> f32[8,8] {
+  %out = pallas_call[kernel=@k, grid=(?), in_specs=[spec((4, 8), fn(%i: i32) -> (i32, i32) { return %i, 0 })],
+                     out_specs=[spec((4, 8), fn(%i2: i32) -> (i32, i32) { return %i2, 0 })],
+                     out_shapes=[f32[8,8]]] %g, %x
+  return %out
+}
+)"),
+                 "vjp{wrt=1}");
+  });
+  CHECK(dynamic == "t.tsr:8:3: error: transpose: pallas_call with a dynamic grid size is not supported");
+  std::string aliased = error_of([] {
+    run_pipeline(parse(R"(
+index_map @rows(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f32[4,8], vmem>, %acc: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>) {
+  %a = get %x[:, :]
+  %b = mul %a, %a
+  addupdate %o[:, :], %b
+}
+func @main(%x: f32[8,8], %acc: f32[8,8]) -> f32[8,8] {
+  %out = pallas_call[kernel=@k, grid=(2), in_specs=[spec((4, 8), @rows), spec((4, 8), @rows)],
+                     out_specs=[spec((4, 8), @rows)], out_shapes=[f32[8,8]], input_output_aliases=[(1, 0)]] %x, %acc
+  return %out
+}
+)"),
+                 "vjp");
+  });
+  CHECK(aliased == "t.tsr:9:3: error: transpose: pallas_call with input_output_aliases is not supported (an aliased "
+                   "output's cotangent would flow to its input)");
+}
+
+TEST_CASE("transpose kernels: carried state read inside a cond branch is a located error") {
+  // o = x * (the previous step's x block), through scratch read in a branch.
+  std::string e = error_of([] { run_pipeline(parse(R"(
+index_map @rows(%i: i32) -> (i32, i32) { return %i, 0 }
+kernel @k(%x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>, %m: ref<f32[4,8], vmem>) {
+  %i = program_id[axis=0]
+  %later = ne %i, 0
+  cond[branches=[
+    fn(%x0: ref<f32[4,8], vmem>, %o0: ref<f32[4,8], vmem>, %m0: ref<f32[4,8], vmem>) {
+      %a0 = get %x0[:, :]
+      swap %o0[:, :], %a0
+      swap %m0[:, :], %a0
+    },
+    fn(%x1: ref<f32[4,8], vmem>, %o1: ref<f32[4,8], vmem>, %m1: ref<f32[4,8], vmem>) {
+      %a1 = get %x1[:, :]
+      %prev = get %m1[:, :]
+      %y = mul %a1, %prev
+      swap %o1[:, :], %y
+      swap %m1[:, :], %a1
+    }
+  ]] %later, %x, %o, %m
+}
+func @main(%x: f32[8,8]) -> f32[8,8] {
+  %out = pallas_call[kernel=@k, grid=(2), in_specs=[spec((4, 8), @rows)], out_specs=[spec((4, 8), @rows)],
+                     out_shapes=[f32[8,8]], scratch=[ref<f32[4,8], vmem>], dimension_semantics=(arbitrary)] %x
+  return %out
+}
+)"), "vjp"); });
+  CHECK(e == "t.tsr:6:3: error: transpose: pallas_call kernel @k_jvp: this `cond` of a tangent uses a value read from "
+             "scratch 0, state the forward kernel carries from grid step to step; the transposed kernel walks the grid "
+             "backwards and cannot recompute it (not supported)");
 }
