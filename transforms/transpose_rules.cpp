@@ -286,6 +286,17 @@ Cts split_rule(Ctx& c, const Op& op, const Vals&, const Mask&, const Cts& ct) {
   return r;
 }
 
+// repeat: each element of x appears once in every copy, so its cotangent is
+// the sum over the copies: the axis split into (copies, n), summed over copies.
+Value repeat_t(Ctx& c, const Op& op, const Vals&, Value ct) {
+  const Type& x = operand_type(op, 0);
+  auto axis = static_cast<size_t>(op.int_param("axis"));
+  Shape split = x.shape();
+  split.insert(split.begin() + static_cast<long>(axis), op.int_param("repeats"));
+  Value copies = c.b.emit1("reshape", {ct}, {{"new_sizes", split}});
+  return c.b.emit1("reduce_sum", {copies}, {{"axes", std::vector<int64_t>{static_cast<int64_t>(axis)}}});
+}
+
 Value roll_t(Ctx& c, const Op& op, const Vals& x, Value ct) {
   int64_t axis = op.int_param("axis");
   if (op.has_param("shift") && x.size() == 1)
@@ -426,6 +437,7 @@ void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>&
   t.set("pad", pad_rule);
   t.set("concatenate", concatenate_rule);
   t.set("split", split_rule);
+  t.set("repeat", unary_linear(0, repeat_t));
   t.set("roll", unary_linear(0, roll_t));
   t.set("dynamic_slice", unary_linear(0, dynamic_slice_t));
   t.set("dynamic_update_slice", dynamic_update_slice_rule);

@@ -369,6 +369,14 @@ func @main(%x: f64[4], %y: f64[4]) -> f64[4] {
     }] %x, %y
   return %r
 })"},
+    {"repeat", R"(
+func @main(%x: f64[2,3]) -> (f64[6,3], f64[2,12]) {
+  %a = sin %x
+  %b = repeat[repeats=3, axis=0] %a
+  %c = mul %b, %b
+  %d = repeat[repeats=4, axis=1] %a
+  return %c, %d
+})"},
 };
 
 }  // namespace
