@@ -1,0 +1,69 @@
+#include "backends/llvm/table.h"
+
+namespace tessera::backends::llvm_lowering {
+namespace {
+
+// The coverage table only answers "is there a rule": its rules never run.
+const LowerRule kCovered = [](EmitContext&, const Op&, const LoweringTable&) {};
+
+LlvmTable make_table(std::string target) {
+  LlvmTable t(std::move(target));
+  add_memory_rules(t);
+  add_control_rules(t);
+  add_grid_rules(t);
+  add_elementwise_rules(t);
+  add_convert_rules(t);
+  add_shape_rules(t);
+  add_reduce_rules(t);
+  add_dot_rules(t);
+  add_unsupported_reasons(t);
+  return t;
+}
+
+}  // namespace
+
+LlvmTable::LlvmTable(std::string target) : rules_(target), coverage_(target) {}
+
+void LlvmTable::set(std::string_view prim_name, LlvmRule rule) {
+  rules_.set(prim_name, std::move(rule));
+  coverage_.set(prim_name, kCovered);
+}
+
+void LlvmTable::set_family(Family f, const LlvmRule& rule) {
+  for (const Primitive* p : registry().of(f)) set(p->name, rule);
+}
+
+void LlvmTable::set_family(Family f, const std::function<bool(const Primitive&)>& which, const LlvmRule& rule) {
+  for (const Primitive* p : registry().of(f))
+    if (which(*p)) set(p->name, rule);
+}
+
+void LlvmTable::unsupported(std::string_view prim_name, std::string reason) {
+  coverage_.unsupported(prim_name, std::move(reason));
+}
+
+void LlvmTable::unsupported_family(Family f, const std::string& reason) { coverage_.unsupported_family(f, reason); }
+
+const LlvmRule& LlvmTable::at(const Op& op) const {
+  if (const LlvmRule* r = find(*op.prim)) return *r;
+  std::string why = coverage_.reason(*op.prim);
+  throw Error(op.loc, target() + ": no lowering for `" + op.name() + "`" + (why.empty() ? "" : ": " + why));
+}
+
+const LlvmTable& ptx_table() {
+  static const LlvmTable t = make_table("ptx");
+  return t;
+}
+
+const LlvmTable& llvm_table() {
+  static const LlvmTable t = make_table("llvm");
+  return t;
+}
+
+}  // namespace tessera::backends::llvm_lowering
+
+namespace tessera::backends::llvm_lowering {
+
+void add_unsupported_reasons(LlvmTable& t) { t.set_pending("not lowered yet (issue 13: PTX backend)"); }
+
+}  // namespace tessera::backends::llvm_lowering
