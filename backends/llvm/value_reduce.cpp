@@ -1,0 +1,248 @@
+// Reductions (reduce_sum / prod / max / min / and / or), argmax / argmin and
+// cumsum. Each result is computed once into an arena buffer (its consumers,
+// often a broadcast back over the reduced axes, read it many times), one
+// output element per thread on NVPTX, from the operand materialized in the
+// arena.
+//
+// Float sums follow the interpreter's order (interpreter/kernels/reductions.cpp)
+// so results match it bit for bit: the operand is seen as runs of kept and
+// reduced dims (size-1 dims skipped); a trailing reduced run is summed with 8
+// interleaved partial results combined in order at the end, every other
+// reduced index is combined in row-major order. bf16 / f16 accumulate in f32
+// and round once per output element (per output element for cumsum too).
+#include "backends/llvm/value_helpers.h"
+
+namespace tessera::backends::llvm_lowering {
+namespace {
+
+using Index = std::vector<llvm::Value*>;
+enum class Red { sum, prod, max, min, all, any };
+
+llvm::Value* combine(Lowering& L, Red r, DType d, llvm::Value* a, llvm::Value* b) {
+  auto& B = L.b;
+  switch (r) {
+    case Red::sum: return is_float(d) ? B.CreateFAdd(a, b) : B.CreateAdd(a, b);
+    case Red::prod: return is_float(d) ? B.CreateFMul(a, b) : B.CreateMul(a, b);
+    case Red::max: return max_of(L, a, b, d);
+    case Red::min: return min_of(L, a, b, d);
+    case Red::all: return B.CreateAnd(a, b);
+    case Red::any: return B.CreateOr(a, b);
+  }
+  return a;
+}
+
+llvm::Value* identity(Lowering& L, Red r, DType d) {
+  llvm::Type* t = L.compute_type(d);
+  switch (r) {
+    case Red::sum:
+    case Red::any: return llvm::Constant::getNullValue(t);
+    case Red::prod: return constant(L, d, 1);
+    case Red::all: return llvm::Constant::getAllOnesValue(t);
+    case Red::max:
+    case Red::min: {
+      bool mx = r == Red::max;
+      if (t->isFloatingPointTy()) return llvm::ConstantFP::getInfinity(t, mx);
+      unsigned w = t->getIntegerBitWidth();
+      if (is_unsigned(d)) return llvm::ConstantInt::get(t, mx ? llvm::APInt::getMinValue(w) : llvm::APInt::getMaxValue(w));
+      return llvm::ConstantInt::get(t, mx ? llvm::APInt::getSignedMinValue(w) : llvm::APInt::getSignedMaxValue(w));
+    }
+  }
+  return nullptr;
+}
+
+std::vector<int64_t> row_major_strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (int d = static_cast<int>(s.size()) - 2; d >= 0; --d) st[d] = st[d + 1] * s[d + 1];
+  return st;
+}
+
+// Element `flat` of a materialized Block (its buffer, row-major, compute type).
+llvm::Value* load_flat(Lowering& L, const Block& x, llvm::Value* flat) {
+  llvm::Type* t = L.compute_type(x.type.dtype());
+  return L.b.CreateLoad(t, L.b.CreateGEP(t, x.buffer, flat));
+}
+
+// sum_d idx[d] * stride[d] over the given dims.
+llvm::Value* offset_of(Lowering& L, const std::vector<int>& dims, const Index& idx, const std::vector<int64_t>& stride) {
+  llvm::Value* off = L.i64(0);
+  for (size_t k = 0; k < dims.size(); ++k)
+    off = L.b.CreateAdd(off, L.b.CreateMul(idx[k], L.i64(stride[static_cast<size_t>(dims[k])])));
+  return off;
+}
+
+// Combines elements start .. start + n - 1 of x with 8 interleaved partial
+// results (reduce_row of the interpreter).
+llvm::Value* reduce_row(Lowering& L, Red r, const Block& x, llvm::Value* start, int64_t n) {
+  DType d = x.type.dtype();
+  llvm::Type* t = L.compute_type(d);
+  llvm::Value* init = identity(L, r, d);
+  std::vector<llvm::Value*> acc;
+  for (int k = 0; k < 8; ++k) {
+    acc.push_back(local_variable(L, t, "partial"));
+    L.b.CreateStore(init, acc.back());
+  }
+  L.for_range(L.i64(0), L.i64(n / 8), [&](llvm::Value* i) {
+    llvm::Value* at = L.b.CreateAdd(start, L.b.CreateMul(i, L.i64(8)));
+    for (int k = 0; k < 8; ++k) {
+      llvm::Value* v = load_flat(L, x, L.b.CreateAdd(at, L.i64(k)));
+      L.b.CreateStore(combine(L, r, d, L.b.CreateLoad(t, acc[k]), v), acc[k]);
+    }
+  });
+  L.for_range(L.i64(n / 8 * 8), L.i64(n), [&](llvm::Value* i) {
+    llvm::Value* v = load_flat(L, x, L.b.CreateAdd(start, i));
+    L.b.CreateStore(combine(L, r, d, L.b.CreateLoad(t, acc[0]), v), acc[0]);
+  });
+  llvm::Value* total = L.b.CreateLoad(t, acc[0]);
+  for (int k = 1; k < 8; ++k) total = combine(L, r, d, total, L.b.CreateLoad(t, acc[k]));
+  return total;
+}
+
+// The multi-index of `flat` over the sizes of `dims` (row-major).
+Index split_flat(Lowering& L, llvm::Value* flat, const std::vector<int>& dims, const Shape& s) {
+  Index out(dims.size());
+  for (int k = static_cast<int>(dims.size()) - 1; k >= 0; --k) {
+    llvm::Value* n = L.i64(s[static_cast<size_t>(dims[k])]);
+    out[k] = k == 0 ? flat : L.b.CreateURem(flat, n);
+    if (k) flat = L.b.CreateUDiv(flat, n);
+  }
+  return out;
+}
+
+LlvmRule reduce_rule(Red r) {
+  return [r](Lowering& L, const Op& op) {
+    Block x = L.materialize(L.value(op.main_operand(0)));
+    const Shape& s = x.type.shape();
+    DType d = x.type.dtype();
+    std::vector<bool> reduced(s.size(), false);
+    for (int64_t a : op.ints_param("axes")) reduced[static_cast<size_t>(a)] = true;
+    // Kept dims (the result's, in order); the trailing reduced run (dims of
+    // size > 1 only, contiguous in memory); the other reduced dims.
+    std::vector<int> kept, inner, outer;
+    int last_big = -1;
+    for (int k = 0; k < static_cast<int>(s.size()); ++k) {
+      if (!reduced[k]) kept.push_back(k);
+      if (s[k] != 1) last_big = k;
+    }
+    int run_start = static_cast<int>(s.size());
+    if (last_big >= 0 && reduced[last_big]) {
+      run_start = last_big;
+      for (int k = last_big; k >= 0; --k) {
+        if (s[k] == 1) continue;
+        if (!reduced[k]) break;
+        run_start = k;
+      }
+    }
+    int64_t inner_n = 1;
+    for (int k = 0; k < static_cast<int>(s.size()); ++k) {
+      if (!reduced[k] || s[k] == 1) continue;
+      if (k >= run_start) inner.push_back(k), inner_n *= s[k];
+      else outer.push_back(k);
+    }
+    int64_t outer_n = 1;
+    for (int k : outer) outer_n *= s[k];
+    std::vector<int64_t> stride = row_major_strides(s);
+    Block gen = generator(op.results[0]->type, {x}, [=](Lowering& L2, const Index& idx) {
+      llvm::Type* t = L2.compute_type(d);
+      llvm::Value* acc = local_variable(L2, t, "acc");
+      L2.b.CreateStore(identity(L2, r, d), acc);
+      llvm::Value* base = offset_of(L2, kept, idx, stride);
+      L2.for_range(L2.i64(0), L2.i64(outer_n), [&](llvm::Value* p) {
+        llvm::Value* at = L2.b.CreateAdd(base, offset_of(L2, outer, split_flat(L2, p, outer, s), stride));
+        llvm::Value* v = inner.empty() ? load_flat(L2, x, at) : reduce_row(L2, r, x, at, inner_n);
+        L2.b.CreateStore(combine(L2, r, d, L2.b.CreateLoad(t, acc), v), acc);
+      });
+      return round_float(L2, L2.b.CreateLoad(t, acc), d);
+    });
+    L.define(op.results[0], L.materialize(gen));
+  };
+}
+
+// argmax / argmin: the first extreme along `axis`; a NaN is the extreme (the
+// first NaN wins).
+LlvmRule arg_rule(bool is_max) {
+  return [is_max](Lowering& L, const Op& op) {
+    Block x = L.materialize(L.value(op.main_operand(0)));
+    const Shape& s = x.type.shape();
+    DType d = x.type.dtype(), idx_dtype = op.dtype_param("index_dtype");
+    int axis = static_cast<int>(op.int_param("axis"));
+    int64_t n = s[static_cast<size_t>(axis)];
+    if (n == 0 && op.results[0]->type.array_type().size() > 0)
+      throw L.error(op, std::string(is_max ? "argmax" : "argmin") + " of an empty axis");
+    std::vector<int> kept;
+    for (int k = 0; k < static_cast<int>(s.size()); ++k)
+      if (k != axis) kept.push_back(k);
+    std::vector<int64_t> stride = row_major_strides(s);
+    Block gen = generator(op.results[0]->type, {x}, [=](Lowering& L2, const Index& idx) {
+      auto& B = L2.b;
+      llvm::Type* t = L2.compute_type(d);
+      llvm::Value* base = offset_of(L2, kept, idx, stride);
+      llvm::Value* best = local_variable(L2, t, "best");
+      llvm::Value* best_at = local_variable(L2, B.getInt64Ty(), "best_at");
+      B.CreateStore(load_flat(L2, x, base), best);
+      B.CreateStore(L2.i64(0), best_at);
+      L2.for_range(L2.i64(1), L2.i64(n), [&](llvm::Value* k) {
+        llvm::Value* v = load_flat(L2, x, B.CreateAdd(base, B.CreateMul(k, L2.i64(stride[static_cast<size_t>(axis)]))));
+        llvm::Value* b = B.CreateLoad(t, best);
+        llvm::Value* better;
+        if (is_float(d)) {
+          better = B.CreateOr(B.CreateAnd(B.CreateFCmpUNO(v, v), B.CreateFCmpORD(b, b)),
+                              is_max ? B.CreateFCmpOGT(v, b) : B.CreateFCmpOLT(v, b));
+        } else {
+          better = is_unsigned(d) ? (is_max ? B.CreateICmpUGT(v, b) : B.CreateICmpULT(v, b))
+                                  : (is_max ? B.CreateICmpSGT(v, b) : B.CreateICmpSLT(v, b));
+        }
+        B.CreateStore(B.CreateSelect(better, v, b), best);
+        B.CreateStore(B.CreateSelect(better, k, B.CreateLoad(B.getInt64Ty(), best_at)), best_at);
+      });
+      return convert(L2, B.CreateLoad(B.getInt64Ty(), best_at), DType::i64, idx_dtype);
+    });
+    L.define(op.results[0], L.materialize(gen));
+  };
+}
+
+// cumsum[axis, reverse]: one running sum per line along `axis` (a thread per
+// line on NVPTX), each prefix rounded for bf16 / f16 as it is stored.
+void lower_cumsum(Lowering& L, const Op& op) {
+  Block x = L.materialize(L.value(op.main_operand(0)));
+  Shape s = x.type.shape();
+  DType d = x.type.dtype();
+  int axis = static_cast<int>(op.int_param("axis"));
+  bool reverse = op.bool_param("reverse");
+  int64_t n = s[static_cast<size_t>(axis)];
+  std::vector<int64_t> stride = row_major_strides(s);
+  llvm::Type* t = L.compute_type(d);
+  int64_t bytes = static_cast<int64_t>(L.module.getDataLayout().getTypeAllocSize(t)) * x.type.array_type().size();
+  llvm::Value* out = L.arena_alloc(bytes);
+  Shape lines = s;
+  lines[static_cast<size_t>(axis)] = 1;
+  L.for_each_element(lines, [&](const Index& idx) {
+    auto& B = L.b;
+    llvm::Value* base = L.linear_index(s, idx);  // idx[axis] is 0
+    llvm::Value* acc = local_variable(L, t, "running");
+    B.CreateStore(llvm::Constant::getNullValue(t), acc);
+    L.for_range(L.i64(0), L.i64(n), [&](llvm::Value* step) {
+      llvm::Value* k = reverse ? B.CreateSub(L.i64(n - 1), step) : step;
+      llvm::Value* at = B.CreateAdd(base, B.CreateMul(k, L.i64(stride[static_cast<size_t>(axis)])));
+      llvm::Value* sum = combine(L, Red::sum, d, B.CreateLoad(t, acc), load_flat(L, x, at));
+      B.CreateStore(sum, acc);
+      B.CreateStore(round_float(L, sum, d), B.CreateGEP(t, out, at));
+    });
+  });
+  L.define(op.results[0], L.buffer_block(op.results[0]->type, out));
+}
+
+}  // namespace
+
+void add_reduce_rules(LlvmTable& t) {
+  t.set("reduce_sum", reduce_rule(Red::sum));
+  t.set("reduce_prod", reduce_rule(Red::prod));
+  t.set("reduce_max", reduce_rule(Red::max));
+  t.set("reduce_min", reduce_rule(Red::min));
+  t.set("reduce_and", reduce_rule(Red::all));
+  t.set("reduce_or", reduce_rule(Red::any));
+  t.set("argmax", arg_rule(true));
+  t.set("argmin", arg_rule(false));
+  t.set("cumsum", lower_cumsum);
+}
+
+}  // namespace tessera::backends::llvm_lowering
