@@ -4,12 +4,24 @@
 #include "backends/llvm/lower_kernel.h"
 
 namespace tessera::backends::llvm_lowering {
+namespace {
+
+// Only kernels are compiled; a function without one has nothing to emit.
+LoweredModule lower_kernels(const Module& m, const Body& entry, const LowerOptions& o, const char* target) {
+  LoweredModule lm = lower_module(m, entry, o);
+  if (lm.kernels.empty())
+    throw Error(entry.loc(), std::string(target) + ": @" + entry.name() +
+                                 " has no pallas_call to lower (the ops around kernels run in the interpreter)");
+  return lm;
+}
+
+}  // namespace
 
 std::string emit_ptx_text(const Module& m, const Body& entry, int sm) {
   LowerOptions o;
   o.target = Target::nvptx;
   o.sm = sm;
-  LoweredModule lm = lower_module(m, entry, o);
+  LoweredModule lm = lower_kernels(m, entry, o, "ptx");
   auto tm = target_machine(Target::nvptx, sm);
   link_libdevice(*lm.module);
   optimize(*lm.module, *tm);
@@ -20,7 +32,7 @@ std::string emit_llvm_text(const Module& m, const Body& entry, const std::string
   LowerOptions o;
   o.target = target == "host" ? Target::host : Target::nvptx;
   o.sm = sm;
-  LoweredModule lm = lower_module(m, entry, o);
+  LoweredModule lm = lower_kernels(m, entry, o, "llvm");
   auto tm = target_machine(o.target, sm);
   if (o.target == Target::nvptx) link_libdevice(*lm.module);
   optimize(*lm.module, *tm);
