@@ -459,6 +459,19 @@ TEST_CASE("llvm values: reductions, every axis set, in the interpreter's order")
   }
 }
 
+TEST_CASE("llvm values: sort, stable, several keys, descending") {
+  for (DType d : {DType::f32, DType::bf16, DType::i8, DType::u32, DType::i1}) {
+    CAPTURE(dn(d));
+    Type x = arr(d, {4, 33}), y = arr(DType::i32, {4, 33});
+    Case c;
+    c.ins = {x, y};
+    c.lines = {"%r0, %r1 = sort[dimension=1] %a0, %a1", "%r2, %r3 = sort[dimension=0, num_keys=2, descending=true] %a0, %a1",
+               "%r4 = sort[dimension=1, descending=true] %a0"};
+    c.outs = {x, y, x, y, x};
+    check(c, 31);
+  }
+}
+
 TEST_CASE("llvm values: sums longer than 8 and than 256 (partial results, chunks)") {
   Type x = arr(DType::f32, {2, 1000});
   check(per_op({x}, {{"reduce_sum[axes=(1)] %a0", arr(DType::f32, {2})}, {"cumsum[axis=1] %a0", x}}), 19, Opt::o3);
