@@ -1,21 +1,30 @@
 // The value rules of the LLVM backend (backends/llvm/value_*.cpp, math.cpp),
-// family by family: small kernels whose body applies the rules to blocks
-// loaded from their inputs are lowered for the host, compiled with a minimal
-// ORC LLJIT of this test, run, and compared with the interpreter on the same
-// random inputs (special values included: NaN, +-inf, +-0, halves, the
-// integers' extremes, divisors 0 and -1, shift amounts past the width).
+// family by family. Each case is a function of value ops; its body is lowered
+// by the backend's Lowering as a kernel body whose inputs and outputs are whole
+// arrays in the kernel ABI's storage (bf16 as its 16 bits, f16 as half, bool as
+// i8), compiled for the host with a minimal ORC LLJIT of this test, run, and
+// compared with the interpreter on the same random inputs (special values
+// included: NaN, +-inf, +-0, halves, subnormals, the integers' extremes,
+// divisors 0 and -1, shift amounts past the width).
 //
-// Comparison: bit for bit (any NaN equals any NaN) wherever the interpreter's
-// arithmetic is reproduced exactly, which on the host is everything: the JIT
-// calls the same libm functions, and sums follow the interpreter's order.
+// Comparison: bit for bit (any NaN equals any NaN). The host reproduces the
+// interpreter exactly: the JIT calls the same libm functions, float sums and
+// dot products follow the interpreter's order, bf16 / f16 round as it does.
+// Some cases also run the O3 pipeline first (most of the compile time).
+// The NVPTX case only assembles: this machine has no GPU.
 #include <doctest/doctest.h>
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
+
+#include <unistd.h>
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -142,6 +151,8 @@ struct Compiled {
   int64_t arena_bytes = 0;
 };
 
+// NVPTX: the PTX text of the same function (a `.entry`), with libdevice
+// linked, in *ir; nothing runs.
 // `o3`: run codegen.cpp's O3 pipeline first (what the backend does; it is most
 // of the compile time, so only some cases ask for it).
 Compiled compile(const Module& m, bool o3, ll::Target target = ll::Target::host, std::string* ir = nullptr) {
@@ -153,13 +164,14 @@ Compiled compile(const Module& m, bool o3, ll::Target target = ll::Target::host,
   (void)once;
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto mod = std::make_unique<llvm::Module>("test", *ctx);
-  auto tm = ll::target_machine(ll::Target::host);
+  auto tm = ll::target_machine(target);
   ll::configure_module(*mod, *tm);
   auto* ptr = llvm::PointerType::get(*ctx, 0);
   auto* fn = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(*ctx), {ptr}, false),
                                     llvm::Function::ExternalLinkage, "test_entry", *mod);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(*ctx, "entry", fn));
-  ll::Lowering L(b, fn, target, ll::llvm_table(), 1);
+  if (target == ll::Target::nvptx) fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  ll::Lowering L(b, fn, target, ll::llvm_table(), 256);
   const Body& body = *m.entry("main");
   size_t nin = body.params().size(), nout = body.outputs().size();
   auto slot = [&](size_t i) { return b.CreateLoad(ptr, b.CreateGEP(ptr, fn->getArg(0), b.getInt64(i))); };
@@ -196,8 +208,10 @@ Compiled compile(const Module& m, bool o3, ll::Target target = ll::Target::host,
   b.CreateRetVoid();
   Compiled c;
   c.arena_bytes = L.arena_bytes();
-  if (target != ll::Target::host) {  // only printed (the NVPTX shape of the same rules)
-    if (ir) *ir = ll::print_ir(*mod);
+  if (target == ll::Target::nvptx) {  // PTX text only: this machine has no GPU
+    ll::link_libdevice(*mod);
+    ll::optimize(*mod, *tm);
+    if (ir) *ir = ll::emit_ptx(*mod, *tm);
     return c;
   }
   if (o3) ll::optimize(*mod, *tm);
@@ -496,6 +510,72 @@ TEST_CASE("llvm values: dot_general, batch dims, accumulators") {
                      arr(DType::i32, {2, 5, 9})});
     check(per_op({q, k}, ops), 29, d == DType::bf16 ? Opt::o3 : Opt::none);
   }
+}
+
+// The NVPTX side of the same rules: libdevice math (f32 `__nv_*f` and f64),
+// the per-thread dot_general, reductions, sort. ptxas (when installed) must
+// accept the PTX for sm_80 and sm_90.
+TEST_CASE("llvm values: the rules lower for NVPTX and ptxas accepts them") {
+  Type f = arr(DType::f32, {8, 40}), g = arr(DType::f64, {8, 40}), h = arr(DType::bf16, {8, 40}), i = arr(DType::i32, {8, 40});
+  std::vector<std::pair<std::string, Type>> ops;
+  for (const char* n : {"exp", "log", "tanh", "logistic", "sin", "cos", "tan", "exp2", "log1p", "expm1", "erf", "cbrt", "erf_inv",
+                        "sqrt", "rsqrt", "floor", "round"})
+    ops.push_back({std::string(n) + " %a0", f});
+  ops.push_back({"pow %a0, %a0", f});
+  ops.push_back({"atan2 %a0, %a0", f});
+  ops.push_back({"rem %a0, %a0", f});
+  ops.push_back({"nextafter %a0, %a0", f});
+  for (const char* n : {"exp", "log", "tanh", "erf_inv"}) ops.push_back({std::string(n) + " %a1", g});
+  ops.push_back({"rem %a1, %a1", g});
+  ops.push_back({"exp %a2", h});
+  ops.push_back({"div %a3, %a3", i});
+  ops.push_back({"shift_right_arithmetic %a3, %a3", i});
+  ops.push_back({"reduce_sum[axes=(1)] %a0", arr(DType::f32, {8})});
+  ops.push_back({"argmax[axis=0] %a2", arr(DType::i32, {40})});
+  ops.push_back({"cumsum[axis=1] %a3", i});
+  ops.push_back({"dot_general[lhs_contracting=(1), rhs_contracting=(1)] %a0, %a0", arr(DType::f32, {8, 8})});
+  ops.push_back({"convert_element_type[new_dtype=bf16] %a1", h});
+  Case c = per_op({f, g, h, i}, ops);
+  c.lines.push_back("%r" + std::to_string(c.outs.size()) + " = sort[dimension=1] %a0");
+  c.outs.push_back(f);
+  Module m = parse_module(program(c), "nvptx.tsr");
+  std::string ptx;
+  compile(m, true, ll::Target::nvptx, &ptx);
+  CHECK(ptx.find(".entry test_entry") != std::string::npos);
+  if (std::getenv("TESSERA_PRINT_PTX")) MESSAGE(ptx);
+  CHECK(ptx.find("__nv_") == std::string::npos);  // libdevice linked and inlined
+  CHECK(ptx.find(".func") == std::string::npos);
+  CHECK(ptx.find("bar.sync") != std::string::npos);
+  const char* ptxas = "/usr/local/cuda/bin/ptxas";
+  if (std::FILE* probe = std::fopen(ptxas, "r")) {
+    std::fclose(probe);
+    std::string path = "/tmp/tessera_test_llvm_values_" + std::to_string(getpid()) + ".ptx";
+    {
+      std::ofstream out(path);
+      out << ptx;
+    }
+    for (const char* sm : {"sm_80", "sm_90"}) {
+      CAPTURE(sm);
+      std::string cmd = std::string(ptxas) + " -arch=" + sm + " " + path + " -o /dev/null";
+      CHECK(std::system(cmd.c_str()) == 0);
+    }
+    std::remove(path.c_str());
+  } else {
+    MESSAGE("ptxas not installed: PTX not assembled");
+  }
+}
+
+// Every value primitive (the elementwise, reduction and structural families)
+// has a rule in both tables; only those outside them are left to the other
+// LLVM rule groups or stated as unsupported.
+TEST_CASE("llvm values: every value primitive has a rule") {
+  for (const ll::LlvmTable* t : {&ll::llvm_table(), &ll::ptx_table()})
+    for (Family f : {Family::elementwise, Family::reduction, Family::structural})
+      for (const Primitive* p : registry().of(f)) {
+        CAPTURE(p->name);
+        CHECK(t->find(*p) != nullptr);
+      }
+  CHECK(ll::llvm_table().find(prim("multiple_of")) != nullptr);
 }
 
 TEST_CASE("llvm values: what they compared") {
