@@ -314,7 +314,11 @@ TEST_CASE("jit: the property generator's random pallas_calls") {
   std::map<std::string, int> counts;
   for (int c = 0; c < cases; ++c) {
     uint64_t seed = 5000 + static_cast<uint64_t>(c);
-    robustness::GenProgram g = robustness::ProgramGen(seed, robustness::GenFeatures{}).make();
+    // Dynamic grid sizes are not lowered (a located "dynamic grids are not
+    // supported yet" error, docs/backends.md): not generated here.
+    robustness::GenFeatures gen;
+    gen.dynamic_grid = false;
+    robustness::GenProgram g = robustness::ProgramGen(seed, gen).make();
     Module m;
     try {
       m = parse_module(g.text, "prop.tsr");
@@ -327,8 +331,9 @@ TEST_CASE("jit: the property generator's random pallas_calls") {
       continue;
     }
     std::vector<Array> in = random_inputs(m, "main", seed);
+    // Uninitialized memory and padding read as NaN in both (the lowering's
+    // padding value is the interpreter's default, RunOptions::Uninit::nan).
     interp::RunOptions o;
-    o.uninit = interp::RunOptions::Uninit::zero;
     o.max_steps = 200000;
     std::vector<Array> want;
     try {
@@ -337,7 +342,7 @@ TEST_CASE("jit: the property generator's random pallas_calls") {
       ++counts["interpreter errors"];
       continue;
     }
-    HostJit jit(JitOptions{1, true});
+    HostJit jit(JitOptions{1, false});
     std::vector<Array> got;
     try {
       got = run_function_jit(jit, m, "main", in, o);
@@ -348,14 +353,25 @@ TEST_CASE("jit: the property generator's random pallas_calls") {
       if (!gap) FAIL_CHECK("seed " << seed << ": the JIT failed where the interpreter ran:\n" << msg << "\n" << g.text);
       continue;
     }
+    // A program that reads scratch / output state no write of the same grid
+    // step set sees what an earlier step (or core) left there: the interpreter
+    // and the JIT may legitimately differ (test_property.cpp skips comparing
+    // such outputs too). It must still run.
+    if (g.stale_reads) {
+      ++counts["stale reads: ran, not compared"];
+      continue;
+    }
     ++counts["compared"];
     REQUIRE(got.size() == want.size());
     for (size_t k = 0; k < got.size(); ++k) {
       double err = max_rel_error(got[k], want[k]);
       if (err > 1e-5) {
         ++counts["mismatches"];
+        std::string features;
+        for (const std::string& n : g.notes) features += n + ", ";
         FAIL_CHECK("seed " << seed << ": output " << k << " differs from the interpreter (relative error " << err
-                           << ")\n" << g.text);
+                           << "); stale reads " << g.stale_reads << ", writes inputs " << g.writes_inputs
+                           << ", writes prefetch " << g.writes_prefetch << ", features: " << features << "\n" << g.text);
         break;
       }
     }
