@@ -348,6 +348,11 @@ void Lowering::lower_ops(const Body& body) {
   current_ = outer;
 }
 
+bool Lowering::used_later(const Var* v) const {
+  auto it = uses_.find(v);
+  return it != uses_.end() && it->second > 0;
+}
+
 void Lowering::before_write(const Var* root) {
   std::vector<const Var*> still_lazy;
   for (const Var* v : lazy_) {

@@ -151,6 +151,8 @@ struct Lowering {
   void before_write(const Var* root);
   void before_nested_body();
   const Op& current_op() const { return *current_; }
+  // Whether `v` is still read by an op not lowered yet (or a body output).
+  bool used_later(const Var* v) const;
 
   // ---- the grid point (set by lower_kernel.cpp) --------------------------------
   std::vector<llvm::Value*> program_ids;  // i32, one per grid axis

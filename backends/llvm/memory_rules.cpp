@@ -62,8 +62,6 @@ llvm::Value* element_of(Lowering& L, const Block& v, const std::vector<llvm::Val
   return v.element(L, v.type.is_scalar() ? none : idx);
 }
 
-bool has_uses_after(const Op& op) { return !op.results.empty(); }
-
 // A lazy read of the region: elements are loaded where the consumer needs them.
 void lower_get(Lowering& L, const Op& op) {
   Region r = region(L, op);
@@ -89,7 +87,7 @@ Region start_write(Lowering& L, const Op& op) {
 void lower_swap(Lowering& L, const Op& op) {
   Region r = start_write(L, op);
   Block v = L.value(op.main_operand(1));
-  bool keep_old = has_uses_after(op);
+  bool keep_old = !op.results.empty() && L.used_later(op.results[0]);
   DType dt = r.ref.type.dtype();
   llvm::Type* ct = L.compute_type(dt);
   llvm::Value* old = keep_old ? L.arena_alloc(std::max<int64_t>(num_elements(r.shape), 1) * 8) : nullptr;
