@@ -12,9 +12,8 @@
 #include <utility>
 
 #include "backends/llvm/codegen.h"
+#include "backends/llvm/kernel_args.h"
 #include "backends/llvm/lower_kernel.h"
-#include "interpreter/region.h"
-#include "ir/grid_mapping.h"
 
 namespace tessera::backends::llvm_lowering {
 namespace {
@@ -210,30 +209,18 @@ std::vector<interp::Array> CudaRunner::run(const Module& m, const Op& call, cons
   const Driver& d = driver();
   const Loaded& k = impl_->get(m, call);
   d.check(d.cuCtxSetCurrent(d.context), call, "cuCtxSetCurrent");
-  GridMapping g = grid_mapping(call);
-
-  // Outputs start as the interpreter's HBM buffers do (jit.cpp does the same).
-  std::vector<interp::Array> outputs;
-  for (int out = 0; out < g.num_outputs(); ++out) {
-    std::optional<int64_t> aliased;
-    for (auto [in, to] : g.aliases)
-      if (to == out && in >= 0) aliased = in;
-    const Type& t = g.out_types[static_cast<size_t>(out)];
-    outputs.push_back(aliased ? operands.at(static_cast<size_t>(g.input_operand(static_cast<int>(*aliased)))).copy()
-                              : interp::uninitialized_array(t.dtype(), t.shape(), impl_->options.uninit_zero));
-  }
+  KernelArrays arrays(call, k.info.operand_of_pointer, operands, impl_->options.uninit_zero);
   // Every array goes to the device; the outputs come back.
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
-  std::vector<std::pair<interp::Array*, DeviceBuffer*>> copy_back;
+  std::vector<std::pair<void*, size_t>> copy_back;  // host buffer, pointer index
   int64_t array_bytes = 0;
-  size_t next_output = 0;
-  for (int operand : k.info.operand_of_pointer) {
-    const interp::Array& a = operand < 0 ? outputs.at(next_output) : operands.at(static_cast<size_t>(operand));
-    std::string what = operand < 0 ? "output " + std::to_string(next_output) : "operand " + std::to_string(operand);
-    buffers.push_back(std::make_unique<DeviceBuffer>(d, call, a.storage_bytes(), what));
-    d.check(d.cuMemcpyHtoD_v2(buffers.back()->ptr(), a.raw(), a.storage_bytes()), call, "cuMemcpyHtoD of " + what);
-    array_bytes += static_cast<int64_t>(a.storage_bytes());
-    if (operand < 0) copy_back.emplace_back(&outputs[next_output++], buffers.back().get());
+  for (size_t i = 0; i < arrays.pointers().size(); ++i) {
+    std::string what = "array " + std::to_string(i) + " of @" + k.info.symbol;
+    size_t bytes = arrays.bytes()[i];
+    buffers.push_back(std::make_unique<DeviceBuffer>(d, call, bytes, what));
+    d.check(d.cuMemcpyHtoD_v2(buffers.back()->ptr(), arrays.pointers()[i], bytes), call, "cuMemcpyHtoD of " + what);
+    array_bytes += static_cast<int64_t>(bytes);
+    if (k.info.operand_of_pointer[i] < 0) copy_back.emplace_back(arrays.pointers()[i], i);
   }
   std::vector<int64_t> grid = k.info.launch_grid;
   grid.resize(3, 1);
@@ -250,8 +237,8 @@ std::vector<interp::Array> CudaRunner::run(const Module& m, const Op& call, cons
   };
   launch();
   d.check(d.cuCtxSynchronize(), call, "running @" + k.info.symbol);
-  for (auto [host, dev] : copy_back)
-    d.check(d.cuMemcpyDtoH_v2(host->raw(), dev->ptr(), host->storage_bytes()), call, "cuMemcpyDtoH of an output");
+  for (auto [host, i] : copy_back)
+    d.check(d.cuMemcpyDtoH_v2(host, buffers[i]->ptr(), arrays.bytes()[i]), call, "cuMemcpyDtoH of an output");
 
   if (int n = impl_->options.timed_launches; n > 0) {
     launch();  // warm up
@@ -268,7 +255,7 @@ std::vector<interp::Array> CudaRunner::run(const Module& m, const Op& call, cons
     d.cuEventDestroy_v2(stop);
     impl_->timings.push_back(CudaTiming{"@" + k.info.symbol, ms / n, n, array_bytes});
   }
-  return outputs;
+  return arrays.outputs();
 }
 
 interp::PallasCallExecutor CudaRunner::executor(const Module& m) {

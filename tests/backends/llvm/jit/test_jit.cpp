@@ -17,6 +17,7 @@
 
 #include "backends/llvm/cuda_runner.h"
 #include "backends/llvm/jit.h"
+#include "backends/llvm/kernel_args.h"
 #include "backends/llvm/lower_kernel.h"
 #include "interpreter/inputs.h"
 #include "ir/parser.h"
@@ -303,6 +304,57 @@ func @main(%x: f32[64,16]) -> f32[64,16] {
 }
 )"));
   }
+}
+
+// bf16 / f16 are stored narrow and computed in f32 (the interpreter rounds
+// after every op, the compiled code at each store): within one rounding.
+TEST_CASE("jit: bf16 and f16 storage within one rounding of the interpreter") {
+  for (const char* dtype : {"bf16", "f16"}) {
+    SUBCASE(dtype) {
+      std::string text = R"(
+index_map @ij(%i: i32, %j: i32) -> (i32, i32) {
+  return %i, %j
+}
+kernel @k(%x: ref<T[32,64], vmem>, %y: ref<T[32,64], vmem>, %o: ref<T[32,64], vmem>) {
+  %a = get %x[:, :]
+  %b = get %y[:, :]
+  %c = mul %a, %b
+  %d = add %c, %a
+  %e = exp %d
+  swap %o[:, :], %e
+}
+func @main(%x: T[100,200], %y: T[100,200]) -> T[100,200] {
+  %o = pallas_call[kernel=@k, grid=(4, 4), in_specs=[spec((32, 64), @ij), spec((32, 64), @ij)],
+                   out_specs=[spec((32, 64), @ij)], out_shapes=[T[100,200]], dimension_semantics=(parallel, parallel)] %x, %y
+  return %o
+}
+)";
+      for (size_t at; (at = text.find("T[")) != std::string::npos;) text.replace(at, 1, dtype);
+      check_against_interpreter(parse_checked(text), "main", std::string(dtype) == "bf16" ? 0x1p-7 : 0x1p-10);
+    }
+  }
+}
+
+TEST_CASE("bf16 / f16 arrays are packed to 16 bits for the kernel and back, exactly") {
+  CHECK(half_value(DType::f16, 0x3C00) == 1.0f);
+  CHECK(half_value(DType::f16, 0x0001) == 0x1p-24f);  // the smallest subnormal
+  CHECK(half_value(DType::f16, 0x7BFF) == 65504.0f);
+  CHECK(half_value(DType::f16, 0xFC00) == -std::numeric_limits<float>::infinity());
+  CHECK(half_value(DType::bf16, 0x3F80) == 1.0f);
+  CHECK(half_value(DType::bf16, 0xC040) == -3.0f);
+  int checked = 0;
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    auto bits = static_cast<uint16_t>(b);
+    for (DType d : {DType::f16, DType::bf16}) {
+      float v = half_value(d, bits);
+      if (std::isnan(v)) continue;
+      // A value of the type: the interpreter's rounding leaves it as is.
+      if ((d == DType::f16 ? interp::round_to_f16(v) : interp::round_to_bf16(v)) != v) FAIL_CHECK(v << " is not a " << dtype_name(d));
+      if (half_bits(d, v) != bits) FAIL_CHECK(dtype_name(d) << " bits " << b << " -> " << v << " -> " << half_bits(d, v));
+      ++checked;
+    }
+  }
+  CHECK(checked > 120000);
 }
 
 // Every generated kernel that the interpreter runs, the JIT runs with the same
