@@ -151,6 +151,22 @@ struct Loaded {
 
 }  // namespace
 
+CudaKernelSource cuda_kernel_source(const Module& m, const Op& call, int sm, int threads) {
+  std::unique_ptr<llvm::TargetMachine> tm = target_machine(Target::nvptx, sm);
+  llvm::LLVMContext context;
+  llvm::Module module("tessera_cuda", context);
+  configure_module(module, *tm);
+  LowerOptions lo;
+  lo.target = Target::nvptx;
+  lo.sm = sm;
+  lo.threads = threads;
+  KernelInfo info = lower_pallas_call(module, m, call, lo);
+  link_libdevice(module);
+  optimize(module, *tm);
+  return CudaKernelSource{emit_ptx(module, *tm), info.symbol, info.launch_grid, info.threads, info.arena_bytes,
+                          info.operand_of_pointer};
+}
+
 std::optional<std::string> cuda_unavailable() {
   const Driver& d = driver();
   if (d.error.empty()) return std::nullopt;
@@ -178,29 +194,23 @@ const Loaded& CudaRunner::Impl::get(const Module& m, const Op& call) {
   auto it = kernels.find({&m, &call});
   if (it != kernels.end()) return it->second;
   const Driver& d = driver();
-  std::unique_ptr<llvm::TargetMachine> tm = target_machine(Target::nvptx, options.sm);
-  llvm::LLVMContext context;
-  llvm::Module module("tessera_cuda", context);
-  configure_module(module, *tm);
-  LowerOptions lo;
-  lo.target = Target::nvptx;
-  lo.sm = options.sm;
-  lo.threads = options.threads;
-  KernelInfo info = lower_pallas_call(module, m, call, lo);
-  link_libdevice(module);
-  optimize(module, *tm);
-  std::string ptx = emit_ptx(module, *tm);  // NUL-terminated by c_str()
+  CudaKernelSource source = cuda_kernel_source(m, call, options.sm, options.threads);
+  const std::string& ptx = source.ptx;  // NUL-terminated by c_str()
   std::string log(16384, '\0');
   int opts[2] = {kJitErrorLogBuffer, kJitErrorLogBufferBytes};
   void* vals[2] = {log.data(), reinterpret_cast<void*>(log.size())};
   CUmodule cu_module = nullptr;
   d.check(d.cuCtxSetCurrent(d.context), call, "cuCtxSetCurrent");
   if (CUresult r = d.cuModuleLoadDataEx(&cu_module, ptx.c_str(), 2, opts, vals))
-    throw Error(call.loc, "cuda: the driver rejected the PTX of @" + info.symbol + ": " + d.describe(r) + "\n" +
+    throw Error(call.loc, "cuda: the driver rejected the PTX of @" + source.symbol + ": " + d.describe(r) + "\n" +
                           log.substr(0, log.find('\0')));
   Loaded k;
-  k.info = info;
-  d.check(d.cuModuleGetFunction(&k.fn, cu_module, info.symbol.c_str()), call, "cuModuleGetFunction(" + info.symbol + ")");
+  k.info.symbol = source.symbol;
+  k.info.launch_grid = source.launch_grid;
+  k.info.threads = source.threads;
+  k.info.arena_bytes = source.arena_bytes;
+  k.info.operand_of_pointer = source.operand_of_pointer;
+  d.check(d.cuModuleGetFunction(&k.fn, cu_module, source.symbol.c_str()), call, "cuModuleGetFunction(" + source.symbol + ")");
   return kernels[{&m, &call}] = k;
 }
 

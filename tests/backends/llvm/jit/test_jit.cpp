@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 
@@ -432,6 +434,35 @@ TEST_CASE("jit: the property generator's random pallas_calls") {
   for (const auto& [what, n] : counts) summary += what + " " + std::to_string(n) + ", ";
   MESSAGE("property programs: " << summary);
   CHECK(counts["compared"] > 0);
+}
+
+// The compile half of --backend=cuda needs no GPU: the PTX the runner would
+// load, for every zoo kernel but the TPU-only ones, passes ptxas (when the
+// CUDA toolkit is installed) for sm_80 and sm_90.
+TEST_CASE("cuda: the runner's PTX for the zoo kernels passes ptxas") {
+  const std::string ptxas = "/usr/local/cuda/bin/ptxas";
+  bool have_ptxas = std::filesystem::exists(ptxas);
+  if (!have_ptxas) MESSAGE("no " << ptxas << ": only the PTX text is checked");
+  for (const char* name : {"add.tsr", "matmul.tsr", "softmax.tsr", "layernorm.tsr", "flash_attention.tsr", "cumsum.tsr",
+                           "row_sum.tsr", "gather_rows.tsr"}) {
+    Module m = load_example(name);
+    const Op& call = first_pallas_call(m);
+    for (int sm : {80, 90}) {
+      INFO(name << " sm_" << sm);
+      CudaKernelSource k = cuda_kernel_source(m, call, sm, 256);
+      CHECK(k.threads == 256);
+      CHECK(k.ptx.find(".visible .entry " + k.symbol + "(") != std::string::npos);
+      CHECK(k.ptx.find(".target sm_" + std::to_string(sm)) != std::string::npos);
+      if (!have_ptxas) continue;
+      std::filesystem::path dir = std::filesystem::temp_directory_path() / "tessera_test_jit";
+      std::filesystem::create_directories(dir);
+      std::string base = (dir / (std::string(name) + std::to_string(sm))).string();
+      std::ofstream(base + ".ptx") << k.ptx;
+      std::string cmd = ptxas + " -arch=sm_" + std::to_string(sm) + " " + base + ".ptx -o " + base + ".cubin > " + base +
+                        ".log 2>&1";
+      CHECK(std::system(cmd.c_str()) == 0);
+    }
+  }
 }
 
 TEST_CASE("cuda: without a driver, one clear error") {
