@@ -1,5 +1,5 @@
 // The grid point: program_id and num_programs (static grids: a constant), and
-// multiple_of, a hint that changes no value.
+// multiple_of, a hint that changes no value, and delay, which changes nothing.
 #include "backends/llvm/kernel_lowering.h"
 
 namespace tessera::backends::llvm_lowering {
@@ -24,6 +24,8 @@ void add_grid_rules(LlvmTable& t) {
     L.define(op.results[0], L.scalar_block(DType::i32, L.i32(static_cast<int32_t>(L.grid[axis_of(L, op)]))));
   });
   t.set("multiple_of", [](Lowering& L, const Op& op) { L.define(op.results[0], L.value(op.operands[0])); });
+  // `delay` only spends time; no value or memory depends on it.
+  t.set("delay", [](Lowering&, const Op&) {});
 }
 
 }  // namespace tessera::backends::llvm_lowering

@@ -187,6 +187,11 @@ void Lowering::for_each_element(const Shape& s, const std::function<void(const s
 
 void Lowering::barrier() {
   if (target != Target::nvptx) return;
+  // Two barriers in a row synchronize no more than one.
+  llvm::BasicBlock* bb = b.GetInsertBlock();
+  if (!bb->empty() && b.GetInsertPoint() == bb->end())
+    if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&bb->back()))
+      if (call->getIntrinsicID() == llvm::Intrinsic::nvvm_barrier0) return;
   b.CreateCall(intrinsic(llvm::Intrinsic::nvvm_barrier0));
 }
 

@@ -91,7 +91,9 @@ class KernelBuilder {
   llvm::Function* fn_ = nullptr;
   std::vector<llvm::Value*> arrays_;  // generic pointers: prefetch, inputs, outputs
 
-  const LlvmTable& table() const { return o_.target == Target::nvptx ? ptx_table() : llvm_table(); }
+  const LlvmTable& table() const {
+    return o_.rules ? *o_.rules : o_.target == Target::nvptx ? ptx_table() : llvm_table();
+  }
   void make_function(const std::string& symbol);
   void lower_grid_point(Lowering& L, const std::vector<RefView>& scratch);
   RefView block_view(Lowering& L, int m);
@@ -119,7 +121,7 @@ void KernelBuilder::make_function(const std::string& symbol) {
     fn_->addParamAttr(p, llvm::Attribute::getWithAlignment(ctx, llvm::Align(p == npointers - 1 ? 64 : 4)));
   }
   std::vector<std::string> names;
-  for (int j = 0; j < g_.num_scalar_prefetch(); ++j) names.push_back("prefetch" + std::to_string(j));
+  for (int j = 0; j < g_.num_scalar_prefetch(); ++j) names.push_back(g_.kernel->params()[j]->name);
   for (int i = 0; i < g_.num_inputs(); ++i) names.push_back(g_.kernel->params()[g_.input_param(i)]->name);
   for (int i = 0; i < g_.num_outputs(); ++i) names.push_back(g_.kernel->params()[g_.output_param(i)]->name);
   names.push_back("workspace");
@@ -354,6 +356,28 @@ void collect_calls(const Body& body, std::vector<const Op*>& calls, std::set<con
 
 KernelInfo lower_pallas_call(llvm::Module& module, const Module&, const Op& call, const LowerOptions& o) {
   return KernelBuilder(module, call, o).build();
+}
+
+std::vector<std::string> describe_kernel(const KernelInfo& k) {
+  auto list = [](const std::vector<int64_t>& v) {
+    std::string out = "(";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+    return out + ")";
+  };
+  GridMapping g = grid_mapping(*k.op);
+  std::string semantics;
+  for (int a = 0; a < g.grid_rank(); ++a)
+    semantics += std::string(a ? ", " : "") + (!g.dimension_semantics.empty() && g.is_parallel(a) ? "parallel" : "arbitrary");
+  std::string pointers;
+  for (int j = 0; j < g.num_scalar_prefetch(); ++j) pointers += g.kernel->params()[j]->name + ", ";
+  for (int i = 0; i < g.num_inputs(); ++i) pointers += g.kernel->params()[g.input_param(i)]->name + ", ";
+  for (int o = 0; o < g.num_outputs(); ++o) pointers += g.kernel->params()[g.output_param(o)]->name + ", ";
+  return {
+      k.symbol + ": pallas_call at " + k.op->loc.str() + ", grid " + list(g.grid) + " (" + semantics + ")",
+      k.symbol + ": pointers (" + pointers + "workspace); arena " + std::to_string(k.arena_bytes) + " bytes per grid point",
+      k.symbol + ": launch " + list(k.launch_grid) + " x " + std::to_string(k.threads) + " threads; " +
+          std::to_string(k.parallel_points) + " parallel points, arbitrary axes looped inside",
+  };
 }
 
 LoweredModule lower_module(const Module& m, const Body& entry, const LowerOptions& o) {

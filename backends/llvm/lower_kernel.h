@@ -3,7 +3,10 @@
 //
 // Operands of the function, in order: one pointer per array operand of the
 // pallas_call in GridMapping order (scalar prefetch, inputs, outputs: whole
-// arrays, row-major, storage dtype, bool as i8), then `workspace`.
+// arrays, row-major), then `workspace`. Elements as they lie in memory:
+// bf16 as its 2 bytes (the top half of the f32 bits), f16 as IEEE half,
+// bool as one byte 0 / 1, the others as their C types (the interpreter's
+// Arrays keep bf16 / f16 as float: a runner converts).
 //   host:  void NAME(ptr a0, ..., ptr workspace, i64 begin, i64 end)
 //          runs the parallel grid points with linear index in [begin, end)
 //          (row-major over the parallel axes), each with its arbitrary axes
@@ -43,10 +46,17 @@ struct LowerOptions {
   Target target = Target::host;
   int sm = 80;
   int threads = 256;
+  // Whose messages errors carry: null picks ptx_table() for nvptx and
+  // llvm_table() for the host; `tessera emit llvm` passes llvm_table().
+  const LlvmTable* rules = nullptr;
 };
 
 // Appends the function for `call` (a pallas_call op of `m`) to `module`.
 KernelInfo lower_pallas_call(llvm::Module& module, const Module& m, const Op& call, const LowerOptions& o);
+
+// What the runner needs to know of a kernel, for a reader: one line per
+// fact, e.g. "add_kernel: pallas_call at examples/add.tsr:19:3, grid (8, 4)".
+std::vector<std::string> describe_kernel(const KernelInfo& k);
 
 // Every pallas_call reached from `entry` (through `call` and control flow), in
 // program order. Ops outside kernels are not lowered (the host side is the

@@ -47,7 +47,9 @@ void LlvmTable::unsupported_family(Family f, const std::string& reason) { covera
 const LlvmRule& LlvmTable::at(const Op& op) const {
   if (const LlvmRule* r = find(*op.prim)) return *r;
   std::string why = coverage_.reason(*op.prim);
-  throw Error(op.loc, target() + ": no lowering for `" + op.name() + "`" + (why.empty() ? "" : ": " + why));
+  // "no lowering for `dma_start` (TPU-only)", as issue 13 words it.
+  std::string tail = why == kTpuOnly ? " (TPU-only)" : why.empty() ? "" : ": " + why;
+  throw Error(op.loc, target() + ": no lowering for `" + op.name() + "`" + tail);
 }
 
 const LlvmTable& ptx_table() {
@@ -64,6 +66,19 @@ const LlvmTable& llvm_table() {
 
 namespace tessera::backends::llvm_lowering {
 
-void add_unsupported_reasons(LlvmTable& t) { t.set_pending("not lowered yet (issue 13: PTX backend)"); }
+// Why a primitive has no lowering. Pallas-Triton rejects the same things
+// (`jax/_src/pallas/triton/lowering.py` has no rules for DMAs, semaphores or
+// meshes); a GPU has no equivalent of the TPU's DMA engines and semaphores.
+void add_unsupported_reasons(LlvmTable& t) {
+  for (const char* p : {"dma_start", "dma_wait", "semaphore_signal", "semaphore_wait", "semaphore_read",
+                        "get_barrier_semaphore", "prng_seed", "prng_random_bits", "axis_index", "device_id", "pmap",
+                        "core_map"})
+    t.unsupported(p, kTpuOnly);
+  t.unsupported("pallas_call", "a kernel cannot launch a kernel");
+  t.unsupported("debug_print", "compiled kernels do not print (run it with --backend=interp)");
+  t.unsupported("debug_check", "compiled kernels cannot stop with the check's message (run it with --backend=interp)");
+  // Rules of the other parts still to come say so (the coverage test allows it).
+  t.set_pending("not lowered yet (issue 13: PTX backend)");
+}
 
 }  // namespace tessera::backends::llvm_lowering

@@ -22,6 +22,8 @@
 namespace tessera::backends::llvm_lowering {
 
 struct Lowering;
+// The reason of the primitives only a TPU has (DMAs, semaphores, meshes).
+inline constexpr const char* kTpuOnly = "TPU-only";
 using LlvmRule = std::function<void(Lowering&, const Op&)>;
 
 class LlvmTable {
