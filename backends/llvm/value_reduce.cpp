@@ -1,5 +1,5 @@
-// Reductions (reduce_sum / prod / max / min / and / or), argmax / argmin and
-// cumsum. Each result is computed once into an arena buffer (its consumers,
+// Reductions (reduce_sum / prod / max / min / and / or), argmax / argmin,
+// cumsum, and sort (which compares along a line the way they combine). Each result is computed once into an arena buffer (its consumers,
 // often a broadcast back over the reduced axes, read it many times), one
 // output element per thread on NVPTX, from the operand materialized in the
 // arena.
@@ -231,9 +231,76 @@ void lower_cumsum(Lowering& L, const Op& op) {
   L.define(op.results[0], L.buffer_block(op.results[0]->type, out));
 }
 
+// sort's key of a compute value (the interpreter's sort_key): floats through
+// the double's bits, flipped so that unsigned order is the total order
+// -NaN < -inf < ... < -0 < +0 < ... < inf < NaN; signed integers with the
+// sign bit flipped; descending: all bits flipped.
+llvm::Value* sort_key(Lowering& L, llvm::Value* v, DType d, bool descending) {
+  auto& B = L.b;
+  llvm::Value* k;
+  const uint64_t sign = uint64_t{1} << 63;
+  if (is_float(d)) {
+    llvm::Value* u = B.CreateBitCast(d == DType::f64 ? v : B.CreateFPExt(v, B.getDoubleTy()), B.getInt64Ty());
+    k = B.CreateSelect(B.CreateICmpSLT(u, L.i64(0)), B.CreateNot(u), B.CreateOr(u, B.getInt64(sign)));
+  } else if (is_unsigned(d)) {
+    k = B.CreateZExt(v, B.getInt64Ty());
+  } else {
+    k = B.CreateXor(B.CreateSExt(v, B.getInt64Ty()), B.getInt64(sign));
+  }
+  return descending ? B.CreateNot(k) : k;
+}
+
+// sort[dimension, num_keys, descending]: stable, lexicographic on the first
+// num_keys operands. Each element's place is its rank in its line: the number
+// of elements whose (keys, position) is smaller, so every element is placed by
+// its own thread on NVPTX; O(n^2) per line of n, fine for block-sized lines.
+void lower_sort(Lowering& L, const Op& op) {
+  std::vector<Block> xs;
+  for (size_t k = 0; k < op.num_main_operands(); ++k) xs.push_back(L.materialize(L.value(op.main_operand(static_cast<int>(k)))));
+  const Shape s = xs[0].type.shape();
+  const int dim = static_cast<int>(op.int_param("dimension"));
+  const int64_t keys = op.int_param("num_keys");
+  const bool descending = op.bool_param("descending");
+  const int64_t n = s[static_cast<size_t>(dim)];
+  const int64_t stride = row_major_strides(s)[static_cast<size_t>(dim)];
+  std::vector<llvm::Value*> outs;
+  for (const Block& x : xs) {
+    llvm::Type* t = L.compute_type(x.type.dtype());
+    outs.push_back(L.arena_alloc(std::max<int64_t>(1, static_cast<int64_t>(L.module.getDataLayout().getTypeAllocSize(t)) *
+                                                         x.type.array_type().size())));
+  }
+  L.for_each_element(s, [&](const Index& idx) {
+    auto& B = L.b;
+    llvm::Value* i = idx[static_cast<size_t>(dim)];
+    llvm::Value* flat = L.linear_index(s, idx);
+    llvm::Value* line = B.CreateSub(flat, B.CreateMul(i, L.i64(stride)));
+    std::vector<llvm::Value*> mine;
+    for (int64_t k = 0; k < keys; ++k) mine.push_back(sort_key(L, load_flat(L, xs[k], flat), xs[k].type.dtype(), descending));
+    llvm::Value* rank = local_variable(L, B.getInt64Ty(), "rank");
+    B.CreateStore(L.i64(0), rank);
+    L.for_range(L.i64(0), L.i64(n), [&](llvm::Value* j) {
+      llvm::Value* at = B.CreateAdd(line, B.CreateMul(j, L.i64(stride)));
+      // (key_0(j), ..., j) < (key_0(i), ..., i), built from the last key out.
+      llvm::Value* before = B.CreateICmpULT(j, i);
+      for (int64_t k = keys - 1; k >= 0; --k) {
+        llvm::Value* theirs = sort_key(L, load_flat(L, xs[k], at), xs[k].type.dtype(), descending);
+        before = B.CreateOr(B.CreateICmpULT(theirs, mine[k]), B.CreateAnd(B.CreateICmpEQ(theirs, mine[k]), before));
+      }
+      B.CreateStore(B.CreateAdd(B.CreateLoad(B.getInt64Ty(), rank), B.CreateZExt(before, B.getInt64Ty())), rank);
+    });
+    llvm::Value* dst = B.CreateAdd(line, B.CreateMul(B.CreateLoad(B.getInt64Ty(), rank), L.i64(stride)));
+    for (size_t k = 0; k < xs.size(); ++k) {
+      llvm::Type* t = L.compute_type(xs[k].type.dtype());
+      B.CreateStore(load_flat(L, xs[k], flat), B.CreateGEP(t, outs[k], dst));
+    }
+  });
+  for (size_t k = 0; k < xs.size(); ++k) L.define(op.results[k], L.buffer_block(op.results[k]->type, outs[k]));
+}
+
 }  // namespace
 
 void add_reduce_rules(LlvmTable& t) {
+  t.set("sort", lower_sort);
   t.set("reduce_sum", reduce_rule(Red::sum));
   t.set("reduce_prod", reduce_rule(Red::prod));
   t.set("reduce_max", reduce_rule(Red::max));
