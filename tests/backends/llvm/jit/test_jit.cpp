@@ -364,7 +364,7 @@ TEST_CASE("bf16 / f16 arrays are packed to 16 bits for the kernel and back, exac
 // with a located "no lowering" error.
 TEST_CASE("jit: the property generator's random pallas_calls") {
   const char* env = std::getenv("TESSERA_JIT_PROPERTY_CASES");
-  int cases = env ? std::atoi(env) : 60;
+  int cases = env ? std::atoi(env) : 300;
   std::map<std::string, int> counts;
   for (int c = 0; c < cases; ++c) {
     uint64_t seed = 5000 + static_cast<uint64_t>(c);
