@@ -10,6 +10,7 @@
 //   shift amounts are unsigned, >= the width gives 0 (or the sign fill);
 //   float max / min propagate NaN; bf16 / f16 compute in f32 and every result
 //   is rounded to its precision (value_convert.cpp).
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -272,18 +273,24 @@ const std::map<std::string, Formula, std::less<>>& formulas() {
   return table;
 }
 
+// A transcendental (a libm / libdevice call) counts as this many ops in a
+// Block's cost: a generator using one that is read twice is worth a buffer
+// (Lowering::kMaxLazyCost), so softmax's exp runs once per element.
+constexpr int kTranscendentalCost = Lowering::kMaxLazyCost;
+
 // `formula` applied at every element: operands of rank 0 broadcast, a bf16 /
 // f16 result is rounded to its precision.
 LlvmRule nary_rule(Formula formula) {
   return [formula = std::move(formula)](Lowering& L, const Op& op) {
     std::vector<Block> xs = operand_blocks(L, op);
     DType in = xs[0].type.dtype(), out = op.results[0]->type.dtype();
-    L.define(op.results[0], generator(op.results[0]->type, xs,
-                                      [xs, formula, in, out](Lowering& L2, const std::vector<llvm::Value*>& idx) {
-                                        Args a;
-                                        for (const Block& x : xs) a.push_back(element_at(L2, x, idx));
-                                        return round_float(L2, formula(L2, in, a), out);
-                                      }));
+    Block r = generator(op.results[0]->type, xs, [xs, formula, in, out](Lowering& L2, const std::vector<llvm::Value*>& idx) {
+      Args a;
+      for (const Block& x : xs) a.push_back(element_at(L2, x, idx));
+      return round_float(L2, formula(L2, in, a), out);
+    });
+    if (op.prim->transcendental) r.cost += kTranscendentalCost;
+    L.define(op.results[0], std::move(r));
   };
 }
 
