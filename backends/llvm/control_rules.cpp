@@ -5,6 +5,9 @@
 // it: an alloca for a scalar (mem2reg turns it into SSA), an arena buffer for
 // an array; on NVPTX every thread computes the same scalars, so branch
 // conditions and trip counts are uniform and barriers inside bodies are safe.
+#include <optional>
+#include <span>
+
 #include <llvm/IR/Function.h>
 
 #include "backends/llvm/kernel_lowering.h"
@@ -53,12 +56,32 @@ Block load_slot(Lowering& L, const Slot& s) {
   return L.buffer_block(s.type, s.ptr);
 }
 
-// A body parameter receives an operand: a Ref's view, or a value's Block.
-void bind(Lowering& L, const Var* param, const Value& operand) {
-  if (param->type.is_ref())
-    L.define_ref(param, L.ref(operand));
+// What a body parameter receives: a Ref's view or a value's Block, resolved
+// where the op is (outside the branch or loop), so that a Block materialized
+// on first use is computed once, where it dominates every use.
+struct Operand {
+  std::optional<RefView> ref;
+  std::optional<Block> value;
+};
+
+std::vector<Operand> resolve(Lowering& L, std::span<const Value> operands) {
+  std::vector<Operand> out;
+  for (const Value& v : operands) {
+    Operand o;
+    if (v.type().is_ref())
+      o.ref = L.ref(v);
+    else
+      o.value = L.value(v);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+void bind(Lowering& L, const Var* param, const Operand& operand) {
+  if (operand.ref)
+    L.define_ref(param, *operand.ref);
   else
-    L.define(param, L.value(operand));
+    L.define(param, *operand.value);
 }
 
 std::vector<Slot> slots_for(Lowering& L, const std::vector<Type>& types) {
@@ -92,6 +115,7 @@ void lower_cond(Lowering& L, const Op& op) {
     index = L.b.CreateSelect(L.b.CreateICmpSGT(index, L.i32(n - 1)), L.i32(n - 1), index);
   }
   L.before_nested_body();
+  std::vector<Operand> args = resolve(L, c.args());
   std::vector<Slot> slots = slots_for(L, branches[0]->output_types());
   llvm::BasicBlock* join = llvm::BasicBlock::Create(L.llctx, "cond.join", L.fn);
   llvm::SwitchInst* sw = L.b.CreateSwitch(index, join, static_cast<unsigned>(n));
@@ -100,7 +124,7 @@ void lower_cond(Lowering& L, const Op& op) {
     sw->addCase(L.b.getInt32(static_cast<uint32_t>(i)), bb);
     L.b.SetInsertPoint(bb);
     const Body& body = *branches[i];
-    for (size_t a = 0; a < c.args().size(); ++a) bind(L, body.params()[a], c.args()[a]);
+    for (size_t a = 0; a < args.size(); ++a) bind(L, body.params()[a], args[a]);
     lower_into(L, body, slots);
     L.b.CreateBr(join);
   }
@@ -120,10 +144,11 @@ void lower_for(Lowering& L, const Op& op) {
   for (const Value& v : operands.carries) carry_types.push_back(v.type());
   std::vector<Slot> slots = slots_for(L, carry_types);
   for (size_t k = 0; k < slots.size(); ++k) store_slot(L, slots[k], L.value(operands.carries[k]));
+  std::vector<Operand> consts = resolve(L, operands.consts);
   const Body& body = f.body();
   L.for_range(lo, hi, [&](llvm::Value* i) {
     L.define(f.index_param(), L.scalar_block(f.index_param()->type.dtype(), i));
-    for (size_t k = 0; k < operands.consts.size(); ++k) bind(L, params.consts[k], operands.consts[k]);
+    for (size_t k = 0; k < consts.size(); ++k) bind(L, params.consts[k], consts[k]);
     for (size_t k = 0; k < slots.size(); ++k) L.define(params.carries[k], load_slot(L, slots[k]));
     lower_into(L, body, slots);
   });
@@ -138,13 +163,14 @@ void lower_while(Lowering& L, const Op& op) {
   for (const Value& v : operands.carries) carry_types.push_back(v.type());
   std::vector<Slot> slots = slots_for(L, carry_types);
   for (size_t k = 0; k < slots.size(); ++k) store_slot(L, slots[k], L.value(operands.carries[k]));
+  std::vector<Operand> consts = resolve(L, operands.consts);
   llvm::BasicBlock* head = llvm::BasicBlock::Create(L.llctx, "while.cond", L.fn);
   llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(L.llctx, "while.body", L.fn);
   llvm::BasicBlock* exit = llvm::BasicBlock::Create(L.llctx, "while.done", L.fn);
   L.b.CreateBr(head);
   L.b.SetInsertPoint(head);
   auto bind_all = [&](LoopParts<Var*> params) {
-    for (size_t k = 0; k < operands.consts.size(); ++k) bind(L, params.consts[k], operands.consts[k]);
+    for (size_t k = 0; k < consts.size(); ++k) bind(L, params.consts[k], consts[k]);
     for (size_t k = 0; k < slots.size(); ++k) L.define(params.carries[k], load_slot(L, slots[k]));
   };
   bind_all(w.cond_params());
@@ -190,10 +216,11 @@ void lower_scan(Lowering& L, const Op& op) {
   for (size_t r = carries.size(); r < op.results.size(); ++r) ys.push_back(make_slot(L, op.results[r]->type));
   std::vector<Block> xs;
   for (const Value& v : operands.xs) xs.push_back(L.materialize(L.value(v)));
+  std::vector<Operand> consts = resolve(L, operands.consts);
   const Body& body = s.body();
   L.for_range(L.i64(0), L.i64(s.length), [&](llvm::Value* step) {
     llvm::Value* i = s.reverse ? L.b.CreateSub(L.i64(s.length - 1), step) : step;
-    for (size_t k = 0; k < operands.consts.size(); ++k) bind(L, params.consts[k], operands.consts[k]);
+    for (size_t k = 0; k < consts.size(); ++k) bind(L, params.consts[k], consts[k]);
     for (size_t k = 0; k < carries.size(); ++k) L.define(params.carries[k], load_slot(L, carries[k]));
     for (size_t k = 0; k < xs.size(); ++k) L.define(params.xs[k], slice_of(xs[k], i));
     int64_t mark = L.arena_mark();
@@ -219,7 +246,8 @@ void lower_scan(Lowering& L, const Op& op) {
 // Scratch Refs live in the arena for the body's duration.
 void lower_run_scoped(Lowering& L, const Op& op) {
   RunScopedView r(op);
-  for (size_t a = 0; a < r.args().size(); ++a) bind(L, r.arg_params()[a], r.args()[a]);
+  std::vector<Operand> args = resolve(L, r.args());
+  for (size_t a = 0; a < args.size(); ++a) bind(L, r.arg_params()[a], args[a]);
   for (const Var* p : r.scratch_params()) {
     const Shape& shape = p->type.shape();
     RefView v;
@@ -249,7 +277,8 @@ void inline_body(Lowering& L, const Op& op, const Body& callee) {
   static thread_local int depth = 0;
   if (depth > 64) throw L.error(op, "calls nest more than 64 deep (recursion is not lowered)");
   ++depth;
-  for (size_t a = 0; a < op.operands.size(); ++a) bind(L, callee.params()[a], op.operands[a]);
+  std::vector<Operand> args = resolve(L, op.operands);
+  for (size_t a = 0; a < args.size(); ++a) bind(L, callee.params()[a], args[a]);
   L.lower_ops(callee);
   for (size_t k = 0; k < op.results.size(); ++k) L.define(op.results[k], L.value(callee.outputs()[k]));
   --depth;

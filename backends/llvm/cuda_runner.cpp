@@ -12,9 +12,8 @@
 #include <utility>
 
 #include "backends/llvm/codegen.h"
+#include "backends/llvm/kernel_args.h"
 #include "backends/llvm/lower_kernel.h"
-#include "interpreter/region.h"
-#include "ir/grid_mapping.h"
 
 namespace tessera::backends::llvm_lowering {
 namespace {
@@ -152,6 +151,22 @@ struct Loaded {
 
 }  // namespace
 
+CudaKernelSource cuda_kernel_source(const Module& m, const Op& call, int sm, int threads) {
+  std::unique_ptr<llvm::TargetMachine> tm = target_machine(Target::nvptx, sm);
+  llvm::LLVMContext context;
+  llvm::Module module("tessera_cuda", context);
+  configure_module(module, *tm);
+  LowerOptions lo;
+  lo.target = Target::nvptx;
+  lo.sm = sm;
+  lo.threads = threads;
+  KernelInfo info = lower_pallas_call(module, m, call, lo);
+  link_libdevice(module);
+  optimize(module, *tm);
+  return CudaKernelSource{emit_ptx(module, *tm), info.symbol, info.launch_grid, info.threads, info.arena_bytes,
+                          info.operand_of_pointer};
+}
+
 std::optional<std::string> cuda_unavailable() {
   const Driver& d = driver();
   if (d.error.empty()) return std::nullopt;
@@ -179,29 +194,23 @@ const Loaded& CudaRunner::Impl::get(const Module& m, const Op& call) {
   auto it = kernels.find({&m, &call});
   if (it != kernels.end()) return it->second;
   const Driver& d = driver();
-  std::unique_ptr<llvm::TargetMachine> tm = target_machine(Target::nvptx, options.sm);
-  llvm::LLVMContext context;
-  llvm::Module module("tessera_cuda", context);
-  configure_module(module, *tm);
-  LowerOptions lo;
-  lo.target = Target::nvptx;
-  lo.sm = options.sm;
-  lo.threads = options.threads;
-  KernelInfo info = lower_pallas_call(module, m, call, lo);
-  link_libdevice(module);
-  optimize(module, *tm);
-  std::string ptx = emit_ptx(module, *tm);  // NUL-terminated by c_str()
+  CudaKernelSource source = cuda_kernel_source(m, call, options.sm, options.threads);
+  const std::string& ptx = source.ptx;  // NUL-terminated by c_str()
   std::string log(16384, '\0');
   int opts[2] = {kJitErrorLogBuffer, kJitErrorLogBufferBytes};
   void* vals[2] = {log.data(), reinterpret_cast<void*>(log.size())};
   CUmodule cu_module = nullptr;
   d.check(d.cuCtxSetCurrent(d.context), call, "cuCtxSetCurrent");
   if (CUresult r = d.cuModuleLoadDataEx(&cu_module, ptx.c_str(), 2, opts, vals))
-    throw Error(call.loc, "cuda: the driver rejected the PTX of @" + info.symbol + ": " + d.describe(r) + "\n" +
+    throw Error(call.loc, "cuda: the driver rejected the PTX of @" + source.symbol + ": " + d.describe(r) + "\n" +
                           log.substr(0, log.find('\0')));
   Loaded k;
-  k.info = info;
-  d.check(d.cuModuleGetFunction(&k.fn, cu_module, info.symbol.c_str()), call, "cuModuleGetFunction(" + info.symbol + ")");
+  k.info.symbol = source.symbol;
+  k.info.launch_grid = source.launch_grid;
+  k.info.threads = source.threads;
+  k.info.arena_bytes = source.arena_bytes;
+  k.info.operand_of_pointer = source.operand_of_pointer;
+  d.check(d.cuModuleGetFunction(&k.fn, cu_module, source.symbol.c_str()), call, "cuModuleGetFunction(" + source.symbol + ")");
   return kernels[{&m, &call}] = k;
 }
 
@@ -210,30 +219,18 @@ std::vector<interp::Array> CudaRunner::run(const Module& m, const Op& call, cons
   const Driver& d = driver();
   const Loaded& k = impl_->get(m, call);
   d.check(d.cuCtxSetCurrent(d.context), call, "cuCtxSetCurrent");
-  GridMapping g = grid_mapping(call);
-
-  // Outputs start as the interpreter's HBM buffers do (jit.cpp does the same).
-  std::vector<interp::Array> outputs;
-  for (int out = 0; out < g.num_outputs(); ++out) {
-    std::optional<int64_t> aliased;
-    for (auto [in, to] : g.aliases)
-      if (to == out && in >= 0) aliased = in;
-    const Type& t = g.out_types[static_cast<size_t>(out)];
-    outputs.push_back(aliased ? operands.at(static_cast<size_t>(g.input_operand(static_cast<int>(*aliased)))).copy()
-                              : interp::uninitialized_array(t.dtype(), t.shape(), impl_->options.uninit_zero));
-  }
+  KernelArrays arrays(call, k.info.operand_of_pointer, operands, impl_->options.uninit_zero);
   // Every array goes to the device; the outputs come back.
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
-  std::vector<std::pair<interp::Array*, DeviceBuffer*>> copy_back;
+  std::vector<std::pair<void*, size_t>> copy_back;  // host buffer, pointer index
   int64_t array_bytes = 0;
-  size_t next_output = 0;
-  for (int operand : k.info.operand_of_pointer) {
-    const interp::Array& a = operand < 0 ? outputs.at(next_output) : operands.at(static_cast<size_t>(operand));
-    std::string what = operand < 0 ? "output " + std::to_string(next_output) : "operand " + std::to_string(operand);
-    buffers.push_back(std::make_unique<DeviceBuffer>(d, call, a.storage_bytes(), what));
-    d.check(d.cuMemcpyHtoD_v2(buffers.back()->ptr(), a.raw(), a.storage_bytes()), call, "cuMemcpyHtoD of " + what);
-    array_bytes += static_cast<int64_t>(a.storage_bytes());
-    if (operand < 0) copy_back.emplace_back(&outputs[next_output++], buffers.back().get());
+  for (size_t i = 0; i < arrays.pointers().size(); ++i) {
+    std::string what = "array " + std::to_string(i) + " of @" + k.info.symbol;
+    size_t bytes = arrays.bytes()[i];
+    buffers.push_back(std::make_unique<DeviceBuffer>(d, call, bytes, what));
+    d.check(d.cuMemcpyHtoD_v2(buffers.back()->ptr(), arrays.pointers()[i], bytes), call, "cuMemcpyHtoD of " + what);
+    array_bytes += static_cast<int64_t>(bytes);
+    if (k.info.operand_of_pointer[i] < 0) copy_back.emplace_back(arrays.pointers()[i], i);
   }
   std::vector<int64_t> grid = k.info.launch_grid;
   grid.resize(3, 1);
@@ -250,8 +247,8 @@ std::vector<interp::Array> CudaRunner::run(const Module& m, const Op& call, cons
   };
   launch();
   d.check(d.cuCtxSynchronize(), call, "running @" + k.info.symbol);
-  for (auto [host, dev] : copy_back)
-    d.check(d.cuMemcpyDtoH_v2(host->raw(), dev->ptr(), host->storage_bytes()), call, "cuMemcpyDtoH of an output");
+  for (auto [host, i] : copy_back)
+    d.check(d.cuMemcpyDtoH_v2(host, buffers[i]->ptr(), arrays.bytes()[i]), call, "cuMemcpyDtoH of an output");
 
   if (int n = impl_->options.timed_launches; n > 0) {
     launch();  // warm up
@@ -268,7 +265,7 @@ std::vector<interp::Array> CudaRunner::run(const Module& m, const Op& call, cons
     d.cuEventDestroy_v2(stop);
     impl_->timings.push_back(CudaTiming{"@" + k.info.symbol, ms / n, n, array_bytes});
   }
-  return outputs;
+  return arrays.outputs();
 }
 
 interp::PallasCallExecutor CudaRunner::executor(const Module& m) {

@@ -24,6 +24,18 @@ namespace tessera::backends::llvm_lowering {
 // cannot open shared object file)", "cuInit failed: ..."), or nullopt when it can.
 std::optional<std::string> cuda_unavailable();
 
+// What the runner loads for one pallas_call: its PTX (libdevice linked, O3)
+// and how to launch it. Needs no driver (tests check it with ptxas).
+struct CudaKernelSource {
+  std::string ptx;
+  std::string symbol;
+  std::vector<int64_t> launch_grid;  // x, y, z CTAs (fewer entries: 1)
+  int threads = 0;                   // per CTA
+  int64_t arena_bytes = 0;           // workspace per CTA
+  std::vector<int> operand_of_pointer;
+};
+CudaKernelSource cuda_kernel_source(const Module& m, const Op& call, int sm, int threads);
+
 struct CudaOptions {
   int sm = 0;                // PTX target: 80 or 90; 0: 90 on a compute capability 9.x device, else 80
   int threads = 256;         // threads per CTA

@@ -5,11 +5,13 @@
 namespace tessera::backends::llvm_lowering {
 namespace {
 
+// The grid axis of program_id / num_programs[axis=k]: vmapped axes skipped.
 int axis_of(Lowering& L, const Op& op) {
   int64_t axis = op.int_param("axis");
-  if (axis < 0 || axis >= static_cast<int64_t>(L.program_ids.size()))
-    throw L.error(op, "grid axis " + std::to_string(axis) + " outside the grid of rank " + std::to_string(L.program_ids.size()));
-  return static_cast<int>(axis);
+  if (axis < 0 || axis >= static_cast<int64_t>(L.kernel_axes.size()))
+    throw L.error(op, "axis " + std::to_string(axis) + " is out of range for a kernel grid of rank " +
+                          std::to_string(L.kernel_axes.size()));
+  return L.kernel_axes[static_cast<size_t>(axis)];
 }
 
 }  // namespace

@@ -19,10 +19,8 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "backends/llvm/codegen.h"
+#include "backends/llvm/kernel_args.h"
 #include "backends/llvm/lower_kernel.h"
-#include "interpreter/region.h"
-#include "ir/effects.h"
-#include "ir/grid_mapping.h"
 
 namespace tessera::backends::llvm_lowering {
 namespace {
@@ -167,40 +165,8 @@ std::vector<interp::Array> HostJit::run(const Module& m, const Op& call, const s
     k = impl_->get(m, call);
   }
   const JitOptions& o = impl_->options;
-  GridMapping g = grid_mapping(call);
-
-  // Outputs start as the interpreter's HBM buffers do: an aliased output as
-  // its input's values, the others uninitialized.
-  std::vector<interp::Array> outputs;
-  for (int out = 0; out < g.num_outputs(); ++out) {
-    std::optional<int64_t> aliased;
-    for (auto [in, to] : g.aliases)
-      if (to == out && in >= 0) aliased = in;
-    const Type& t = g.out_types[static_cast<size_t>(out)];
-    outputs.push_back(aliased ? operands.at(static_cast<size_t>(g.input_operand(static_cast<int>(*aliased)))).copy()
-                              : interp::uninitialized_array(t.dtype(), t.shape(), o.uninit_zero));
-  }
-  // The kernel writes arrays in place: an operand it writes (an input or
-  // scalar-prefetch Ref) gets a private copy, the caller's array stays as is.
-  Effects effects = compute_effects(*g.kernel);
-  auto kernel_writes = [&](int param) { return effects.writes(param) || effects.accums(param); };
-  std::vector<std::optional<interp::Array>> written(operands.size());
-  for (int j = 0; j < g.num_scalar_prefetch(); ++j)
-    if (kernel_writes(j)) written[static_cast<size_t>(g.scalar_prefetch_operand(j))] = operands[static_cast<size_t>(g.scalar_prefetch_operand(j))].copy();
-  for (int i = 0; i < g.num_inputs(); ++i)
-    if (kernel_writes(g.input_param(i))) written[static_cast<size_t>(g.input_operand(i))] = operands[static_cast<size_t>(g.input_operand(i))].copy();
-
-  std::vector<void*> pointers;
-  size_t next_output = 0;
-  for (int operand : k.info.operand_of_pointer) {
-    if (operand < 0) {
-      pointers.push_back(outputs.at(next_output++).raw());
-    } else {
-      size_t j = static_cast<size_t>(operand);
-      std::optional<interp::Array>& own = written.at(j);
-      pointers.push_back(own ? own->raw() : const_cast<void*>(operands.at(j).raw()));
-    }
-  }
+  KernelArrays arrays(call, k.info.operand_of_pointer, operands, o.uninit_zero);
+  std::vector<void*> pointers = arrays.pointers();
   pointers.push_back(nullptr);  // the workspace, per thread
 
   int64_t points = k.info.parallel_points;
@@ -219,7 +185,7 @@ std::vector<interp::Array> HostJit::run(const Module& m, const Op& call, const s
       workers.emplace_back(run_range, points * t / threads, points * (t + 1) / threads);
     for (std::thread& w : workers) w.join();
   }
-  return outputs;
+  return arrays.outputs();
 }
 
 interp::PallasCallExecutor HostJit::executor(const Module& m) {

@@ -1,6 +1,7 @@
 #include "backends/llvm/kernel_lowering.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include <llvm/ADT/APFloat.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -351,6 +352,11 @@ void Lowering::lower_ops(const Body& body) {
     table.at(op)(*this, op);
   }
   current_ = outer;
+  // The body's own lazy values are gone with it (what it returns is defined
+  // again by its op's rule): none may be materialized where they do not dominate.
+  std::unordered_set<const Var*> local(body.params().begin(), body.params().end());
+  for (const Op& op : body.ops()) local.insert(op.results.begin(), op.results.end());
+  std::erase_if(lazy_, [&](const Var* v) { return local.count(v) > 0; });
 }
 
 bool Lowering::used_later(const Var* v) const {

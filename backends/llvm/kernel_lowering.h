@@ -157,6 +157,9 @@ struct Lowering {
   // ---- the grid point (set by lower_kernel.cpp) --------------------------------
   std::vector<llvm::Value*> program_ids;  // i32, one per grid axis
   std::vector<int64_t> grid;              // static grid sizes
+  // The grid axis that program_id / num_programs[axis=k] names: axes added by
+  // vmap (GridMapping::vmapped_dims) are skipped, as the interpreter does.
+  std::vector<int> kernel_axes;
   llvm::Value* arena_base = nullptr;      // this grid point's arena (i8 pointer)
   llvm::Value* thread_id = nullptr;       // i64: tid.x on NVPTX, 0 on the host
 

@@ -77,8 +77,6 @@ void add_unsupported_reasons(LlvmTable& t) {
   t.unsupported("pallas_call", "a kernel cannot launch a kernel");
   t.unsupported("debug_print", "compiled kernels do not print (run it with --backend=interp)");
   t.unsupported("debug_check", "compiled kernels cannot stop with the check's message (run it with --backend=interp)");
-  // Rules of the other parts still to come say so (the coverage test allows it).
-  t.set_pending("not lowered yet (issue 13: PTX backend)");
 }
 
 }  // namespace tessera::backends::llvm_lowering
