@@ -252,10 +252,14 @@ llvm::Value* Lowering::to_storage(llvm::Value* computed, DType d) {
   }
 }
 
+// interpreter/region.cpp fill_uninitialized (RunOptions::Uninit::nan): NaN,
+// true, or the integer type's largest value.
 llvm::Value* Lowering::padding_value(DType d) {
   llvm::Type* ct = compute_type(d);
   if (is_float(d)) return llvm::ConstantFP::getNaN(ct);
-  return llvm::Constant::getNullValue(ct);
+  if (is_bool(d)) return b.getInt1(true);
+  unsigned bits = ct->getIntegerBitWidth();
+  return b.getInt(is_unsigned_int(d) ? llvm::APInt::getMaxValue(bits) : llvm::APInt::getSignedMaxValue(bits));
 }
 
 // ---- helpers -------------------------------------------------------------------

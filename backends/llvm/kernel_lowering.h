@@ -55,8 +55,9 @@ struct Block {
 
 // A Ref: elements at base + sum_d (origin[d] + i[d]) * stride[d]; element i is
 // real iff 0 <= origin[d] + i[d] < extent[d] for every d. Reading an element
-// that is not real gives the interpreter's padding value (NaN for floats,
-// RunOptions::Uninit::nan; 0 for integers and bools); writing one is dropped.
+// that is not real gives the interpreter's padding value (its uninitialized
+// memory, RunOptions::Uninit::nan: NaN, the integer's largest value, true);
+// writing one is dropped.
 struct RefView {
   Type type;                   // ref<dtype[shape], space>
   llvm::Value* base = nullptr; // element pointer (generic address space), storage dtype
@@ -120,7 +121,7 @@ struct Lowering {
   llvm::Value* to_compute(llvm::Value* stored, DType d);
   // bf16 / f16 round to nearest even (NaN stays NaN), as the interpreter does.
   llvm::Value* to_storage(llvm::Value* computed, DType d);
-  // NaN for floats, 0 otherwise: what a padding element reads as.
+  // What a padding element reads as: NaN, the integer type's largest value, true.
   llvm::Value* padding_value(DType d);
 
   // ---- helpers ----------------------------------------------------------------
