@@ -385,13 +385,6 @@ void lower_clamp(Lowering& L, const Op& op) {
   nary_rule([](Lowering& L2, DType d, const Args& a) { return min_of(L2, max_of(L2, a[1], a[0], d), a[2], d); })(L, op);
 }
 
-// multiple_of: a hint; the value itself.
-void lower_multiple_of(Lowering& L, const Op& op) {
-  Block x = L.value(op.main_operand(0));
-  x.type = op.results[0]->type;
-  L.define(op.results[0], std::move(x));
-}
-
 }  // namespace
 
 void add_elementwise_rules(LlvmTable& t) {
@@ -401,7 +394,6 @@ void add_elementwise_rules(LlvmTable& t) {
   t.set("reduce_precision", lower_reduce_precision);
   t.set("select_n", lower_select_n);
   t.set("clamp", lower_clamp);
-  t.set("multiple_of", lower_multiple_of);
 }
 
 }  // namespace tessera::backends::llvm_lowering

@@ -575,7 +575,6 @@ TEST_CASE("llvm values: every value primitive has a rule") {
         CAPTURE(p->name);
         CHECK(t->find(*p) != nullptr);
       }
-  CHECK(ll::llvm_table().find(prim("multiple_of")) != nullptr);
 }
 
 TEST_CASE("llvm values: what they compared") {
