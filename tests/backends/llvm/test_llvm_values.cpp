@@ -535,6 +535,16 @@ TEST_CASE("llvm values: the rules lower for NVPTX and ptxas accepts them") {
   ops.push_back({"cumsum[axis=1] %a3", i});
   ops.push_back({"dot_general[lhs_contracting=(1), rhs_contracting=(1)] %a0, %a0", arr(DType::f32, {8, 8})});
   ops.push_back({"convert_element_type[new_dtype=bf16] %a1", h});
+  ops.push_back({"convert_element_type[new_dtype=u32] %a0", arr(DType::u32, {8, 40})});
+  ops.push_back({"convert_element_type[new_dtype=f16] %a3", arr(DType::f16, {8, 40})});
+  ops.push_back({"round[rounding_method=to_nearest_even] %a0", f});
+  ops.push_back({"is_finite %a0", arr(DType::i1, {8, 40})});
+  ops.push_back({"reduce_precision[exponent_bits=5, mantissa_bits=2] %a0", f});
+  ops.push_back({"max %a2, %a2", h});
+  for (const char* n : {"population_count", "clz", "abs", "sign"}) ops.push_back({std::string(n) + " %a3", i});
+  ops.push_back({"bitcast_convert_type[new_dtype=u8] %a0", arr(DType::u8, {8, 40, 4})});
+  ops.push_back({"transpose[permutation=(1, 0)] %a2", arr(DType::bf16, {40, 8})});
+  ops.push_back({"reduce_max[axes=(0, 1)] %a2", arr(DType::bf16, {})});
   Case c = per_op({f, g, h, i}, ops);
   c.lines.push_back("%r" + std::to_string(c.outs.size()) + " = sort[dimension=1] %a0");
   c.outs.push_back(f);
