@@ -311,7 +311,7 @@ void lower_round(Lowering& L, const Op& op) {
 // (bf16 / f16 round once, at the end); y < 0 is 1 / x ** -y.
 void lower_integer_pow(Lowering& L, const Op& op) {
   int64_t y = op.int_param("y");
-  uint64_t e = static_cast<uint64_t>(y < 0 ? -y : y);
+  uint64_t e = y < 0 ? 0 - static_cast<uint64_t>(y) : static_cast<uint64_t>(y);  // |y|, also for INT64_MIN
   nary_rule([y, e](Lowering& L2, DType d, const Args& a) {
     auto& B = L2.b;
     auto mul = [&](llvm::Value* p, llvm::Value* q) { return is_float(d) ? B.CreateFMul(p, q) : B.CreateMul(p, q); };

@@ -283,7 +283,6 @@ void check(const Case& c, uint64_t seed = 1, Opt opt = Opt::none) {
 }
 
 const DType kFloats[] = {DType::f32, DType::f64, DType::bf16, DType::f16};
-const DType kInts[] = {DType::i8, DType::i16, DType::i32, DType::i64, DType::u8, DType::u32};
 const DType kAll[] = {DType::f32, DType::f64, DType::bf16, DType::f16, DType::i8, DType::i16,
                       DType::i32, DType::i64, DType::u8,  DType::u32, DType::i1};
 
