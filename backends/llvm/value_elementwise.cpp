@@ -10,6 +10,7 @@
 //   shift amounts are unsigned, >= the width gives 0 (or the sign fill);
 //   float max / min propagate NaN; bf16 / f16 compute in f32 and every result
 //   is rounded to its precision (value_convert.cpp).
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -272,18 +273,24 @@ const std::map<std::string, Formula, std::less<>>& formulas() {
   return table;
 }
 
+// A transcendental (a libm / libdevice call) counts as this many ops in a
+// Block's cost: a generator using one that is read twice is worth a buffer
+// (Lowering::kMaxLazyCost), so softmax's exp runs once per element.
+constexpr int kTranscendentalCost = Lowering::kMaxLazyCost;
+
 // `formula` applied at every element: operands of rank 0 broadcast, a bf16 /
 // f16 result is rounded to its precision.
 LlvmRule nary_rule(Formula formula) {
   return [formula = std::move(formula)](Lowering& L, const Op& op) {
     std::vector<Block> xs = operand_blocks(L, op);
     DType in = xs[0].type.dtype(), out = op.results[0]->type.dtype();
-    L.define(op.results[0], generator(op.results[0]->type, xs,
-                                      [xs, formula, in, out](Lowering& L2, const std::vector<llvm::Value*>& idx) {
-                                        Args a;
-                                        for (const Block& x : xs) a.push_back(element_at(L2, x, idx));
-                                        return round_float(L2, formula(L2, in, a), out);
-                                      }));
+    Block r = generator(op.results[0]->type, xs, [xs, formula, in, out](Lowering& L2, const std::vector<llvm::Value*>& idx) {
+      Args a;
+      for (const Block& x : xs) a.push_back(element_at(L2, x, idx));
+      return round_float(L2, formula(L2, in, a), out);
+    });
+    if (op.prim->transcendental) r.cost += kTranscendentalCost;
+    L.define(op.results[0], std::move(r));
   };
 }
 
@@ -304,7 +311,7 @@ void lower_round(Lowering& L, const Op& op) {
 // (bf16 / f16 round once, at the end); y < 0 is 1 / x ** -y.
 void lower_integer_pow(Lowering& L, const Op& op) {
   int64_t y = op.int_param("y");
-  uint64_t e = static_cast<uint64_t>(y < 0 ? -y : y);
+  uint64_t e = y < 0 ? 0 - static_cast<uint64_t>(y) : static_cast<uint64_t>(y);  // |y|, also for INT64_MIN
   nary_rule([y, e](Lowering& L2, DType d, const Args& a) {
     auto& B = L2.b;
     auto mul = [&](llvm::Value* p, llvm::Value* q) { return is_float(d) ? B.CreateFMul(p, q) : B.CreateMul(p, q); };
@@ -378,13 +385,6 @@ void lower_clamp(Lowering& L, const Op& op) {
   nary_rule([](Lowering& L2, DType d, const Args& a) { return min_of(L2, max_of(L2, a[1], a[0], d), a[2], d); })(L, op);
 }
 
-// multiple_of: a hint; the value itself.
-void lower_multiple_of(Lowering& L, const Op& op) {
-  Block x = L.value(op.main_operand(0));
-  x.type = op.results[0]->type;
-  L.define(op.results[0], std::move(x));
-}
-
 }  // namespace
 
 void add_elementwise_rules(LlvmTable& t) {
@@ -394,7 +394,6 @@ void add_elementwise_rules(LlvmTable& t) {
   t.set("reduce_precision", lower_reduce_precision);
   t.set("select_n", lower_select_n);
   t.set("clamp", lower_clamp);
-  t.set("multiple_of", lower_multiple_of);
 }
 
 }  // namespace tessera::backends::llvm_lowering

@@ -71,29 +71,47 @@ llvm::Value* offset_of(Lowering& L, const std::vector<int>& dims, const Index& i
 }
 
 // Combines elements start .. start + n - 1 of x with 8 interleaved partial
-// results (reduce_row of the interpreter).
+// results (reduce_row of the interpreter): one <8 x T> accumulator over
+// contiguous <8 x T> loads (so the hot loop is vector code), the tail into
+// lane 0, then the lanes combined in order. Bools (one byte per i1 in the
+// buffer, which a <8 x i1> load would misread) take 8 scalars instead.
 llvm::Value* reduce_row(Lowering& L, Red r, const Block& x, llvm::Value* start, int64_t n) {
+  auto& B = L.b;
   DType d = x.type.dtype();
   llvm::Type* t = L.compute_type(d);
-  llvm::Value* init = identity(L, r, d);
-  std::vector<llvm::Value*> acc;
-  for (int k = 0; k < 8; ++k) {
-    acc.push_back(local_variable(L, t, "partial"));
-    L.b.CreateStore(init, acc.back());
-  }
-  L.for_range(L.i64(0), L.i64(n / 8), [&](llvm::Value* i) {
-    llvm::Value* at = L.b.CreateAdd(start, L.b.CreateMul(i, L.i64(8)));
+  auto* init = llvm::cast<llvm::Constant>(identity(L, r, d));
+  std::vector<llvm::Value*> lanes;
+  if (!is_bool(d)) {
+    auto* vt = llvm::FixedVectorType::get(t, 8);
+    llvm::Value* acc = local_variable(L, vt, "partials");
+    B.CreateStore(llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(8), init), acc);
+    const llvm::Align align(L.module.getDataLayout().getTypeAllocSize(t));
+    L.for_range(L.i64(0), L.i64(n / 8), [&](llvm::Value* i) {
+      llvm::Value* at = B.CreateGEP(t, x.buffer, B.CreateAdd(start, B.CreateMul(i, L.i64(8))));
+      llvm::Value* v = B.CreateAlignedLoad(vt, at, align);
+      B.CreateStore(combine(L, r, d, B.CreateLoad(vt, acc), v), acc);
+    });
+    llvm::Value* all = B.CreateLoad(vt, acc);
+    for (int k = 0; k < 8; ++k) lanes.push_back(B.CreateExtractElement(all, static_cast<uint64_t>(k)));
+  } else {
     for (int k = 0; k < 8; ++k) {
-      llvm::Value* v = load_flat(L, x, L.b.CreateAdd(at, L.i64(k)));
-      L.b.CreateStore(combine(L, r, d, L.b.CreateLoad(t, acc[k]), v), acc[k]);
+      lanes.push_back(local_variable(L, t, "partial"));
+      B.CreateStore(init, lanes.back());
     }
-  });
+    L.for_range(L.i64(0), L.i64(n / 8), [&](llvm::Value* i) {
+      llvm::Value* at = B.CreateAdd(start, B.CreateMul(i, L.i64(8)));
+      for (int k = 0; k < 8; ++k)
+        B.CreateStore(combine(L, r, d, B.CreateLoad(t, lanes[k]), load_flat(L, x, B.CreateAdd(at, L.i64(k)))), lanes[k]);
+    });
+    for (llvm::Value*& lane : lanes) lane = B.CreateLoad(t, lane);
+  }
+  llvm::Value* first = local_variable(L, t, "partial0");
+  B.CreateStore(lanes[0], first);
   L.for_range(L.i64(n / 8 * 8), L.i64(n), [&](llvm::Value* i) {
-    llvm::Value* v = load_flat(L, x, L.b.CreateAdd(start, i));
-    L.b.CreateStore(combine(L, r, d, L.b.CreateLoad(t, acc[0]), v), acc[0]);
+    B.CreateStore(combine(L, r, d, B.CreateLoad(t, first), load_flat(L, x, B.CreateAdd(start, i))), first);
   });
-  llvm::Value* total = L.b.CreateLoad(t, acc[0]);
-  for (int k = 1; k < 8; ++k) total = combine(L, r, d, total, L.b.CreateLoad(t, acc[k]));
+  llvm::Value* total = B.CreateLoad(t, first);
+  for (int k = 1; k < 8; ++k) total = combine(L, r, d, total, lanes[k]);
   return total;
 }
 

@@ -46,10 +46,9 @@ Index delinearize(Lowering& L, llvm::Value* flat, const Shape& shape) {
   return out;
 }
 
-void define_view(Lowering& L, const Op& op, int result, std::function<Index(Lowering&, const Index&)> map, const Block& x,
-                 std::vector<Block> also = {}) {
-  also.insert(also.begin(), x);
-  L.define(op.results[result], generator(op.results[result]->type, also, [x, map](Lowering& L2, const Index& idx) {
+// Result `result` of `op` reads operand `x` at `map(index)`.
+void define_view(Lowering& L, const Op& op, int result, std::function<Index(Lowering&, const Index&)> map, const Block& x) {
+  L.define(op.results[result], generator(op.results[result]->type, {x}, [x, map](Lowering& L2, const Index& idx) {
              return x.element(L2, map(L2, idx));
            }));
 }
