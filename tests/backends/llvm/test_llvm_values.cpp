@@ -29,6 +29,7 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/Support/TargetSelect.h>
 
 #include "backends/llvm/codegen.h"
@@ -176,7 +177,9 @@ Compiled compile(const Module& m, bool o3, ll::Target target = ll::Target::host,
   size_t nin = body.params().size(), nout = body.outputs().size();
   auto slot = [&](size_t i) { return b.CreateLoad(ptr, b.CreateGEP(ptr, fn->getArg(0), b.getInt64(i))); };
   L.arena_base = slot(nin + nout);
-  L.thread_id = L.i64(0);
+  L.thread_id = target == ll::Target::nvptx
+                    ? b.CreateZExt(b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}), b.getInt64Ty())
+                    : L.i64(0);
   for (size_t i = 0; i < nin; ++i) {
     const Var* p = body.params()[i];
     llvm::Value* base = slot(i);
@@ -254,6 +257,30 @@ int64_t g_compared = 0;  // elements compared over the whole test run
 
 enum class Opt { none, o3 };
 
+// With TESSERA_VALUES_GPU_DUMP=DIR, every case also leaves its NVPTX form for
+// a GPU (tests/backends/llvm/values_gpu_check.py runs them there): caseN.ptx
+// (entry test_entry(slots), one CTA of 256 threads), caseN.meta (the arena
+// size, then one line per input / output: dtype, shape, file, the op) and the
+// inputs and the interpreter's outputs in the kernel ABI's storage.
+void dump_for_gpu(const std::string& dir, const Module& m, const Case& c, const std::vector<Array>& inputs,
+                  const std::vector<Array>& want) {
+  static int n = 0;
+  std::string stem = dir + "/case" + std::to_string(n++);
+  std::string ptx;
+  Compiled nv = compile(m, true, ll::Target::nvptx, &ptx);
+  std::ofstream(stem + ".ptx") << ptx;
+  std::ofstream meta(stem + ".meta");
+  meta << "arena " << nv.arena_bytes << "\n";
+  auto write = [&](const char* kind, size_t i, const Array& a, const std::string& what) {
+    std::string file = stem + "." + kind + std::to_string(i);
+    std::vector<std::byte> bytes = to_storage(a);
+    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    meta << kind << " " << dtype_name(a.dtype()) << " " << a.size() << " " << file.substr(dir.size() + 1) << " " << what << "\n";
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) write("in", i, inputs[i], "%a" + std::to_string(i));
+  for (size_t i = 0; i < want.size(); ++i) write("out", i, want[i], i < c.lines.size() ? c.lines[i] : "");
+}
+
 // Runs `c` in the interpreter and compiled on the same random inputs and
 // checks every output element bit for bit.
 void check(const Case& c, uint64_t seed = 1, Opt opt = Opt::none) {
@@ -264,6 +291,7 @@ void check(const Case& c, uint64_t seed = 1, Opt opt = Opt::none) {
   std::vector<Array> inputs;
   for (const Type& t : c.ins) inputs.push_back(random_array(t.dtype(), t.shape(), rng));
   std::vector<Array> want = interp::run_function(m, "main", inputs);
+  if (const char* dir = std::getenv("TESSERA_VALUES_GPU_DUMP")) dump_for_gpu(dir, m, c, inputs, want);
   Compiled compiled = compile(m, opt == Opt::o3);
   std::vector<Array> got = run_compiled(compiled, inputs, c.outs);
   REQUIRE(want.size() == got.size());
