@@ -1,48 +1,56 @@
 #include "backends/backend.h"
 
 #include "backends/mosaic/emit_module.h"
+#if TESSERA_HAVE_LLVM
+#include "backends/llvm/emit.h"
+#include "backends/llvm/table.h"
+#endif
 #include "backends/mosaic/rules.h"
 
 namespace tessera::backends {
 namespace {
 
-// Until a target's rules and driver are written, every primitive is pending
-// with the issue that will lower it: one reason, not a list of names.
-LoweringTable pending_table(std::string target, std::string reason) {
+#if TESSERA_HAVE_LLVM
+const LoweringTable& ptx_rules() { return llvm_lowering::ptx_table().coverage(); }
+const LoweringTable& llvm_rules() { return llvm_lowering::llvm_table().coverage(); }
+std::string emit_ptx(const Module& m, const Body& entry, const EmitOptions& o) {
+  return llvm_lowering::emit_ptx_text(m, entry, o.sm);
+}
+std::string emit_llvm(const Module& m, const Body& entry, const EmitOptions& o) {
+  if (o.llvm_target != "nvptx" && o.llvm_target != "host")
+    throw Error("llvm: --target must be nvptx or host, not '" + o.llvm_target + "'");
+  return llvm_lowering::emit_llvm_text(m, entry, o.llvm_target, o.sm);
+}
+#else
+// Built without LLVM 19: the targets exist, and say why they cannot run.
+constexpr const char* kNoLlvm = "tessera was built without LLVM 19 (meson option llvm)";
+LoweringTable without_llvm(std::string target) {
   LoweringTable t(std::move(target));
-  t.set_pending(std::move(reason));
+  t.set_pending(kNoLlvm);
   return t;
 }
-
 const LoweringTable& ptx_rules() {
-  static const LoweringTable t = pending_table("ptx", "not lowered yet (issue 13: PTX backend)");
+  static const LoweringTable t = without_llvm("ptx");
   return t;
 }
 const LoweringTable& llvm_rules() {
-  static const LoweringTable t = pending_table("llvm", "not lowered yet (issue 13: PTX backend)");
+  static const LoweringTable t = without_llvm("llvm");
   return t;
 }
-
-// The driver of a target not written yet: walks the entry function, so the
-// first op without a rule is reported where it is, and refuses in any case,
-// so that no partial text passes for output.
-std::string emit_unwritten(const LoweringTable& rules, const Body& entry) {
-  EmitContext ctx(rules.target());
-  for (Var* p : entry.params()) ctx.def(p);
-  lower_body(ctx, entry, rules);
-  throw Error(entry.loc(), rules.target() + ": no emitter for @" + entry.name() + " yet: " + rules.pending());
-}
+std::string emit_ptx(const Module&, const Body&, const EmitOptions&) { throw Error(kNoLlvm); }
+std::string emit_llvm(const Module&, const Body&, const EmitOptions&) { throw Error(kNoLlvm); }
+#endif
 
 }  // namespace
 
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> table = {
       {"mosaic", "Mosaic TPU MLIR text, as Pallas's TPU lowering emits it (TensorCore, SparseCore)", mosaic::tensorcore_rules,
-       mosaic::emit_modules, mosaic::checkable},
-      {"ptx", "PTX for NVIDIA GPUs, through LLVM (not written yet)", ptx_rules,
-       [](const Module&, const Body& entry) { return emit_unwritten(ptx_rules(), entry); }, nullptr},
-      {"llvm", "the LLVM IR behind ptx, for reading (not written yet)", llvm_rules,
-       [](const Module&, const Body& entry) { return emit_unwritten(llvm_rules(), entry); }, nullptr},
+       mosaic::emit_modules, mosaic::checkable, nullptr},
+      {"ptx", "PTX for NVIDIA GPUs, through LLVM 19 (--sm 80|90)", ptx_rules,
+       [](const Module& m, const Body& entry) { return emit_ptx(m, entry, EmitOptions{}); }, nullptr, emit_ptx},
+      {"llvm", "the LLVM IR behind ptx, for reading (--target nvptx|host)", llvm_rules,
+       [](const Module& m, const Body& entry) { return emit_llvm(m, entry, EmitOptions{}); }, nullptr, emit_llvm},
   };
   return table;
 }

@@ -16,6 +16,12 @@
 
 namespace tessera::backends {
 
+// Target options of `tessera emit` (ptx / llvm only).
+struct EmitOptions {
+  int sm = 80;                      // --sm 80|90
+  std::string llvm_target = "nvptx";  // --target nvptx|host (llvm only)
+};
+
 struct Backend {
   std::string_view target;   // "mosaic", "ptx", "llvm"
   std::string_view summary;  // one line, for --help
@@ -27,6 +33,8 @@ struct Backend {
   // it (mosaic: see backends/mosaic/emit_module.h); null where the output
   // needs no rewrite or has no checker.
   std::string (*checkable)(std::string_view text);
+  // `emit` with target options; null where the target takes none.
+  std::string (*emit_with)(const Module& m, const Body& entry, const EmitOptions& o);
 };
 
 const std::vector<Backend>& backends();

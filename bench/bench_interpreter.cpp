@@ -9,79 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_programs.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
 
 using namespace tessera;
 using namespace tessera::interp;
+using namespace tessera::bench;
 
 namespace {
-
-Array random(Shape s, uint64_t seed) {
-  Array a = Array::uninitialized(DType::f32, s);
-  std::mt19937 rng(static_cast<uint32_t>(seed));
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t i = 0; i < a.size(); ++i) a.data<float>()[i] = u(rng);
-  return a;
-}
-
-std::string add_text(int n, int b) {
-  std::string N = std::to_string(n), B = std::to_string(b), G = std::to_string(n / b);
-  return "index_map @ij(%i: i32, %j: i32) -> (i32, i32) { return %i, %j }\n"
-         "kernel @k(%x: ref<f32[" + B + "," + B + "], vmem>, %y: ref<f32[" + B + "," + B + "], vmem>, %o: ref<f32[" + B + "," + B + "], vmem>) {\n"
-         "  %a = get %x[:, :]\n  %c = get %y[:, :]\n  %s = add %a, %c\n  swap %o[:, :], %s\n}\n"
-         "func @main(%x: f32[" + N + "," + N + "], %y: f32[" + N + "," + N + "]) -> f32[" + N + "," + N + "] {\n"
-         "  %o = pallas_call[kernel=@k, grid=(" + G + ", " + G + "), in_specs=[spec((" + B + ", " + B + "), @ij), spec((" + B + ", " + B + "), @ij)],\n"
-         "    out_specs=[spec((" + B + ", " + B + "), @ij)], out_shapes=[f32[" + N + "," + N + "]], dimension_semantics=(parallel, parallel)] %x, %y\n"
-         "  return %o\n}\n";
-}
-
-// x: f32[m,k] in (bm, bk) blocks, y: f32[k,n] in (bk, bn) blocks.
-std::string matmul_text(int m, int k, int n, int bm, int bk, int bn) {
-  auto s = [](int v) { return std::to_string(v); };
-  std::string xb = s(bm) + "," + s(bk), yb = s(bk) + "," + s(bn), ob = s(bm) + "," + s(bn);
-  return "index_map @xm(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %k }\n"
-         "index_map @ym(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %k, %j }\n"
-         "index_map @om(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %j }\n"
-         "kernel @k(%x: ref<f32[" + xb + "], vmem>, %y: ref<f32[" + yb + "], vmem>, %o: ref<f32[" + ob + "], vmem>) {\n"
-         "  %kk = program_id[axis=2]\n  %first = eq %kk, 0\n"
-         "  cond[branches=[fn(%o0: ref<f32[" + ob + "], vmem>) { }, fn(%o1: ref<f32[" + ob + "], vmem>) {\n"
-         "    %z = broadcast_in_dim[shape=(" + s(bm) + ", " + s(bn) + "), broadcast_dimensions=()] 0.0:f32\n"
-         "    swap %o1[:, :], %z\n  }]] %first, %o\n"
-         "  %a = get %x[:, :]\n  %b = get %y[:, :]\n"
-         "  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b\n  addupdate %o[:, :], %p\n}\n"
-         "func @main(%x: f32[" + s(m) + "," + s(k) + "], %y: f32[" + s(k) + "," + s(n) + "]) -> f32[" + s(m) + "," + s(n) + "] {\n"
-         "  %o = pallas_call[kernel=@k, grid=(" + s(m / bm) + ", " + s(n / bn) + ", " + s(k / bk) + "),\n"
-         "    in_specs=[spec((" + s(bm) + ", " + s(bk) + "), @xm), spec((" + s(bk) + ", " + s(bn) + "), @ym)],\n"
-         "    out_specs=[spec((" + s(bm) + ", " + s(bn) + "), @om)], out_shapes=[f32[" + s(m) + "," + s(n) + "]],\n"
-         "    dimension_semantics=(parallel, parallel, arbitrary)] %x, %y\n  return %o\n}\n";
-}
-
-std::string softmax_text(int n, int rows) {
-  auto s = [](int v) { return std::to_string(v); };
-  std::string blk = s(rows) + "," + s(n), shp = "(" + s(rows) + ", " + s(n) + ")";
-  return "index_map @r(%i: i32) -> (i32, i32) { return %i, 0 }\n"
-         "kernel @k(%x: ref<f32[" + blk + "], vmem>, %o: ref<f32[" + blk + "], vmem>) {\n"
-         "  %v = get %x[:, :]\n  %m = reduce_max[axes=(1)] %v\n"
-         "  %mb = broadcast_in_dim[shape=" + shp + ", broadcast_dimensions=(0)] %m\n"
-         "  %d = sub %v, %mb\n  %e = exp %d\n  %su = reduce_sum[axes=(1)] %e\n"
-         "  %sb = broadcast_in_dim[shape=" + shp + ", broadcast_dimensions=(0)] %su\n"
-         "  %y = div %e, %sb\n  swap %o[:, :], %y\n}\n"
-         "func @main(%x: f32[" + s(n) + "," + s(n) + "]) -> f32[" + s(n) + "," + s(n) + "] {\n"
-         "  %o = pallas_call[kernel=@k, grid=(" + s(n / rows) + "), in_specs=[spec(" + shp + ", @r)], out_specs=[spec(" + shp + ", @r)],\n"
-         "    out_shapes=[f32[" + s(n) + "," + s(n) + "]], dimension_semantics=(parallel)] %x\n  return %o\n}\n";
-}
-
-// A kernel of 10 scalar ops per grid point: measures the per-op overhead.
-std::string scalar_ops_text(int grid) {
-  return "index_map @z(%i: i32) -> i32 { return 0 }\n"
-         "kernel @k(%o: ref<i32[1], smem>) {\n"
-         "  %i = program_id[axis=0]\n  %a = add %i, 1\n  %b = mul %a, 3\n  %c = sub %b, %i\n  %d = rem %c, 7\n"
-         "  %e = add %d, %a\n  %f = max %e, 0\n  %g = min %f, 100\n  %h = add %g, %b\n  swap %o[0], %h\n}\n"
-         "func @main() -> i32[1] {\n"
-         "  %o = pallas_call[kernel=@k, grid=(" + std::to_string(grid) + "), in_specs=[], out_specs=[spec((1), @z, mem=smem)],\n"
-         "    out_shapes=[i32[1]], dimension_semantics=(arbitrary)]\n  return %o\n}\n";
-}
 
 void run_interp(benchmark::State& state, const std::string& text, const std::vector<Array>& in) {
   Module m = parse_module(text, "bench.tsr");
@@ -98,21 +34,13 @@ void BM_cpp_add(benchmark::State& state) {
   Array x = random({4096, 4096}, 1), y = random({4096, 4096}, 2);
   for (auto _ : state) {
     std::vector<float> o(4096 * 4096);
-    const float *a = x.data<float>(), *b = y.data<float>();
-    for (size_t i = 0; i < o.size(); ++i) o[i] = a[i] + b[i];
+    naive_add(x.data<float>(), y.data<float>(), o.data(), o.size());
     benchmark::DoNotOptimize(o.data());
   }
 }
 
 void BM_interp_matmul(benchmark::State& state) {
   run_interp(state, matmul_text(1024, 1024, 1024, 128, 128, 128), {random({1024, 1024}, 3), random({1024, 1024}, 4)});
-}
-void naive_matmul(const float* a, const float* b, float* o, int m, int k, int n) {
-  for (int i = 0; i < m; ++i)
-    for (int p = 0; p < k; ++p) {
-      float av = a[i * k + p];
-      for (int j = 0; j < n; ++j) o[i * n + j] += av * b[p * n + j];
-    }
 }
 void BM_cpp_matmul(benchmark::State& state) {
   Array x = random({1024, 1024}, 3), y = random({1024, 1024}, 4);
@@ -130,15 +58,7 @@ void BM_cpp_softmax(benchmark::State& state) {
   Array x = random({4096, 4096}, 5);
   for (auto _ : state) {
     std::vector<float> o(4096 * 4096);
-    const float* a = x.data<float>();
-    for (int i = 0; i < 4096; ++i) {
-      const float* r = a + i * 4096;
-      float* w = o.data() + i * 4096;
-      float mx = -INFINITY, s = 0;
-      for (int j = 0; j < 4096; ++j) mx = std::max(mx, r[j]);
-      for (int j = 0; j < 4096; ++j) s += w[j] = std::exp(r[j] - mx);
-      for (int j = 0; j < 4096; ++j) w[j] /= s;
-    }
+    naive_softmax_rows(x.data<float>(), o.data(), 4096, 4096);
     benchmark::DoNotOptimize(o.data());
   }
 }

@@ -276,7 +276,29 @@ struct Exec {
   void custom_jvp_call() { outputs(in.eval(*op().body_param("call"), operands(0, p.in.size()), ctx)); }
   void pallas_call() {
     check_sparse_core();
+    if (executed_elsewhere()) return;
     outputs(run_pallas_call(in, op(), operands(0, p.in.size()), ctx));
+  }
+  // RunOptions::pallas_call_executor: a pallas_call whose operands are all
+  // arrays may run outside the interpreter; true when it did.
+  bool executed_elsewhere() {
+    const PallasCallExecutor& run_elsewhere = in.opts().pallas_call_executor;
+    if (!run_elsewhere) return false;
+    std::vector<Array> args;
+    for (size_t k = 0; k < p.in.size(); ++k) {
+      const Val& v = operand(static_cast<int>(k));
+      if (v.is_ref()) return false;
+      args.push_back(v.arr);
+    }
+    std::optional<std::vector<Array>> results = run_elsewhere(op(), args);
+    if (!results) return false;
+    if (results->size() != p.out.size())
+      fail("the pallas_call executor returned " + std::to_string(results->size()) + " outputs, expected " +
+           std::to_string(p.out.size()));
+    std::vector<Val> vals;
+    for (Array& a : *results) vals.push_back(Val{std::move(a), nullptr});
+    outputs(std::move(vals));
+    return true;
   }
   // A SparseCore kernel runs only if Mosaic SC could lower it (an unverified
   // module, e.g. `tessera run --no-verify`, still gets the verifier's message).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,15 @@ class RunStats {
   std::vector<Scope> scopes_;
 };
 
+// Runs one pallas_call some other way than the interpreter (a compiled
+// backend: backends/llvm/jit.h), given the op and its operand values (dynamic
+// grid sizes, scalar prefetch, inputs); returns its outputs, or nullopt to let
+// the interpreter run it. The ops between kernels stay interpreted, so any
+// program (vmapped, differentiated, with control flow) can run its kernels
+// compiled, and the interpreter itself never depends on a backend.
+using PallasCallExecutor =
+    std::function<std::optional<std::vector<Array>>(const Op& pallas_call, const std::vector<Array>& operands)>;
+
 struct RunOptions {
   enum class Dma { eager, on_wait } dma = Dma::on_wait;
   enum class Oob { raise, uninitialized } oob = Oob::raise;
@@ -54,6 +64,7 @@ struct RunOptions {
   int64_t max_steps = 0;              // 0 = no limit; else error past this many ops
   int64_t max_memory = default_memory_limit();  // bytes of arrays alive at once (0 = no limit)
   RunStats* stats = nullptr;          // where to count flops and bytes moved (null: not counted)
+  PallasCallExecutor pallas_call_executor;  // consulted first for every pallas_call (empty: none)
 };
 
 // Runs function `func` of `m` on `inputs` (one Array per parameter, in order)

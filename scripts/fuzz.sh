@@ -43,7 +43,7 @@ done
 targets=${targets:-$ALL_TARGETS}
 
 if [ ! -f "$BUILD/build.ninja" ]; then
-  CXX=clang++ meson setup "$BUILD" $MESON_ARGS || { echo "0 passed, 1 failed"; exit 1; }
+  CXX=clang++ meson setup "$BUILD" --native-file llvm19.ini $MESON_ARGS || { echo "0 passed, 1 failed"; exit 1; }
 fi
 if ! meson configure "$BUILD" | grep -Eq '^ *fuzz +true'; then
   echo "scripts/fuzz.sh: $BUILD is not a fuzz build (-Dfuzz=true); pick another BUILD_DIR" >&2

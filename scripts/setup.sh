@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-[ -f build/build.ninja ] || meson setup build
+# llvm19.ini points meson at LLVM 19's llvm-config (Debian's llvm-config is LLVM 14).
+[ -f build/build.ninja ] || meson setup build --native-file llvm19.ini
 ninja -C build
 scripts/demo.sh

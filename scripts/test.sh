@@ -6,7 +6,8 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD_DIR:-build}
 if [ ! -f "$BUILD/build.ninja" ]; then
-  meson setup "$BUILD" ${MESON_ARGS:-} || { echo "0 passed, 1 failed"; exit 1; }
+  # llvm19.ini: LLVM 19's llvm-config for the ptx/llvm backend (Debian's llvm-config is LLVM 14).
+  meson setup "$BUILD" --native-file llvm19.ini ${MESON_ARGS:-} || { echo "0 passed, 1 failed"; exit 1; }
 fi
 ninja -C "$BUILD" -j2 || { echo "0 passed, 1 failed"; exit 1; }
 meson test -C "$BUILD" --print-errorlogs --num-processes 2 --timeout-multiplier 3 >"$BUILD/test-output.txt" 2>&1

@@ -1,5 +1,5 @@
-// `tessera emit TARGET FILE [--func NAME] [-o FILE] [--checkable]`: a function lowered for a
-// backend of backends/backend.h.
+// `tessera emit TARGET FILE [--func NAME] [-o FILE] [--checkable] [--sm 80|90] [--target nvptx|host]`:
+// a function lowered for a backend of backends/backend.h.
 #include <fstream>
 #include <iostream>
 
@@ -32,6 +32,8 @@ int cmd_emit(const Argv& argv) {
   a.flag("-o", "FILE", "write the output to FILE instead of stdout");
   a.toggle("--checkable", "rewrite the output so that upstream tools verify it (mosaic: for mlir-opt-19 "
                           "--allow-unregistered-dialect)");
+  a.flag("--sm", "80|90", "ptx, llvm: the NVIDIA architecture (sm_80 or sm_90)", "80");
+  a.flag("--target", "nvptx|host", "llvm: the IR for the GPU or for this host's CPU (the JIT's)", "nvptx");
   if (!a.parse(argv)) return a.exit_code();
   if (a.positionals().size() != 2) {
     std::cerr << "error: tessera emit takes a TARGET (" << backends::target_names() << ") and one FILE ('-' for stdin)\n";
@@ -51,7 +53,28 @@ int cmd_emit(const Argv& argv) {
     std::cerr << "error: --checkable applies to target mosaic only, not '" << target << "'\n";
     return 1;
   }
-  std::string text = backend->emit(*m, *entry);  // throws a located Error, which main prints
+  if ((a.has("--sm") || a.has("--target")) && !backend->emit_with) {
+    std::cerr << "error: --sm and --target apply to targets ptx and llvm, not '" << target << "'\n";
+    return 1;
+  }
+  if (a.has("--target") && target != "llvm") {
+    std::cerr << "error: --target applies to target llvm only, not '" << target << "'\n";
+    return 1;
+  }
+  backends::EmitOptions opts;
+  opts.llvm_target = a.get("--target");
+  const std::string sm = a.get("--sm");
+  if (sm != "80" && sm != "90") {
+    std::cerr << "error: --sm must be 80 or 90, not '" << sm << "'\n";
+    return 1;
+  }
+  opts.sm = std::stoi(sm);
+  if (opts.llvm_target != "nvptx" && opts.llvm_target != "host") {
+    std::cerr << "error: --target must be nvptx or host, not '" << opts.llvm_target << "'\n";
+    return 1;
+  }
+  // Both throw a located Error, which main prints.
+  std::string text = backend->emit_with ? backend->emit_with(*m, *entry, opts) : backend->emit(*m, *entry);
   if (a.has("--checkable")) text = backend->checkable(text);
   if (!a.has("-o")) {
     std::cout << text;

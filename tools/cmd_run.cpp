@@ -1,11 +1,16 @@
 // `tessera run FILE`: runs a function in the reference interpreter (the
 // simulated TPU of Pallas's TPU interpret mode) on .npy or random inputs, and
-// writes and summarizes its outputs.
+// writes and summarizes its outputs. With --backend=jit|cuda its pallas_calls
+// run compiled (backends/llvm/: the host JIT, or a GPU through the CUDA
+// driver) and the ops between them stay interpreted; --check compares the
+// compiled outputs with the interpreter's.
 #include <cctype>
 #include <climits>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <sstream>
 
 #include "interpreter/inputs.h"
 #include "interpreter/interpreter.h"
@@ -15,6 +20,11 @@
 #include "ir/op_cost.h"
 #include "tools/args.h"
 #include "tools/commands.h"
+#include "tools/output_check.h"
+#if TESSERA_HAVE_LLVM
+#include "backends/llvm/cuda_runner.h"
+#include "backends/llvm/jit.h"
+#endif
 
 namespace tessera::cli {
 namespace {
@@ -67,6 +77,60 @@ void print_stats(const interp::RunStats& stats, std::ostream& os) {
   os << "stats: total: " << figures_str(stats.total()) << "\n";
 }
 
+// Which outputs differ from the interpreter's beyond the tolerance (`--tol`,
+// or default_tolerance per dtype): one line per output, true when all pass.
+bool check_outputs(const std::vector<interp::Array>& got, const std::vector<interp::Array>& want,
+                   std::optional<double> tol, const std::string& backend, std::ostream& os) {
+  bool ok = got.size() == want.size();
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    double err = max_relative_error(got[i], want[i]);
+    double limit = tol ? *tol : default_tolerance(want[i].dtype());
+    bool pass = err <= limit;
+    ok &= pass;
+    std::ostringstream line;
+    line << "check: out" << i << ": largest relative error " << err << " (tolerance " << limit << ", "
+         << dtype_name(want[i].dtype()) << ")" << (pass ? "" : ": FAILED");
+    os << line.str() << "\n";
+  }
+  os << "check: " << backend << (ok ? " matches" : " does not match") << " the interpreter\n";
+  return ok;
+}
+
+// Runs `func` with its pallas_calls compiled (--backend=jit|cuda).
+std::vector<interp::Array> run_compiled([[maybe_unused]] const Module& m, [[maybe_unused]] const std::string& func,
+                                        [[maybe_unused]] const std::vector<interp::Array>& inputs,
+                                        [[maybe_unused]] interp::RunOptions opts, const std::string& backend,
+                                        [[maybe_unused]] const Args& a, [[maybe_unused]] std::ostream& os) {
+#if TESSERA_HAVE_LLVM
+  namespace ll = backends::llvm_lowering;
+  bool zero = opts.uninit == interp::RunOptions::Uninit::zero;
+  if (backend == "jit") {
+    ll::JitOptions jo;
+    jo.threads = static_cast<int>(parse_int("--threads", a.get("--threads")));
+    if (jo.threads < 1 || jo.threads > 1024) throw Error("--threads must be between 1 and 1024");
+    jo.uninit_zero = zero;
+    ll::HostJit jit(jo);
+    return ll::run_function_jit(jit, m, func, inputs, opts);
+  }
+  ll::CudaOptions co;
+  co.uninit_zero = zero;
+  co.timed_launches = static_cast<int>(parse_int("--time-launches", a.get("--time-launches")));
+  ll::CudaRunner gpu(co);
+  opts.pallas_call_executor = gpu.executor(m);
+  std::vector<interp::Array> outs = interp::run_function(m, func, inputs, opts);
+  for (const ll::CudaTiming& t : gpu.timings()) {
+    double seconds = t.ms_per_launch / 1e3, rate = static_cast<double>(t.array_bytes) / seconds;
+    os << "cuda: " << t.kernel << ": " << t.ms_per_launch << " ms per launch (" << t.launches << " launches), "
+       << rate / 1e9 << " GB/s of array bytes, " << 100 * rate / gpu.peak_bytes_per_second() << "% of the peak "
+       << gpu.peak_bytes_per_second() / 1e9 << " GB/s of " << gpu.device() << "\n";
+  }
+  return outs;
+#else
+  (void)backend;
+  throw Error("tessera was built without LLVM 19 (meson option llvm)");
+#endif
+}
+
 }  // namespace
 
 int cmd_run(const Argv& argv) {
@@ -98,6 +162,16 @@ int cmd_run(const Argv& argv) {
            "after the outputs, print what the run did per pallas_call / core_map and in total: flops,\n"
            "transcendentals, bytes copied in and out by block copies and by DMAs (the figures of `tessera cost`)");
   a.toggle("--allow-hbm-scoped", "allow run_scoped to allocate HBM buffers");
+  a.flag("--backend", "interp|jit|cuda",
+         "what runs the pallas_calls: the interpreter, compiled code on the host (LLVM ORC JIT), or an NVIDIA\n"
+         "GPU (PTX through the CUDA driver, libcuda.so.1); the ops between kernels are always interpreted",
+         "interp");
+  a.toggle("--check",
+           "with --backend=jit|cuda: also run the interpreter and print each output's largest relative\n"
+           "error; exit 1 when one exceeds the tolerance");
+  a.flag("--tol", "X", "the --check tolerance (default per dtype: f32 1e-5, f64 1e-12, bf16 2^-7, f16 2^-10, ints 0)");
+  a.flag("--threads", "N", "--backend=jit: threads sharing the parallel grid points of each kernel", "1");
+  a.flag("--time-launches", "N", "--backend=cuda: time N more launches of each kernel and print ms and GB/s", "0");
   a.flag("--max-steps", "N", "stop with an error after N steps: ops and grid iterations (0: no limit)", "0");
   a.flag("--max-memory", "BYTES",
          "stop with an error before the arrays alive at once exceed BYTES (suffix K, M, G, T; 0: no limit)",
@@ -108,6 +182,23 @@ int cmd_run(const Argv& argv) {
     return 1;
   }
   const std::string& path = a.positionals()[0];
+  const std::string backend = a.get("--backend");
+  if (backend != "interp" && backend != "jit" && backend != "cuda") {
+    std::cerr << "error: --backend must be interp, jit or cuda, got '" << backend << "'\n";
+    return 1;
+  }
+  if (a.has("--check") && backend == "interp") {
+    std::cerr << "error: --check compares a compiled backend with the interpreter: give --backend=jit or --backend=cuda\n";
+    return 1;
+  }
+#if TESSERA_HAVE_LLVM
+  if (backend == "cuda") {
+    if (std::optional<std::string> why = backends::llvm_lowering::cuda_unavailable()) {
+      std::cerr << "error: tessera run --backend=cuda: " << *why << "\n";
+      return 1;
+    }
+  }
+#endif
   try {
     interp::RunOptions opts;
     for (const char* name : {"dma", "oob", "uninit"})
@@ -156,7 +247,29 @@ int cmd_run(const Argv& argv) {
                     "=PATH.npy or --random-inputs SEED");
       }
     }
-    std::vector<interp::Array> outs = interp::run_function(*m, f->name(), inputs, opts);
+    std::vector<interp::Array> outs;
+    if (backend == "interp") {
+      outs = interp::run_function(*m, f->name(), inputs, opts);
+    } else {
+      std::ostringstream timing;
+      outs = run_compiled(*m, f->name(), inputs, opts, backend, a, timing);
+      std::cout << timing.str();
+    }
+    bool check_ok = true;
+    std::ostringstream check_report;
+    if (a.has("--check")) {
+      std::optional<double> tol;
+      if (a.has("--tol")) {
+        try {
+          tol = std::stod(a.get("--tol"));
+        } catch (const std::exception&) {
+          throw Error("--tol needs a number, got '" + a.get("--tol") + "'");
+        }
+      }
+      interp::RunOptions plain = opts;
+      plain.stats = nullptr;
+      check_ok = check_outputs(outs, interp::run_function(*m, f->name(), inputs, plain), tol, backend, check_report);
+    }
     std::string dir = a.get("--out");
     if (!dir.empty()) std::filesystem::create_directories(dir);
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -165,7 +278,8 @@ int cmd_run(const Argv& argv) {
       if (!dir.empty()) interp::write_npy((std::filesystem::path(dir) / (name + ".npy")).string(), outs[i]);
     }
     if (opts.stats) print_stats(stats, std::cout);
-    return 0;
+    std::cout << check_report.str();
+    return check_ok ? 0 : 1;
   } catch (const Error& e) {
     std::cerr << e.formatted() << "\n";
     return 1;

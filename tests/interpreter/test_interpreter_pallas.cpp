@@ -49,6 +49,45 @@ TEST_CASE("partial blocks: inputs padded, results sliced back") {
   check_close(run(kPadded, {x})[0], plus_one(x), 0);
 }
 
+// RunOptions::pallas_call_executor (how `tessera run --backend=jit` runs
+// kernels compiled): consulted first with the op and its operand arrays; its
+// outputs replace the interpreter's, nullopt falls back to the interpreter.
+TEST_CASE("a pallas_call executor runs the kernel instead of the interpreter, or declines") {
+  const std::string text = std::string(kPadded) + R"(
+func @twice(%x: f32[200,300]) -> f32[200,300] {
+  %a = call[callee=@main] %x
+  %b = neg %a
+  return %b
+}
+)";
+  Module m = parse_checked(text);
+  Array x = random(DType::f32, {200, 300}, 2);
+  RunOptions o;
+  int calls = 0;
+  o.pallas_call_executor = [&](const Op& call, const std::vector<Array>& operands) -> std::optional<std::vector<Array>> {
+    ++calls;
+    CHECK(call.name() == "pallas_call");
+    REQUIRE(operands.size() == 1);
+    CHECK(operands[0].raw() == x.raw());  // the caller's array itself, not a padded copy
+    Array out = Array::uninitialized(DType::f32, {200, 300});
+    for (int64_t i = 0; i < out.size(); ++i) out.data<float>()[i] = 7.0f;
+    return std::vector<Array>{out};
+  };
+  // The op after the kernel stays interpreted: -(7) everywhere.
+  check_close(run_function(m, "twice", {x}, o)[0], std::vector<double>(200 * 300, -7.0), 0);
+  CHECK(calls == 1);
+  o.pallas_call_executor = [&](const Op&, const std::vector<Array>&) -> std::optional<std::vector<Array>> {
+    ++calls;
+    return std::nullopt;
+  };
+  check_close(run_function(m, "main", {x}, o)[0], plus_one(x), 0);
+  CHECK(calls == 2);
+  o.pallas_call_executor = [&](const Op&, const std::vector<Array>&) -> std::optional<std::vector<Array>> {
+    return std::vector<Array>{};
+  };
+  CHECK_THROWS_WITH_AS(run_function(m, "main", {x}, o), doctest::Contains("pallas_call: the pallas_call executor returned 0 outputs, expected 1"), Error);
+}
+
 TEST_CASE("out-of-bounds block index for an input names input, iteration, range and shape") {
   const char* text = R"(
 index_map @ij(%i: i32, %j: i32) -> (i32, i32) {

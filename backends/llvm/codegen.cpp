@@ -1,0 +1,129 @@
+#include "backends/llvm/codegen.h"
+
+#include <cstdlib>
+#include <mutex>
+
+#include <llvm/ADT/SmallString.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/Transforms/IPO/Internalize.h>
+
+#include "ir/diagnostics.h"
+
+namespace tessera::backends::llvm_lowering {
+namespace {
+
+constexpr const char* kNvptxTriple = "nvptx64-nvidia-cuda";
+constexpr const char* kLibdevice = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+
+void init_targets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+}  // namespace
+
+std::unique_ptr<llvm::TargetMachine> target_machine(Target t, int sm) {
+  init_targets();
+  std::string triple = t == Target::nvptx ? kNvptxTriple : llvm::sys::getDefaultTargetTriple();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) throw Error("llvm: no target " + triple + ": " + err);
+  std::string cpu, features;
+  if (t == Target::nvptx) {
+    if (sm != 80 && sm != 90) throw Error("ptx: --sm must be 80 or 90, not " + std::to_string(sm));
+    cpu = "sm_" + std::to_string(sm);  // LLVM picks the lowest PTX ISA of the sm (7.0, 7.8)
+  } else {
+    cpu = llvm::sys::getHostCPUName().str();
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    for (const auto& f : host) features += std::string(features.empty() ? "" : ",") + (f.second ? "+" : "-") + f.first().str();
+  }
+  llvm::TargetOptions opts;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, features, opts, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) throw Error("llvm: cannot create a target machine for " + triple);
+  return tm;
+}
+
+void configure_module(llvm::Module& module, const llvm::TargetMachine& tm) {
+  module.setTargetTriple(tm.getTargetTriple().str());
+  module.setDataLayout(tm.createDataLayout());
+}
+
+void link_libdevice(llvm::Module& module) {
+  bool needed = false;
+  for (const llvm::Function& f : module.functions())
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) needed = true;
+  if (!needed) return;
+  const char* env = std::getenv("TESSERA_LIBDEVICE");
+  std::string path = env && *env ? env : kLibdevice;
+  llvm::SMDiagnostic diag;
+  std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(path, diag, module.getContext());
+  if (!lib)
+    throw Error("ptx: cannot read libdevice " + path + " (math functions need it; set TESSERA_LIBDEVICE): " +
+                diag.getMessage().str());
+  lib->setTargetTriple(module.getTargetTriple());
+  lib->setDataLayout(module.getDataLayout());
+  if (llvm::Linker::linkModules(module, std::move(lib), llvm::Linker::LinkOnlyNeeded))
+    throw Error("ptx: cannot link libdevice " + path);
+  // Only the kernels stay visible: the libdevice functions become internal,
+  // so O3 inlines them and drops the bodies (no `.func` in the PTX).
+  llvm::internalizeModule(module, [](const llvm::GlobalValue& g) {
+    const auto* f = llvm::dyn_cast<llvm::Function>(&g);
+    return f && !f->isDeclaration() && f->getCallingConv() == llvm::CallingConv::PTX_Kernel;
+  });
+  // libdevice's __nvvm_reflect("__CUDA_FTZ") asks for this flag: no flush to zero.
+  if (!module.getModuleFlag("nvvm-reflect-ftz"))
+    module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+}
+
+void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  if (llvm::verifyModule(module, &os)) throw Error("llvm: the lowered module is invalid (a backend bug):\n" + os.str());
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+}
+
+std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& tm) {
+  llvm::SmallString<0> text;
+  llvm::raw_svector_ostream os(text);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    throw Error("ptx: the target machine cannot emit PTX");
+  pm.run(module);
+  return std::string(text.str());
+}
+
+std::string print_ir(const llvm::Module& module) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  module.print(os, nullptr);
+  return os.str();
+}
+
+}  // namespace tessera::backends::llvm_lowering

@@ -1,0 +1,32 @@
+// From an LLVM module to machine code or text: target machines for the host
+// and NVPTX (sm_80, sm_90), the O3 pipeline, libdevice, PTX text.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "backends/llvm/kernel_lowering.h"
+
+namespace tessera::backends::llvm_lowering {
+
+// The target machine for the host CPU or nvptx64-nvidia-cuda sm_<sm>
+// (O3, PTX version chosen for sm: 7.0 for sm_80, 7.8 for sm_90).
+std::unique_ptr<llvm::TargetMachine> target_machine(Target t, int sm = 80);
+// Sets the module's triple and data layout for `tm`.
+void configure_module(llvm::Module& module, const llvm::TargetMachine& tm);
+// NVPTX: links the libdevice functions the module calls (LinkOnlyNeeded, then
+// internalized so that O3 inlines and drops them). Path:
+// /usr/local/cuda/nvvm/libdevice/libdevice.10.bc, or env TESSERA_LIBDEVICE.
+// Throws Error when the module calls one and the file is missing.
+void link_libdevice(llvm::Module& module);
+// Verifies the module (an Error with LLVM's message on failure) and runs the
+// new pass manager's O3 pipeline for `tm`.
+void optimize(llvm::Module& module, llvm::TargetMachine& tm);
+// PTX text of an optimized NVPTX module.
+std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& tm);
+std::string print_ir(const llvm::Module& module);
+
+}  // namespace tessera::backends::llvm_lowering

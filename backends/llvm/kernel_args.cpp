@@ -1,0 +1,82 @@
+#include "backends/llvm/kernel_args.h"
+
+#include <bit>
+
+#include "interpreter/region.h"
+#include "ir/effects.h"
+#include "ir/grid_mapping.h"
+
+namespace tessera::backends::llvm_lowering {
+
+uint16_t half_bits(DType d, float value) {
+  uint32_t u = std::bit_cast<uint32_t>(value);
+  if (d == DType::bf16) return static_cast<uint16_t>(u >> 16);  // already rounded: the low half is zero
+  uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
+  if (a >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (a > 0x7F800000u ? 0x200u | ((a >> 13) & 0x3FFu) : 0));
+  if (a >= 0x38800000u)  // a normal f16: rebias the exponent (127 - 15), keep 10 mantissa bits
+    return static_cast<uint16_t>(sign | (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3FFu));
+  // A subnormal f16 (or zero): an integer multiple of 2^-24.
+  return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::bit_cast<float>(a) * 16777216.0f));
+}
+
+float half_value(DType d, uint16_t bits) {
+  if (d == DType::bf16) return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16, exp = (bits >> 10) & 0x1Fu, man = bits & 0x3FFu;
+  if (exp == 0) {
+    float f = static_cast<float>(man) / 16777216.0f;
+    return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | sign);
+  }
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7F800000u | (man << 13));
+  return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+KernelArrays::KernelArrays(const Op& call, const std::vector<int>& operand_of_pointer,
+                           const std::vector<interp::Array>& operands, bool uninit_zero) {
+  GridMapping g = grid_mapping(call);
+  for (int out = 0; out < g.num_outputs(); ++out) {
+    std::optional<int64_t> aliased;
+    for (auto [in, to] : g.aliases)
+      if (to == out && in >= 0) aliased = in;
+    const Type& t = g.out_types[static_cast<size_t>(out)];
+    outputs_.push_back(aliased ? operands.at(static_cast<size_t>(g.input_operand(static_cast<int>(*aliased)))).copy()
+                               : interp::uninitialized_array(t.dtype(), t.shape(), uninit_zero));
+  }
+  Effects effects = compute_effects(*g.kernel);
+  written_.resize(operands.size());
+  auto copy_if_written = [&](int param, int operand) {
+    if (effects.writes(param) || effects.accums(param))
+      written_[static_cast<size_t>(operand)] = operands[static_cast<size_t>(operand)].copy();
+  };
+  for (int j = 0; j < g.num_scalar_prefetch(); ++j) copy_if_written(j, g.scalar_prefetch_operand(j));
+  for (int i = 0; i < g.num_inputs(); ++i) copy_if_written(g.input_param(i), g.input_operand(i));
+
+  size_t next_output = 0;
+  for (int operand : operand_of_pointer) {
+    interp::Array* output = operand < 0 ? &outputs_.at(next_output++) : nullptr;
+    const interp::Array& a = output                            ? *output
+                             : written_.at(static_cast<size_t>(operand)) ? *written_[static_cast<size_t>(operand)]
+                                                                          : operands.at(static_cast<size_t>(operand));
+    if (interp::is_rounded_float(a.dtype())) {
+      Packed p{pointers_.size(), output, std::vector<uint16_t>(static_cast<size_t>(a.size()))};
+      const float* f = a.data<float>();
+      for (size_t i = 0; i < p.bits.size(); ++i) p.bits[i] = half_bits(a.dtype(), f[i]);
+      packed_.push_back(std::move(p));
+      pointers_.push_back(packed_.back().bits.data());
+      bytes_.push_back(packed_.back().bits.size() * sizeof(uint16_t));
+    } else {
+      pointers_.push_back(const_cast<void*>(a.raw()));  // written only when it is an output or a private copy
+      bytes_.push_back(a.storage_bytes());
+    }
+  }
+}
+
+std::vector<interp::Array> KernelArrays::outputs() {
+  for (const Packed& p : packed_) {
+    if (!p.array) continue;
+    float* f = p.array->data<float>();
+    for (size_t i = 0; i < p.bits.size(); ++i) f[i] = half_value(p.array->dtype(), p.bits[i]);
+  }
+  return std::move(outputs_);
+}
+
+}  // namespace tessera::backends::llvm_lowering

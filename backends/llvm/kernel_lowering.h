@@ -1,0 +1,177 @@
+// Inside one kernel: how tessera values and Refs become LLVM IR.
+//
+// A block value (an array or scalar SSA value of the kernel) is a Block: a
+// generator that emits the computation of one element at a multi-index. Rules
+// compose generators, so `add(get x, get y)` stored into `o` becomes one loop
+// whose body loads x and y, adds and stores: no intermediate buffers. A rule
+// that reads an operand many times per element (reduce, dot_general, gather)
+// first materializes it: one element loop storing it into the arena.
+//
+// Element loops run on one thread per grid point on the host and spread over
+// the CTA's threads on NVPTX (for_each_element); a barrier follows each loop,
+// so every materialized buffer and every Ref write is visible to all threads
+// afterwards. Scalars are computed by every thread (each holds the same value).
+//
+// Laziness (kept simple, and the reason generators stay correct):
+//   - a generator that reads a Ref lists the Ref's root in `reads`; before an
+//     op writes a root, every live Block reading it is materialized;
+//   - before a nested body (cond branch, loop body) is lowered, every Block
+//     that reads memory is materialized, so a generator never crosses a write
+//     it cannot see;
+//   - a scalar Block is evaluated where it is defined (one value, no loop);
+//   - a Block whose generator chain costs more than kMaxLazyCost ops and that
+//     is used more than once is materialized at its first use.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+#include "backends/llvm/table.h"
+#include "ir/grid_mapping.h"
+#include "ir/ir.h"
+
+namespace tessera::backends::llvm_lowering {
+
+enum class Target { host, nvptx };
+
+struct Block {
+  Type type;  // tessera type (dtype + shape)
+  // The element at a multi-index (one i64 per dim; empty for a scalar), in
+  // the compute type of type.dtype() (compute_type()).
+  std::function<llvm::Value*(Lowering&, const std::vector<llvm::Value*>& index)> element;
+  llvm::Value* buffer = nullptr;  // when materialized: row-major, compute type, in the arena
+  int cost = 0;                   // ops in the generator chain (a materialized block: 0)
+  std::vector<const Var*> reads;  // root Refs the generator reads lazily
+};
+
+// A Ref: elements at base + sum_d (origin[d] + i[d]) * stride[d]; element i is
+// real iff 0 <= origin[d] + i[d] < extent[d] for every d. Reading an element
+// that is not real gives the interpreter's padding value (its uninitialized
+// memory, RunOptions::Uninit::nan: NaN, the integer's largest value, true);
+// writing one is dropped.
+struct RefView {
+  Type type;                   // ref<dtype[shape], space>
+  llvm::Value* base = nullptr; // element pointer (generic address space), storage dtype
+  std::vector<llvm::Value*> origin, stride, extent;  // i64, one per dim of the ref
+  bool maybe_partial = false;  // false when statically all real: no masks emitted
+  const Var* root = nullptr;   // the kernel param / allocation it views (for aliasing)
+};
+
+struct Lowering {
+  static constexpr int kMaxLazyCost = 8;
+
+  Lowering(llvm::IRBuilder<>& builder, llvm::Function* function, Target t, const LlvmTable& rules, int threads);
+
+  llvm::IRBuilder<>& b;
+  Target target;
+  llvm::LLVMContext& llctx;
+  llvm::Module& module;
+  llvm::Function* fn;
+  const LlvmTable& table;
+  int threads;  // per CTA on NVPTX; 1 on the host
+
+  // ---- values and Refs ------------------------------------------------------
+  // The Block of `v` (a literal becomes a constant generator). Throws a
+  // located error for a value never defined (a rule that forgot `define`).
+  const Block& value(const Value& v);
+  void define(const Var* var, Block block);
+  const RefView& ref(const Value& v);
+  void define_ref(const Var* var, RefView view);
+  // A constant or already-computed scalar as a Block (value in compute type).
+  Block scalar_block(DType dtype, llvm::Value* v) const;
+  // A Block backed by a row-major buffer of compute-type elements.
+  Block buffer_block(const Type& type, llvm::Value* buffer);
+  // The compute-type constant of a literal converted to `dtype`.
+  llvm::Value* literal(const Literal& lit, DType dtype);
+  // A scalar operand's value (evaluates the Block at the empty index).
+  llvm::Value* scalar(const Value& v);
+
+  // ---- loops, buffers, barriers ---------------------------------------------
+  // Emits one element loop storing `block` into a fresh arena buffer and
+  // returns the buffer-backed Block (unchanged when already materialized).
+  Block materialize(const Block& block);
+  // One loop nest over the elements of `s`: nested loops on the host, the
+  // CTA's threads striding over the linear index on NVPTX; a barrier follows.
+  // A scalar shape runs `body` once (thread 0 on NVPTX).
+  void for_each_element(const Shape& s, const std::function<void(const std::vector<llvm::Value*>& idx)>& body);
+  // A counted loop `for (i = lo; i < hi; i += 1)` run by every thread.
+  void for_range(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value* i)>& body);
+  void barrier();  // bar.sync 0 on NVPTX; nothing on the host
+  // 64-byte aligned scratch of the calling grid point (host thread / CTA).
+  llvm::Value* arena_alloc(int64_t bytes);
+  int64_t arena_bytes() const { return arena_high_; }
+  // Arena offsets allocated after mark() are reused after release(mark).
+  int64_t arena_mark() const { return arena_top_; }
+  void arena_release(int64_t mark) { arena_top_ = mark; }
+
+  // ---- types ------------------------------------------------------------------
+  // f32 for bf16/f16/f32, double for f64, i1 for bool, iN for integers.
+  llvm::Type* compute_type(DType d);
+  // How the dtype lies in memory: bfloat/half/float/double, i8 for bool, iN.
+  llvm::Type* storage_type(DType d);
+  llvm::Value* to_compute(llvm::Value* stored, DType d);
+  // bf16 / f16 round to nearest even (NaN stays NaN), as the interpreter does.
+  llvm::Value* to_storage(llvm::Value* computed, DType d);
+  // What a padding element reads as: NaN, the integer type's largest value, true.
+  llvm::Value* padding_value(DType d);
+
+  // ---- helpers ----------------------------------------------------------------
+  llvm::Value* i64(int64_t v) { return b.getInt64(v); }
+  llvm::Value* i32(int32_t v) { return b.getInt32(v); }
+  llvm::Function* intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> types = {});
+  // A math function of compute-type args: "exp", "log", "tanh", "sin", ...
+  // Host: an LLVM intrinsic or libm; NVPTX: libdevice (`__nv_expf`).
+  // Defined in math.cpp.
+  llvm::Value* math_call(std::string_view fn_name, DType dtype, const std::vector<llvm::Value*>& args);
+  // "TARGET: MESSAGE" at the op's location.
+  Error error(const Op& op, std::string_view message) const;
+  // Row-major linear index of `idx` in `shape` (i64).
+  llvm::Value* linear_index(const Shape& shape, const std::vector<llvm::Value*>& idx);
+  // A load / store of Ref element `idx` in compute type, masked by the Ref's extents.
+  llvm::Value* load(const RefView& r, const std::vector<llvm::Value*>& idx);
+  void store(const RefView& r, const std::vector<llvm::Value*>& idx, llvm::Value* computed);
+  // Whether `idx` of `r` is a real element (i1); null when statically true.
+  llvm::Value* in_bounds(const RefView& r, const std::vector<llvm::Value*>& idx);
+  // Emits `then` under condition `c` (i1).
+  void if_then(llvm::Value* c, const std::function<void()>& then);
+
+  // ---- bodies -----------------------------------------------------------------
+  // Lowers the ops of `body` in order through the table (its params must be
+  // defined already). Control rules call it for nested bodies.
+  void lower_ops(const Body& body);
+  // The laziness rules (see the file comment).
+  void before_write(const Var* root);
+  void before_nested_body();
+  const Op& current_op() const { return *current_; }
+  // Whether `v` is still read by an op not lowered yet (or a body output).
+  bool used_later(const Var* v) const;
+
+  // ---- the grid point (set by lower_kernel.cpp) --------------------------------
+  std::vector<llvm::Value*> program_ids;  // i32, one per grid axis
+  std::vector<int64_t> grid;              // static grid sizes
+  // The grid axis that program_id / num_programs[axis=k] names: axes added by
+  // vmap (GridMapping::vmapped_dims) are skipped, as the interpreter does.
+  std::vector<int> kernel_axes;
+  llvm::Value* arena_base = nullptr;      // this grid point's arena (i8 pointer)
+  llvm::Value* thread_id = nullptr;       // i64: tid.x on NVPTX, 0 on the host
+
+ private:
+  std::unordered_map<const Var*, Block> values_;
+  std::unordered_map<const Var*, RefView> refs_;
+  std::unordered_map<const Var*, int> uses_;  // remaining uses of each Var
+  std::deque<Block> literal_blocks_;   // stable addresses for value() of a literal
+  std::vector<const Var*> lazy_;        // Vars whose Block reads memory lazily, in definition order
+  const Op* current_ = nullptr;
+  int64_t arena_top_ = 0, arena_high_ = 0;
+};
+
+}  // namespace tessera::backends::llvm_lowering

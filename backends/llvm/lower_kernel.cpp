@@ -1,0 +1,402 @@
+#include "backends/llvm/lower_kernel.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <set>
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "backends/llvm/codegen.h"
+#include "ir/primitive.h"
+
+namespace tessera::backends::llvm_lowering {
+namespace {
+
+// A symbol made of the kernel's name ([A-Za-z0-9_] only), unique in `module`.
+std::string kernel_symbol(const llvm::Module& module, const std::string& name) {
+  std::string base;
+  for (char c : name) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "k_" + base;
+  std::string sym = base;
+  for (int n = 1; module.getFunction(sym); ++n) sym = base + "_" + std::to_string(n);
+  return sym;
+}
+
+std::vector<int64_t> row_major_strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
+  return st;
+}
+
+// How the parallel axes map to the CUDA launch grid (Pallas-Triton's
+// `_process_grid_to_3d_grid`): up to 3 axes keep their order as x, y, z;
+// with more, or when y / z would pass CUDA's 65535, the leading axes are
+// collapsed into x.
+struct LaunchMapping {
+  int collapsed = 1;              // how many leading parallel axes x holds
+  std::vector<int64_t> launch;    // x, y, z
+};
+
+LaunchMapping launch_mapping(const std::vector<int64_t>& par) {
+  LaunchMapping lm;
+  int n = static_cast<int>(par.size());
+  if (n == 0) {
+    lm.launch = {1, 1, 1};
+    return lm;
+  }
+  lm.collapsed = std::max(1, n - 2);
+  // A trailing axis over CUDA's y / z limit joins x as well.
+  while (lm.collapsed < n) {
+    bool fits = true;
+    for (int a = lm.collapsed; a < n; ++a) fits = fits && par[a] <= 65535;
+    if (fits) break;
+    ++lm.collapsed;
+  }
+  int64_t x = 1;
+  for (int a = 0; a < lm.collapsed; ++a) x *= par[a];
+  lm.launch = {x};
+  for (int a = lm.collapsed; a < n; ++a) lm.launch.push_back(par[a]);
+  while (lm.launch.size() < 3) lm.launch.push_back(1);
+  return lm;
+}
+
+// Splits a row-major linear index over `sizes` into one index per axis (i64).
+std::vector<llvm::Value*> delinearize(Lowering& L, llvm::Value* lin, const std::vector<int64_t>& sizes) {
+  std::vector<llvm::Value*> out(sizes.size());
+  for (size_t a = sizes.size(); a-- > 0;) {
+    if (sizes[a] == 1) {
+      out[a] = L.i64(0);
+    } else if (a == 0) {
+      out[a] = lin;
+    } else {
+      out[a] = L.b.CreateURem(lin, L.i64(sizes[a]));
+      lin = L.b.CreateUDiv(lin, L.i64(sizes[a]));
+    }
+  }
+  return out;
+}
+
+class KernelBuilder {
+ public:
+  KernelBuilder(llvm::Module& module, const Op& call, const LowerOptions& o)
+      : module_(module), call_(call), o_(o), g_(grid_mapping(call)), b_(module.getContext()) {}
+
+  KernelInfo build();
+
+ private:
+  llvm::Module& module_;
+  const Op& call_;
+  const LowerOptions& o_;
+  GridMapping g_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  std::vector<llvm::Value*> arrays_;  // generic pointers: prefetch, inputs, outputs
+
+  const LlvmTable& table() const {
+    return o_.rules ? *o_.rules : o_.target == Target::nvptx ? ptx_table() : llvm_table();
+  }
+  void make_function(const std::string& symbol);
+  void lower_grid_point(Lowering& L, const std::vector<RefView>& scratch);
+  RefView block_view(Lowering& L, int m);
+  std::vector<llvm::Value*> index_map_values(Lowering& L, int m);
+  RefView whole_array(Lowering& L, llvm::Value* base, const Type& array, const Type& ref_type, const Var* root);
+};
+
+void KernelBuilder::make_function(const std::string& symbol) {
+  llvm::LLVMContext& ctx = module_.getContext();
+  bool gpu = o_.target == Target::nvptx;
+  llvm::Type* ptr = llvm::PointerType::get(ctx, gpu ? 1 : 0);
+  int npointers = g_.num_scalar_prefetch() + g_.num_inputs() + g_.num_outputs() + 1;
+  std::vector<llvm::Type*> params(npointers, ptr);
+  if (!gpu) params.insert(params.end(), {b_.getInt64Ty(), b_.getInt64Ty()});
+  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, symbol, module_);
+  if (gpu) fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  // Without input_output_aliases no two pointers overlap: `noalias` lets the
+  // host loops vectorize and NVPTX use the read-only cache for inputs.
+  bool distinct = g_.aliases.empty();
+  int nread = g_.num_scalar_prefetch() + g_.num_inputs();
+  for (int p = 0; p < npointers; ++p) {
+    if (distinct || p == npointers - 1) fn_->addParamAttr(p, llvm::Attribute::NoAlias);
+    if (p < nread) fn_->addParamAttr(p, llvm::Attribute::ReadOnly);
+    fn_->addParamAttr(p, llvm::Attribute::getWithAlignment(ctx, llvm::Align(p == npointers - 1 ? 64 : 4)));
+  }
+  std::vector<std::string> names;
+  for (int j = 0; j < g_.num_scalar_prefetch(); ++j) names.push_back(g_.kernel->params()[j]->name);
+  for (int i = 0; i < g_.num_inputs(); ++i) names.push_back(g_.kernel->params()[g_.input_param(i)]->name);
+  for (int i = 0; i < g_.num_outputs(); ++i) names.push_back(g_.kernel->params()[g_.output_param(i)]->name);
+  names.push_back("workspace");
+  if (!gpu) names.insert(names.end(), {"begin", "end"});
+  for (size_t p = 0; p < names.size(); ++p) fn_->getArg(static_cast<unsigned>(p))->setName(names[p]);
+  if (gpu) {
+    // `.maxntid THREADS, 1, 1`: the launch always uses `threads` threads.
+    llvm::NamedMDNode* ann = module_.getOrInsertNamedMetadata("nvvm.annotations");
+    ann->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx, "maxntidx"),
+                                            llvm::ConstantAsMetadata::get(b_.getInt32(o_.threads))}));
+  }
+}
+
+RefView KernelBuilder::whole_array(Lowering& L, llvm::Value* base, const Type& array, const Type& ref_type,
+                                   const Var* root) {
+  RefView r;
+  r.type = ref_type;
+  r.base = base;
+  r.root = root;
+  std::vector<int64_t> st = row_major_strides(array.shape());
+  for (size_t d = 0; d < array.shape().size(); ++d) {
+    r.origin.push_back(L.i64(0));
+    r.stride.push_back(L.i64(st[d]));
+    r.extent.push_back(L.i64(array.shape()[d]));
+  }
+  return r;
+}
+
+// Block mapping m's index map at the current grid point, lowered through the
+// same rules as the kernel: one i64 per value it returns.
+std::vector<llvm::Value*> KernelBuilder::index_map_values(Lowering& L, int m) {
+  const BlockSpec& spec = g_.spec(m);
+  BlockGeometry geo = g_.geometry(m);
+  std::vector<llvm::Value*> out;
+  if (!spec.index_map) {
+    out.assign(geo.index_arity(), L.i64(0));
+    return out;
+  }
+  const Body& im = *spec.index_map;
+  const auto& params = im.params();
+  for (int a = 0; a < g_.grid_rank(); ++a) L.define(params[a], L.scalar_block(DType::i32, L.program_ids[a]));
+  for (int j = 0; j < g_.num_scalar_prefetch(); ++j) {
+    const Var* p = params[g_.grid_rank() + j];
+    L.define_ref(p, whole_array(L, arrays_[j], g_.scalar_prefetch_types[j], p->type, p));
+  }
+  L.lower_ops(im);
+  for (const Value& v : im.outputs()) {
+    llvm::Value* x = L.scalar(v);
+    out.push_back(L.b.CreateSExtOrTrunc(x, L.b.getInt64Ty()));
+  }
+  return out;
+}
+
+// The kernel's Ref of block mapping m at the current grid point: the block
+// addressed in place in the whole array (ir/block_geometry.h says where),
+// squeezed dims folded into the base, masks where a block may be partial.
+RefView KernelBuilder::block_view(Lowering& L, int m) {
+  BlockGeometry geo = g_.geometry(m);
+  std::vector<llvm::Value*> index = index_map_values(L, m);
+  int pointer = g_.num_scalar_prefetch() + m;
+  const Var* param = g_.kernel->params()[m < g_.num_inputs() ? g_.input_param(m) : g_.output_param(m - g_.num_inputs())];
+  const Shape& shape = g_.array(m).shape();
+  std::vector<int64_t> st = row_major_strides(shape);
+  RefView r;
+  r.type = param->type;
+  r.root = param;
+  llvm::Value* base_offset = L.i64(0);
+  size_t k = 0;
+  for (size_t d = 0; d < geo.dims.size(); ++d) {
+    const DimGeometry& dg = geo.dims[d];
+    llvm::Value* v = index[k++];
+    llvm::Value* start = dg.dim.kind == BlockDimKind::Blocked ? L.b.CreateMul(v, L.i64(dg.dim.size)) : v;
+    llvm::Value* extent = L.i64(dg.extent);
+    if (dg.dim.kind == BlockDimKind::BoundedSlice) {
+      // Elements past the slice's size are not the block's.
+      llvm::Value* size = index[k++];
+      llvm::Value* end = L.b.CreateAdd(start, size);
+      extent = L.b.CreateSelect(L.b.CreateICmpSLT(end, extent), end, extent);
+    }
+    // Padded coordinates -> array coordinates (Element dims' low padding).
+    llvm::Value* origin = dg.pad_lo ? L.b.CreateSub(start, L.i64(dg.pad_lo)) : start;
+    if (dg.dim.kind == BlockDimKind::Squeezed) {
+      base_offset = L.b.CreateAdd(base_offset, L.b.CreateMul(origin, L.i64(st[d])));
+      continue;
+    }
+    bool partial = dg.dim.kind == BlockDimKind::BoundedSlice || dg.pad_lo != 0 || dg.padded != dg.extent;
+    r.maybe_partial = r.maybe_partial || partial;
+    r.origin.push_back(origin);
+    r.stride.push_back(L.i64(st[d]));
+    r.extent.push_back(extent);
+  }
+  r.base = L.b.CreateGEP(L.storage_type(g_.array(m).dtype()), arrays_[pointer], {base_offset});
+  return r;
+}
+
+// Everything one grid point does, the arbitrary axes as inner loops: the
+// interpreter's row-major grid order restricted to one parallel point.
+void KernelBuilder::lower_grid_point(Lowering& L, const std::vector<RefView>& scratch) {
+  int rank = g_.grid_rank();
+  std::function<void(int)> loop = [&](int a) {
+    if (a < rank && L.program_ids[a]) return loop(a + 1);  // a parallel axis, already set
+    if (a < rank) {
+      if (g_.grid[a] == 1) {
+        L.program_ids[a] = L.i32(0);
+        loop(a + 1);
+        L.program_ids[a] = nullptr;
+        return;
+      }
+      L.for_range(L.i32(0), L.i32(static_cast<int32_t>(g_.grid[a])), [&](llvm::Value* i) {
+        L.program_ids[a] = i;
+        loop(a + 1);
+      });
+      L.program_ids[a] = nullptr;
+      return;
+    }
+    const Body& k = *g_.kernel;
+    for (int j = 0; j < g_.num_scalar_prefetch(); ++j) {
+      const Var* p = k.params()[j];
+      L.define_ref(p, whole_array(L, arrays_[j], g_.scalar_prefetch_types[j], p->type, p));
+    }
+    for (int m = 0; m < g_.num_inputs() + g_.num_outputs(); ++m) {
+      const Var* p = k.params()[m < g_.num_inputs() ? g_.input_param(m) : g_.output_param(m - g_.num_inputs())];
+      L.define_ref(p, block_view(L, m));
+    }
+    for (size_t s = 0; s < scratch.size(); ++s) L.define_ref(k.params()[g_.scratch_param(static_cast<int>(s))], scratch[s]);
+    int64_t mark = L.arena_mark();
+    L.lower_ops(k);
+    L.arena_release(mark);
+    // The next grid step's writes must not overtake this one's reads.
+    L.barrier();
+  };
+  loop(0);
+}
+
+KernelInfo KernelBuilder::build() {
+  for (int64_t s : g_.grid)
+    if (s < 0) throw Error(call_.loc, table().target() + ": dynamic grids are not supported yet");
+  if (o_.target == Target::nvptx && (o_.threads < 1 || o_.threads > 1024))
+    throw Error(call_.loc, table().target() + ": a CTA has 1 to 1024 threads, not " + std::to_string(o_.threads));
+  int rank = g_.grid_rank();
+  int npar = 0;
+  while (npar < rank && !g_.dimension_semantics.empty() && g_.is_parallel(npar)) ++npar;
+  for (int a = npar; a < rank; ++a)
+    if (!g_.dimension_semantics.empty() && g_.is_parallel(a))
+      throw Error(call_.loc, table().target() + ": parallel grid axes must form a prefix of the grid");
+  std::vector<int64_t> par(g_.grid.begin(), g_.grid.begin() + npar);
+
+  KernelInfo info;
+  info.symbol = kernel_symbol(module_, g_.kernel->name());
+  info.op = &call_;
+  info.threads = o_.target == Target::nvptx ? o_.threads : 1;
+  for (int64_t s : par) info.parallel_points *= s;
+  LaunchMapping lm = launch_mapping(par);
+  info.launch_grid = lm.launch;
+  for (int j = 0; j < g_.num_scalar_prefetch(); ++j) info.operand_of_pointer.push_back(g_.scalar_prefetch_operand(j));
+  for (int i = 0; i < g_.num_inputs(); ++i) info.operand_of_pointer.push_back(g_.input_operand(i));
+  for (int o = 0; o < g_.num_outputs(); ++o) info.operand_of_pointer.push_back(-1);
+
+  make_function(info.symbol);
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(module_.getContext(), "entry", fn_);
+  b_.SetInsertPoint(entry);
+  Lowering L(b_, fn_, o_.target, table(), o_.threads);
+  L.grid = g_.grid;
+  for (int a = 0; a < rank; ++a)
+    if (std::find(g_.vmapped_dims.begin(), g_.vmapped_dims.end(), a) == g_.vmapped_dims.end()) L.kernel_axes.push_back(a);
+  L.program_ids.assign(rank, nullptr);
+  bool gpu = o_.target == Target::nvptx;
+  int narrays = g_.num_scalar_prefetch() + g_.num_inputs() + g_.num_outputs();
+  llvm::Type* generic = llvm::PointerType::get(module_.getContext(), 0);
+  for (int p = 0; p < narrays; ++p)
+    arrays_.push_back(gpu ? b_.CreateAddrSpaceCast(fn_->getArg(p), generic) : static_cast<llvm::Value*>(fn_->getArg(p)));
+  llvm::Value* workspace = gpu ? b_.CreateAddrSpaceCast(fn_->getArg(narrays), generic) : fn_->getArg(narrays);
+
+  llvm::Instruction* arena_stride = nullptr;  // CTA arena offset: its size is known at the end
+  auto set_parallel_ids = [&](const std::vector<llvm::Value*>& ids) {
+    for (int a = 0; a < npar; ++a) L.program_ids[a] = b_.CreateTrunc(ids[a], b_.getInt32Ty());
+  };
+  auto scratch_views = [&] {
+    std::vector<RefView> views;
+    for (size_t s = 0; s < g_.scratch_types.size(); ++s) {
+      const Type& t = g_.scratch_types[s];
+      const Var* p = g_.kernel->params()[g_.scratch_param(static_cast<int>(s))];
+      int64_t bytes = num_elements(t.shape()) *
+                      static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(L.storage_type(t.dtype())));
+      views.push_back(whole_array(L, L.arena_alloc(std::max<int64_t>(bytes, 1)), Type::array(t.dtype(), t.shape()), p->type, p));
+    }
+    return views;
+  };
+
+  if (gpu) {
+    L.thread_id = b_.CreateZExt(b_.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}), b_.getInt64Ty());
+    llvm::Intrinsic::ID ctaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                    llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+    std::vector<llvm::Value*> cta(3);
+    for (int d = 0; d < 3; ++d)
+      cta[d] = lm.launch[d] == 1 ? L.i64(0)
+                                 : b_.CreateZExt(b_.CreateIntrinsic(ctaid[d], {}, {}), b_.getInt64Ty(), "ctaid");
+    std::vector<int64_t> lead(par.begin(), par.begin() + std::min<int>(lm.collapsed, npar));
+    std::vector<llvm::Value*> ids = delinearize(L, cta[0], lead);
+    for (int a = lm.collapsed; a < npar; ++a) ids.push_back(cta[1 + a - lm.collapsed]);
+    set_parallel_ids(ids);
+    llvm::Value* linear_cta = b_.CreateAdd(cta[0], b_.CreateMul(L.i64(lm.launch[0]),
+                                                                b_.CreateAdd(cta[1], b_.CreateMul(L.i64(lm.launch[1]), cta[2]))));
+    arena_stride = llvm::BinaryOperator::CreateMul(linear_cta, L.i64(0), "arena.offset");
+    b_.Insert(arena_stride);
+    L.arena_base = b_.CreateInBoundsGEP(b_.getInt8Ty(), workspace, {arena_stride}, "arena.cta");
+    lower_grid_point(L, scratch_views());
+  } else {
+    L.thread_id = L.i64(0);
+    L.arena_base = workspace;
+    std::vector<RefView> scratch = scratch_views();
+    L.for_range(fn_->getArg(narrays + 1), fn_->getArg(narrays + 2), [&](llvm::Value* lin) {
+      set_parallel_ids(delinearize(L, lin, par));
+      lower_grid_point(L, scratch);
+    });
+  }
+  b_.CreateRetVoid();
+  info.arena_bytes = L.arena_bytes();
+  if (arena_stride) arena_stride->setOperand(1, L.i64(info.arena_bytes));
+  return info;
+}
+
+// Every pallas_call reached from `body`, in program order, each once.
+void collect_calls(const Body& body, std::vector<const Op*>& calls, std::set<const Body*>& seen) {
+  if (!seen.insert(&body).second) return;
+  for (const Op& op : body.ops()) {
+    if (op.name() == "pallas_call") {
+      calls.push_back(&op);
+      continue;
+    }
+    for (const BodyPtr& nested : op.nested_bodies()) collect_calls(*nested, calls, seen);
+  }
+}
+
+}  // namespace
+
+KernelInfo lower_pallas_call(llvm::Module& module, const Module&, const Op& call, const LowerOptions& o) {
+  return KernelBuilder(module, call, o).build();
+}
+
+std::vector<std::string> describe_kernel(const KernelInfo& k) {
+  auto list = [](const std::vector<int64_t>& v) {
+    std::string out = "(";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+    return out + ")";
+  };
+  GridMapping g = grid_mapping(*k.op);
+  std::string semantics;
+  for (int a = 0; a < g.grid_rank(); ++a)
+    semantics += std::string(a ? ", " : "") + (!g.dimension_semantics.empty() && g.is_parallel(a) ? "parallel" : "arbitrary");
+  std::string pointers;
+  for (int j = 0; j < g.num_scalar_prefetch(); ++j) pointers += g.kernel->params()[j]->name + ", ";
+  for (int i = 0; i < g.num_inputs(); ++i) pointers += g.kernel->params()[g.input_param(i)]->name + ", ";
+  for (int o = 0; o < g.num_outputs(); ++o) pointers += g.kernel->params()[g.output_param(o)]->name + ", ";
+  return {
+      k.symbol + ": pallas_call at " + k.op->loc.str() + ", grid " + list(g.grid) + " (" + semantics + ")",
+      k.symbol + ": pointers (" + pointers + "workspace); arena " + std::to_string(k.arena_bytes) + " bytes per grid point",
+      k.symbol + ": launch " + list(k.launch_grid) + " x " + std::to_string(k.threads) + " threads; " +
+          std::to_string(k.parallel_points) + " parallel points, arbitrary axes looped inside",
+  };
+}
+
+LoweredModule lower_module(const Module& m, const Body& entry, const LowerOptions& o) {
+  LoweredModule out;
+  out.context = std::make_unique<llvm::LLVMContext>();
+  out.module = std::make_unique<llvm::Module>(entry.name(), *out.context);
+  auto tm = target_machine(o.target, o.sm);
+  configure_module(*out.module, *tm);
+  std::vector<const Op*> calls;
+  std::set<const Body*> seen;
+  collect_calls(entry, calls, seen);
+  for (const Op* call : calls) out.kernels.push_back(lower_pallas_call(*out.module, m, *call, o));
+  return out;
+}
+
+}  // namespace tessera::backends::llvm_lowering

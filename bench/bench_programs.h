@@ -1,0 +1,107 @@
+// The programs bench_interpreter and bench_jit share: add 4096x4096, matmul
+// 1024^3 in 128x128 blocks, softmax 4096x4096 as .tsr text, their random
+// inputs, and the plain C++ loops (-O2, i-k-j matmul) they are measured against.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "interpreter/array.h"
+
+namespace tessera::bench {
+
+using interp::Array;
+
+inline Array random(Shape s, uint64_t seed) {
+  Array a = Array::uninitialized(DType::f32, s);
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t i = 0; i < a.size(); ++i) a.data<float>()[i] = u(rng);
+  return a;
+}
+
+inline std::string add_text(int n, int b) {
+  std::string N = std::to_string(n), B = std::to_string(b), G = std::to_string(n / b);
+  return "index_map @ij(%i: i32, %j: i32) -> (i32, i32) { return %i, %j }\n"
+         "kernel @k(%x: ref<f32[" + B + "," + B + "], vmem>, %y: ref<f32[" + B + "," + B + "], vmem>, %o: ref<f32[" + B + "," + B + "], vmem>) {\n"
+         "  %a = get %x[:, :]\n  %c = get %y[:, :]\n  %s = add %a, %c\n  swap %o[:, :], %s\n}\n"
+         "func @main(%x: f32[" + N + "," + N + "], %y: f32[" + N + "," + N + "]) -> f32[" + N + "," + N + "] {\n"
+         "  %o = pallas_call[kernel=@k, grid=(" + G + ", " + G + "), in_specs=[spec((" + B + ", " + B + "), @ij), spec((" + B + ", " + B + "), @ij)],\n"
+         "    out_specs=[spec((" + B + ", " + B + "), @ij)], out_shapes=[f32[" + N + "," + N + "]], dimension_semantics=(parallel, parallel)] %x, %y\n"
+         "  return %o\n}\n";
+}
+
+// x: f32[m,k] in (bm, bk) blocks, y: f32[k,n] in (bk, bn) blocks.
+inline std::string matmul_text(int m, int k, int n, int bm, int bk, int bn) {
+  auto s = [](int v) { return std::to_string(v); };
+  std::string xb = s(bm) + "," + s(bk), yb = s(bk) + "," + s(bn), ob = s(bm) + "," + s(bn);
+  return "index_map @xm(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %k }\n"
+         "index_map @ym(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %k, %j }\n"
+         "index_map @om(%i: i32, %j: i32, %k: i32) -> (i32, i32) { return %i, %j }\n"
+         "kernel @k(%x: ref<f32[" + xb + "], vmem>, %y: ref<f32[" + yb + "], vmem>, %o: ref<f32[" + ob + "], vmem>) {\n"
+         "  %kk = program_id[axis=2]\n  %first = eq %kk, 0\n"
+         "  cond[branches=[fn(%o0: ref<f32[" + ob + "], vmem>) { }, fn(%o1: ref<f32[" + ob + "], vmem>) {\n"
+         "    %z = broadcast_in_dim[shape=(" + s(bm) + ", " + s(bn) + "), broadcast_dimensions=()] 0.0:f32\n"
+         "    swap %o1[:, :], %z\n  }]] %first, %o\n"
+         "  %a = get %x[:, :]\n  %b = get %y[:, :]\n"
+         "  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b\n  addupdate %o[:, :], %p\n}\n"
+         "func @main(%x: f32[" + s(m) + "," + s(k) + "], %y: f32[" + s(k) + "," + s(n) + "]) -> f32[" + s(m) + "," + s(n) + "] {\n"
+         "  %o = pallas_call[kernel=@k, grid=(" + s(m / bm) + ", " + s(n / bn) + ", " + s(k / bk) + "),\n"
+         "    in_specs=[spec((" + s(bm) + ", " + s(bk) + "), @xm), spec((" + s(bk) + ", " + s(bn) + "), @ym)],\n"
+         "    out_specs=[spec((" + s(bm) + ", " + s(bn) + "), @om)], out_shapes=[f32[" + s(m) + "," + s(n) + "]],\n"
+         "    dimension_semantics=(parallel, parallel, arbitrary)] %x, %y\n  return %o\n}\n";
+}
+
+inline std::string softmax_text(int n, int rows) {
+  auto s = [](int v) { return std::to_string(v); };
+  std::string blk = s(rows) + "," + s(n), shp = "(" + s(rows) + ", " + s(n) + ")";
+  return "index_map @r(%i: i32) -> (i32, i32) { return %i, 0 }\n"
+         "kernel @k(%x: ref<f32[" + blk + "], vmem>, %o: ref<f32[" + blk + "], vmem>) {\n"
+         "  %v = get %x[:, :]\n  %m = reduce_max[axes=(1)] %v\n"
+         "  %mb = broadcast_in_dim[shape=" + shp + ", broadcast_dimensions=(0)] %m\n"
+         "  %d = sub %v, %mb\n  %e = exp %d\n  %su = reduce_sum[axes=(1)] %e\n"
+         "  %sb = broadcast_in_dim[shape=" + shp + ", broadcast_dimensions=(0)] %su\n"
+         "  %y = div %e, %sb\n  swap %o[:, :], %y\n}\n"
+         "func @main(%x: f32[" + s(n) + "," + s(n) + "]) -> f32[" + s(n) + "," + s(n) + "] {\n"
+         "  %o = pallas_call[kernel=@k, grid=(" + s(n / rows) + "), in_specs=[spec(" + shp + ", @r)], out_specs=[spec(" + shp + ", @r)],\n"
+         "    out_shapes=[f32[" + s(n) + "," + s(n) + "]], dimension_semantics=(parallel)] %x\n  return %o\n}\n";
+}
+
+// A kernel of 10 scalar ops per grid point: measures the per-op overhead.
+inline std::string scalar_ops_text(int grid) {
+  return "index_map @z(%i: i32) -> i32 { return 0 }\n"
+         "kernel @k(%o: ref<i32[1], smem>) {\n"
+         "  %i = program_id[axis=0]\n  %a = add %i, 1\n  %b = mul %a, 3\n  %c = sub %b, %i\n  %d = rem %c, 7\n"
+         "  %e = add %d, %a\n  %f = max %e, 0\n  %g = min %f, 100\n  %h = add %g, %b\n  swap %o[0], %h\n}\n"
+         "func @main() -> i32[1] {\n"
+         "  %o = pallas_call[kernel=@k, grid=(" + std::to_string(grid) + "), in_specs=[], out_specs=[spec((1), @z, mem=smem)],\n"
+         "    out_shapes=[i32[1]], dimension_semantics=(arbitrary)]\n  return %o\n}\n";
+}
+
+inline void naive_add(const float* a, const float* b, float* o, size_t n) {
+  for (size_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
+}
+
+inline void naive_matmul(const float* a, const float* b, float* o, int m, int k, int n) {
+  for (int i = 0; i < m; ++i)
+    for (int p = 0; p < k; ++p) {
+      float av = a[i * k + p];
+      for (int j = 0; j < n; ++j) o[i * n + j] += av * b[p * n + j];
+    }
+}
+
+inline void naive_softmax_rows(const float* a, float* o, int rows, int n) {
+  for (int i = 0; i < rows; ++i) {
+    const float* r = a + static_cast<size_t>(i) * n;
+    float* w = o + static_cast<size_t>(i) * n;
+    float mx = -INFINITY, s = 0;
+    for (int j = 0; j < n; ++j) mx = std::max(mx, r[j]);
+    for (int j = 0; j < n; ++j) s += w[j] = std::exp(r[j] - mx);
+    for (int j = 0; j < n; ++j) w[j] /= s;
+  }
+}
+
+}  // namespace tessera::bench
