@@ -82,6 +82,7 @@ struct HostJit::Impl {
   std::mutex mu;  // the cache and the LLJIT (the interpreter may run devices on several threads)
   std::map<std::pair<const Module*, const Op*>, Compiled> kernels;
   int next_dylib = 0;
+  HostJit::CompilePhases phases;
 
   const Compiled& get(const Module& m, const Op& call);
   void add(const Module& m, const Op& call, std::unique_ptr<llvm::LLVMContext> context,
@@ -133,9 +134,18 @@ const Compiled& HostJit::Impl::get(const Module& m, const Op& call) {
   configure_module(*module, *tm);
   LowerOptions lo;
   lo.target = Target::host;
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  auto start = std::chrono::steady_clock::now();
   KernelInfo info = lower_pallas_call(*module, m, call, lo);
+  phases.lower = seconds_since(start);
+  start = std::chrono::steady_clock::now();
   optimize(*module, *tm);
-  add(m, call, std::move(context), std::move(module), info);
+  phases.optimize = seconds_since(start);
+  start = std::chrono::steady_clock::now();
+  add(m, call, std::move(context), std::move(module), info);  // the lookup runs the code generator
+  phases.machine_code = seconds_since(start);
   return kernels.at({&m, &call});
 }
 
@@ -151,6 +161,11 @@ double HostJit::compile(const Module& m, const Op& call) {
   auto start = std::chrono::steady_clock::now();
   impl_->get(m, call);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+HostJit::CompilePhases HostJit::last_compile_phases() const {
+  std::lock_guard<std::mutex> guard(impl_->mu);
+  return impl_->phases;
 }
 
 int HostJit::kernels_compiled() const {

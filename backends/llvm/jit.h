@@ -52,6 +52,11 @@ class HostJit {
   // Compiles the kernel of `call` now (run() would on first use); returns the
   // seconds it took (lowering, optimization, machine code), 0 if cached.
   double compile(const Module& m, const Op& call);
+  // Where the last compile's time went, in seconds.
+  struct CompilePhases {
+    double lower = 0, optimize = 0, machine_code = 0;
+  };
+  CompilePhases last_compile_phases() const;
 
   // The interpreter hook (interp::RunOptions::pallas_call_executor) that runs
   // every pallas_call of `m` here. The HostJit must outlive it.

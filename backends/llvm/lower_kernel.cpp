@@ -1,6 +1,7 @@
 #include "backends/llvm/lower_kernel.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <set>
 
@@ -260,6 +261,8 @@ void KernelBuilder::lower_grid_point(Lowering& L, const std::vector<RefView>& sc
 KernelInfo KernelBuilder::build() {
   for (int64_t s : g_.grid)
     if (s < 0) throw Error(call_.loc, table().target() + ": dynamic grids are not supported yet");
+  if (o_.target == Target::nvptx && (o_.threads < 1 || o_.threads > 1024))
+    throw Error(call_.loc, table().target() + ": a CTA has 1 to 1024 threads, not " + std::to_string(o_.threads));
   int rank = g_.grid_rank();
   int npar = 0;
   while (npar < rank && !g_.dimension_semantics.empty() && g_.is_parallel(npar)) ++npar;
