@@ -27,15 +27,6 @@ DType accumulator(DType in, DType out) {
   return is_bool(out) ? DType::i64 : out;
 }
 
-Index split(Lowering& L, llvm::Value* flat, const Shape& sizes) {
-  Index out(sizes.size());
-  for (int k = static_cast<int>(sizes.size()) - 1; k >= 0; --k) {
-    out[k] = k == 0 ? flat : L.b.CreateURem(flat, L.i64(sizes[k]));
-    if (k) flat = L.b.CreateUDiv(flat, L.i64(sizes[k]));
-  }
-  return out;
-}
-
 // Operand `x` as a canonical [B, R, C] Block in dtype `acc`: `groups` are its
 // dims for B, R and C in order.
 Block canonical(const Block& x, const std::vector<std::vector<int>>& groups, DType acc) {
@@ -52,7 +43,7 @@ Block canonical(const Block& x, const std::vector<std::vector<int>>& groups, DTy
   return generator(Type::array(acc, canon), {x}, [x, groups, sizes, from, acc](Lowering& L, const Index& idx) {
     Index in(static_cast<size_t>(x.type.rank()));
     for (size_t g = 0; g < groups.size(); ++g) {
-      Index part = split(L, idx[g], sizes[g]);
+      Index part = delinearize(L, idx[g], sizes[g]);
       for (size_t k = 0; k < groups[g].size(); ++k) in[static_cast<size_t>(groups[g][k])] = part[k];
     }
     return convert(L, x.element(L, in), from, acc);

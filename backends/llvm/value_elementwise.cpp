@@ -51,6 +51,19 @@ Block generator(const Type& type, const std::vector<Block>& from,
   return r;
 }
 
+std::vector<llvm::Value*> delinearize(Lowering& L, llvm::Value* flat, const Shape& sizes) {
+  std::vector<llvm::Value*> out(sizes.size());
+  for (size_t k = sizes.size(); k-- > 0;) {
+    if (k == 0) {
+      out[0] = flat;
+      break;
+    }
+    out[k] = L.b.CreateURem(flat, L.i64(sizes[k]));
+    flat = L.b.CreateUDiv(flat, L.i64(sizes[k]));
+  }
+  return out;
+}
+
 llvm::Value* element_at(Lowering& L, const Block& x, const std::vector<llvm::Value*>& idx) {
   static const std::vector<llvm::Value*> scalar_index;
   return x.element(L, x.type.rank() == 0 ? scalar_index : idx);

@@ -24,6 +24,8 @@ int chained_cost(const std::vector<Block>& blocks);
 // A lazy Block of `type` whose element is `f(L, idx)`, reading what `from` read.
 Block generator(const Type& type, const std::vector<Block>& from,
                 std::function<llvm::Value*(Lowering&, const std::vector<llvm::Value*>&)> f);
+// The multi-index of row-major linear index `flat` over `sizes` (i64).
+std::vector<llvm::Value*> delinearize(Lowering& L, llvm::Value* flat, const Shape& sizes);
 // An operand's element at the result's index: a rank-0 operand broadcasts.
 llvm::Value* element_at(Lowering& L, const Block& x, const std::vector<llvm::Value*>& idx);
 

@@ -115,17 +115,6 @@ llvm::Value* reduce_row(Lowering& L, Red r, const Block& x, llvm::Value* start, 
   return total;
 }
 
-// The multi-index of `flat` over the sizes of `dims` (row-major).
-Index split_flat(Lowering& L, llvm::Value* flat, const std::vector<int>& dims, const Shape& s) {
-  Index out(dims.size());
-  for (int k = static_cast<int>(dims.size()) - 1; k >= 0; --k) {
-    llvm::Value* n = L.i64(s[static_cast<size_t>(dims[k])]);
-    out[k] = k == 0 ? flat : L.b.CreateURem(flat, n);
-    if (k) flat = L.b.CreateUDiv(flat, n);
-  }
-  return out;
-}
-
 LlvmRule reduce_rule(Red r) {
   return [r](Lowering& L, const Op& op) {
     Block x = L.materialize(L.value(op.main_operand(0)));
@@ -157,7 +146,8 @@ LlvmRule reduce_rule(Red r) {
       else outer.push_back(k);
     }
     int64_t outer_n = 1;
-    for (int k : outer) outer_n *= s[k];
+    Shape outer_sizes;
+    for (int k : outer) outer_n *= s[k], outer_sizes.push_back(s[k]);
     std::vector<int64_t> stride = row_major_strides(s);
     Block gen = generator(op.results[0]->type, {x}, [=](Lowering& L2, const Index& idx) {
       llvm::Type* t = L2.compute_type(d);
@@ -165,7 +155,7 @@ LlvmRule reduce_rule(Red r) {
       L2.b.CreateStore(identity(L2, r, d), acc);
       llvm::Value* base = offset_of(L2, kept, idx, stride);
       L2.for_range(L2.i64(0), L2.i64(outer_n), [&](llvm::Value* p) {
-        llvm::Value* at = L2.b.CreateAdd(base, offset_of(L2, outer, split_flat(L2, p, outer, s), stride));
+        llvm::Value* at = L2.b.CreateAdd(base, offset_of(L2, outer, delinearize(L2, p, outer_sizes), stride));
         llvm::Value* v = inner.empty() ? load_flat(L2, x, at) : reduce_row(L2, r, x, at, inner_n);
         L2.b.CreateStore(combine(L2, r, d, L2.b.CreateLoad(t, acc), v), acc);
       });

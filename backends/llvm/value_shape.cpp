@@ -31,21 +31,6 @@ llvm::Value* index_value(Lowering& L, const Block& s, const Index& idx = {}) {
   return is_unsigned(s.type.dtype()) ? L.b.CreateZExtOrTrunc(v, L.b.getInt64Ty()) : L.b.CreateSExtOrTrunc(v, L.b.getInt64Ty());
 }
 
-// The multi-index of row-major linear index `flat` in `shape`.
-Index delinearize(Lowering& L, llvm::Value* flat, const Shape& shape) {
-  Index out(shape.size());
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    if (d == 0) {
-      out[0] = flat;
-      break;
-    }
-    llvm::Value* n = L.i64(shape[d]);
-    out[d] = L.b.CreateURem(flat, n);
-    flat = L.b.CreateUDiv(flat, n);
-  }
-  return out;
-}
-
 // Result `result` of `op` reads operand `x` at `map(index)`.
 void define_view(Lowering& L, const Op& op, int result, std::function<Index(Lowering&, const Index&)> map, const Block& x) {
   L.define(op.results[result], generator(op.results[result]->type, {x}, [x, map](Lowering& L2, const Index& idx) {

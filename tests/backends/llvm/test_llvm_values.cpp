@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
@@ -265,6 +266,7 @@ enum class Opt { none, o3 };
 void dump_for_gpu(const std::string& dir, const Module& m, const Case& c, const std::vector<Array>& inputs,
                   const std::vector<Array>& want) {
   static int n = 0;
+  if (n == 0) std::filesystem::create_directories(dir);
   std::string stem = dir + "/case" + std::to_string(n++);
   std::string ptx;
   Compiled nv = compile(m, true, ll::Target::nvptx, &ptx);
