@@ -2,32 +2,18 @@
 
 #include <bit>
 
+#include "interpreter/float_bits.h"
 #include "interpreter/region.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
 
 namespace tessera::backends::llvm_lowering {
 
-uint16_t half_bits(DType d, float value) {
-  uint32_t u = std::bit_cast<uint32_t>(value);
-  if (d == DType::bf16) return static_cast<uint16_t>(u >> 16);  // already rounded: the low half is zero
-  uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu;
-  if (a >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (a > 0x7F800000u ? 0x200u | ((a >> 13) & 0x3FFu) : 0));
-  if (a >= 0x38800000u)  // a normal f16: rebias the exponent (127 - 15), keep 10 mantissa bits
-    return static_cast<uint16_t>(sign | (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3FFu));
-  // A subnormal f16 (or zero): an integer multiple of 2^-24.
-  return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::bit_cast<float>(a) * 16777216.0f));
-}
-
+// bf16 / f16 values (kept as float by the interpreter) as the 2-byte
+// patterns the kernel ABI stores, and back (interpreter/float_bits.h).
+uint16_t half_bits(DType d, float value) { return d == DType::bf16 ? interp::bf16_bits(value) : interp::f16_bits(value); }
 float half_value(DType d, uint16_t bits) {
-  if (d == DType::bf16) return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16, exp = (bits >> 10) & 0x1Fu, man = bits & 0x3FFu;
-  if (exp == 0) {
-    float f = static_cast<float>(man) / 16777216.0f;
-    return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | sign);
-  }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7F800000u | (man << 13));
-  return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (man << 13));
+  return d == DType::bf16 ? interp::bf16_from_bits(bits) : interp::f16_from_bits(bits);
 }
 
 KernelArrays::KernelArrays(const Op& call, const std::vector<int>& operand_of_pointer,

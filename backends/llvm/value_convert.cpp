@@ -148,6 +148,48 @@ void lower_convert_element_type(Lowering& L, const Op& op) {
            }));
 }
 
+// The f16 bit pattern of an f32 holding an f16 value, in integer ops as
+// interpreter/float_bits.h computes it (no hardware conversion, which would
+// quiet a signaling NaN): a NaN keeps the top 10 bits of its payload.
+llvm::Value* f16_bits_of(Lowering& L, llvm::Value* f) {
+  auto& b = L.b;
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Value* u = b.CreateBitCast(f, i32);
+  llvm::Value* sign = b.CreateAnd(b.CreateLShr(u, 16), 0x8000u);
+  llvm::Value* exp = b.CreateAnd(b.CreateLShr(u, 23), 0xFFu);
+  llvm::Value* mant = b.CreateAnd(u, 0x7FFFFFu);
+  llvm::Value* top = b.CreateLShr(mant, 13);
+  llvm::Value* payload = b.CreateSelect(b.CreateICmpEQ(top, b.getInt32(0)), b.getInt32(0x200), top);
+  llvm::Value* special = b.CreateOr(b.CreateOr(sign, b.getInt32(0x7C00)),
+                                    b.CreateSelect(b.CreateICmpEQ(mant, b.getInt32(0)), b.getInt32(0), payload));
+  llvm::Value* e = b.CreateSub(exp, b.getInt32(112));  // f32 bias 127, f16 bias 15
+  llvm::Value* normal = b.CreateOr(sign, b.CreateOr(b.CreateShl(e, 10), top));
+  // Subnormals (and zero): |f| * 2^24 is an exact integer.
+  llvm::Value* magnitude = b.CreateCall(L.intrinsic(llvm::Intrinsic::fabs, {b.getFloatTy()}), {f});
+  llvm::Value* scaled = b.CreateFMul(magnitude, llvm::ConstantFP::get(b.getFloatTy(), 16777216.0));
+  llvm::Value* sub = b.CreateOr(sign, b.CreateFPToUI(scaled, i32));
+  llvm::Value* r = b.CreateSelect(b.CreateICmpSLE(e, b.getInt32(0)), sub, normal);
+  r = b.CreateSelect(b.CreateICmpEQ(exp, b.getInt32(0xFF)), special, r);
+  return b.CreateTrunc(r, b.getInt16Ty());
+}
+
+// The f32 holding the f16 of bit pattern `h` (i16), as float_bits.h does.
+llvm::Value* f16_from_bits_of(Lowering& L, llvm::Value* h) {
+  auto& b = L.b;
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Value* u = b.CreateZExt(h, i32);
+  llvm::Value* sign = b.CreateShl(b.CreateLShr(u, 15), 31);
+  llvm::Value* exp = b.CreateAnd(b.CreateLShr(u, 10), 0x1Fu);
+  llvm::Value* mant = b.CreateAnd(u, 0x3FFu);
+  llvm::Value* normal = b.CreateOr(sign, b.CreateOr(b.CreateShl(b.CreateAdd(exp, b.getInt32(112)), 23), b.CreateShl(mant, 13)));
+  llvm::Value* special = b.CreateOr(sign, b.CreateOr(b.getInt32(0x7F800000), b.CreateShl(mant, 13)));
+  llvm::Value* tiny = b.CreateFMul(b.CreateUIToFP(mant, b.getFloatTy()), llvm::ConstantFP::get(b.getFloatTy(), 1.0 / 16777216.0));
+  tiny = b.CreateOr(b.CreateBitCast(tiny, i32), sign);
+  llvm::Value* r = b.CreateSelect(b.CreateICmpEQ(exp, b.getInt32(0)), tiny, normal);
+  r = b.CreateSelect(b.CreateICmpEQ(exp, b.getInt32(31)), special, r);
+  return b.CreateBitCast(r, b.getFloatTy());
+}
+
 // The raw bits of a compute value of dtype `d` as an integer of its storage
 // width (bf16: the f32's high half, as the interpreter's bitcast reads it).
 llvm::Value* bits_of(Lowering& L, llvm::Value* v, DType d) {
@@ -156,6 +198,7 @@ llvm::Value* bits_of(Lowering& L, llvm::Value* v, DType d) {
     case DType::f32: return b.CreateBitCast(v, b.getInt32Ty());
     case DType::f64: return b.CreateBitCast(v, b.getInt64Ty());
     case DType::bf16: return b.CreateTrunc(b.CreateLShr(b.CreateBitCast(v, b.getInt32Ty()), 16), b.getInt16Ty());
+    case DType::f16: return f16_bits_of(L, v);
     default: return v;
   }
 }
@@ -166,6 +209,7 @@ llvm::Value* from_bits(Lowering& L, llvm::Value* bits, DType d) {
     case DType::f32: return b.CreateBitCast(bits, b.getFloatTy());
     case DType::f64: return b.CreateBitCast(bits, b.getDoubleTy());
     case DType::bf16: return b.CreateBitCast(b.CreateShl(b.CreateZExt(bits, b.getInt32Ty()), 16), b.getFloatTy());
+    case DType::f16: return f16_from_bits_of(L, bits);
     default: return bits;
   }
 }
@@ -178,7 +222,7 @@ void lower_bitcast_convert_type(Lowering& L, const Op& op) {
   Block x = xs[0];
   DType from = x.type.dtype(), to = op.dtype_param("new_dtype");
   for (DType d : {from, to})
-    if (is_bool(d) || is_semaphore(d) || d == DType::f16)
+    if (is_bool(d) || is_semaphore(d))
       throw L.error(op, "bitcast_convert_type of " + std::string(dtype_name(d)) + " is not supported");
   const int fb = dtype_bytes(from) * 8, tb = dtype_bytes(to) * 8;
   L.define(op.results[0],

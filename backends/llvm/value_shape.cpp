@@ -215,6 +215,18 @@ void lower_rev(Lowering& L, const Op& op) {
   }, x);
 }
 
+// repeat (a tile along the axis): out[.., j, ..] = x[.., j mod n, ..].
+void lower_repeat(Lowering& L, const Op& op) {
+  Block x = L.value(op.main_operand(0));
+  auto axis = static_cast<size_t>(op.int_param("axis"));
+  int64_t n = shape_of(x)[axis];
+  define_view(L, op, 0, [axis, n](Lowering& L2, const Index& idx) {
+    Index in = idx;
+    in[axis] = L2.b.CreateURem(idx[axis], L2.i64(n));
+    return in;
+  }, x);
+}
+
 // roll: element i moves to (i + shift) mod n, so out[j] = x[(j - shift) mod n].
 void lower_roll(Lowering& L, const Op& op) {
   std::vector<Block> xs = operand_blocks(L, op);
@@ -274,6 +286,7 @@ void add_shape_rules(LlvmTable& t) {
   t.set("concatenate", lower_concatenate);
   t.set("slice", lower_slice);
   t.set("split", lower_split);
+  t.set("repeat", lower_repeat);
   t.set("dynamic_slice", lower_dynamic_slice);
   t.set("dynamic_update_slice", lower_dynamic_update_slice);
   t.set("pad", lower_pad);

@@ -35,6 +35,7 @@
 
 #include "backends/llvm/codegen.h"
 #include "backends/llvm/kernel_lowering.h"
+#include "interpreter/float_bits.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
 
@@ -95,22 +96,6 @@ Array random_array(DType d, const Shape& s, std::mt19937_64& rng) {
 
 // ---- the kernel ABI's storage (bf16 / f16 as 2 bytes) -------------------------
 
-uint16_t half_bits(float f) {  // f is an f16 value (exactly representable)
-  uint32_t u = std::bit_cast<uint32_t>(f);
-  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
-  uint32_t a = u & 0x7FFFFFFFu;
-  if (a >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (a > 0x7F800000u ? 0x200u | ((a >> 13) & 0x3FFu) : 0));
-  if (a < 0x38800000u) return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::ldexp(std::bit_cast<float>(a), 24)));
-  return static_cast<uint16_t>(sign | (((a >> 23) - 112) << 10) | ((a >> 13) & 0x3FFu));
-}
-float from_half_bits(uint16_t h) {
-  float sign = (h & 0x8000u) ? -1.0f : 1.0f;
-  int e = (h >> 10) & 0x1F, m = h & 0x3FF;
-  if (e == 31) return m ? NAN : sign * INFINITY;
-  if (e == 0) return sign * std::ldexp(static_cast<float>(m), -24);
-  return sign * std::ldexp(static_cast<float>(1024 + m), e - 25);
-}
-
 std::vector<std::byte> to_storage(const Array& a) {
   if (a.dtype() != DType::bf16 && a.dtype() != DType::f16) {
     std::vector<std::byte> out(a.storage_bytes());
@@ -120,7 +105,7 @@ std::vector<std::byte> to_storage(const Array& a) {
   std::vector<std::byte> out(static_cast<size_t>(a.size()) * 2);
   for (int64_t i = 0; i < a.size(); ++i) {
     float f = a.data<float>()[i];
-    uint16_t h = a.dtype() == DType::bf16 ? static_cast<uint16_t>(std::bit_cast<uint32_t>(f) >> 16) : half_bits(f);
+    uint16_t h = a.dtype() == DType::bf16 ? interp::bf16_bits(f) : interp::f16_bits(f);
     std::memcpy(&out[static_cast<size_t>(i) * 2], &h, 2);
   }
   return out;
@@ -135,7 +120,7 @@ Array from_storage(DType d, const Shape& s, const std::vector<std::byte>& bytes)
   for (int64_t i = 0; i < a.size(); ++i) {
     uint16_t h;
     std::memcpy(&h, &bytes[static_cast<size_t>(i) * 2], 2);
-    a.data<float>()[i] = d == DType::bf16 ? std::bit_cast<float>(static_cast<uint32_t>(h) << 16) : from_half_bits(h);
+    a.data<float>()[i] = d == DType::bf16 ? interp::bf16_from_bits(h) : interp::f16_from_bits(h);
   }
   return a;
 }
@@ -434,6 +419,12 @@ TEST_CASE("llvm values: bitcast_convert_type") {
                 {"bitcast_convert_type[new_dtype=f32] %a2", arr(DType::f32, {3})},
                 {"bitcast_convert_type[new_dtype=u8] %a2", arr(DType::u8, {3, 2, 2})}}),
         2);
+  // f16 both ways: random 16-bit patterns (NaN payloads, subnormals among them) from i16, and back.
+  check(per_op({arr(DType::i16, {256, 256}), arr(DType::f16, {4, 8})},
+               {{"bitcast_convert_type[new_dtype=f16] %a0", arr(DType::f16, {256, 256})},
+                {"bitcast_convert_type[new_dtype=i16] %a1", arr(DType::i16, {4, 8})},
+                {"bitcast_convert_type[new_dtype=u8] %a1", arr(DType::u8, {4, 8, 2})}}),
+        4);
   check(per_op({arr(DType::f64, {4}), arr(DType::i32, {4, 2})}, {{"bitcast_convert_type[new_dtype=i32] %a0", arr(DType::i32, {4, 2})},
                                                                  {"bitcast_convert_type[new_dtype=f64] %a1", arr(DType::f64, {4})},
                                                                  {"bitcast_convert_type[new_dtype=i64] %a0", arr(DType::i64, {4})}}),
@@ -458,6 +449,8 @@ TEST_CASE("llvm values: shape ops") {
                   {"rev[dimensions=(0, 1)] %a0", arr(d, {4, 6})},
                   {"roll[shift=-7, axis=1] %a0", arr(d, {4, 6})},
                   {"roll[axis=0] %a0, 5", arr(d, {4, 6})},
+                  {"repeat[repeats=3, axis=1] %a0", arr(d, {4, 18})},
+                  {"repeat[repeats=2, axis=0] %a0", arr(d, {8, 6})},
                   {"gather[axis=1] %a0, %a2", arr(d, {4, 3})}});
     size_t n = c.outs.size();
     c.lines.push_back("%r" + std::to_string(n) + ", %r" + std::to_string(n + 1) + " = split[sizes=(2, 4), axis=1] %a0");
