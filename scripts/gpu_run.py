@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Runs a bundle made by scripts/gpu_bundle.py on an NVIDIA GPU with CuPy (no
+tessera build needed there): every kernel's PTX launched as tessera would
+launch it (`tessera run --backend=cuda`), its outputs compared with the
+interpreter's (largest relative error per output; f32 fails above 1e-5), then
+the bandwidth of the 1 GiB add and copy (kernel time alone, CUDA events over
+20 launches after a warm-up), as GB/s and as the fraction of the card's peak
+(2 x memory clock x bus width, from the device's attributes).
+
+  python3 scripts/gpu_run.py BUNDLE_DIR
+
+Last line: "gpu_run: N failed".
+"""
+
+import json
+import os
+import sys
+
+import cupy as cp
+import numpy as np
+
+
+def launch(bundle, entry, ptx_file, inputs, out_shapes):
+    fn = cp.RawModule(path=os.path.join(bundle, ptx_file)).get_function(entry['symbol'])
+    outs = [cp.full(s, np.nan, dtype=cp.float32) for s in out_shapes]
+    ctas = entry['grid'][0] * entry['grid'][1] * entry['grid'][2]
+    work = cp.zeros(max(1, entry['arena_bytes'] * ctas), dtype=cp.uint8)
+    args = tuple(inputs) + tuple(outs) + (work,)
+    return fn, args, outs
+
+
+def rel_err(got, want):
+    want = want.astype(np.float64)
+    got = got.astype(np.float64)
+    scale = np.maximum(np.abs(want), 1.0)
+    return float(np.max(np.abs(got - want) / scale)) if want.size else 0.0
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    bundle = argv[1]
+    manifest = json.load(open(os.path.join(bundle, 'manifest.json')))
+    dev = cp.cuda.Device()
+    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    print(f"gpu: {props['name'].decode()}, compute capability {dev.compute_capability}")
+    failed = 0
+    for k in manifest['kernels']:
+        inputs = [cp.asarray(np.load(os.path.join(bundle, p))) for p in k['inputs']]
+        want = [np.load(os.path.join(bundle, p)) for p in k['outputs']]
+        fn, args, outs = launch(bundle, k, k['name'] + '.ptx', inputs, [w.shape for w in want])
+        fn(tuple(k['grid']), (k['threads'], 1, 1), args)
+        cp.cuda.Device().synchronize()
+        errs = [rel_err(cp.asnumpy(o), w) for o, w in zip(outs, want)]
+        ok = all(e <= 1e-5 for e in errs)
+        failed += not ok
+        print(f"{k['name']}: launch {tuple(k['grid'])} x {k['threads']}, largest relative error "
+              f"{', '.join(f'{e:.3g}' for e in errs)} {'ok' if ok else 'FAILED'}")
+    clock_khz = cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrMemoryClockRate, dev.id)
+    bus_bits = cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrGlobalMemoryBusWidth, dev.id)
+    peak = 2.0 * clock_khz * 1e3 * bus_bits / 8
+    print(f'peak from the attributes: {peak / 1e9:.0f} GB/s (memory clock {clock_khz / 1e3:.0f} MHz, {bus_bits}-bit bus)')
+    for s in manifest['stream']:
+        n = s['n']
+        inputs = [cp.random.standard_normal((n, n), dtype=cp.float32) for _ in range(s['inputs'])]
+        fn, args, outs = launch(bundle, s, f"stream_{s['name']}.ptx", inputs, [(n, n)])
+        grid, block = tuple(s['grid']), (s['threads'], 1, 1)
+        fn(grid, block, args)
+        want = sum(inputs[1:], inputs[0])
+        err = float(cp.max(cp.abs(outs[0] - want)))
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        reps = 20
+        start.record()
+        for _ in range(reps):
+            fn(grid, block, args)
+        stop.record()
+        stop.synchronize()
+        ms = cp.cuda.get_elapsed_time(start, stop) / reps
+        moved = 4.0 * n * n * (s['inputs'] + 1)
+        gbs = moved / (ms * 1e-3) / 1e9
+        print(f"bandwidth {s['name']}: {ms:.3f} ms per launch, {gbs:.0f} GB/s, {100 * gbs * 1e9 / peak:.1f}% of peak "
+              f"({100 * gbs / 3350:.1f}% of 3.35 TB/s); largest error {err:g}")
+        failed += err != 0.0
+    print(f'gpu_run: {failed} failed')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
