@@ -19,50 +19,6 @@ using namespace tessera::bench;
 
 namespace {
 
-void run_interp(benchmark::State& state, const std::string& text, const std::vector<Array>& in) {
-  Module m = parse_module(text, "bench.tsr");
-  for (auto _ : state) {
-    std::vector<Array> out = run_function(m, "main", in);
-    benchmark::DoNotOptimize(out[0].raw());
-  }
-}
-
-void BM_interp_add(benchmark::State& state) {
-  run_interp(state, add_text(4096, 256), {random({4096, 4096}, 1), random({4096, 4096}, 2)});
-}
-void BM_cpp_add(benchmark::State& state) {
-  Array x = random({4096, 4096}, 1), y = random({4096, 4096}, 2);
-  for (auto _ : state) {
-    std::vector<float> o(4096 * 4096);
-    naive_add(x.data<float>(), y.data<float>(), o.data(), o.size());
-    benchmark::DoNotOptimize(o.data());
-  }
-}
-
-void BM_interp_matmul(benchmark::State& state) {
-  run_interp(state, matmul_text(1024, 1024, 1024, 128, 128, 128), {random({1024, 1024}, 3), random({1024, 1024}, 4)});
-}
-void BM_cpp_matmul(benchmark::State& state) {
-  Array x = random({1024, 1024}, 3), y = random({1024, 1024}, 4);
-  for (auto _ : state) {
-    std::vector<float> o(1024 * 1024, 0.0f);
-    naive_matmul(x.data<float>(), y.data<float>(), o.data(), 1024, 1024, 1024);
-    benchmark::DoNotOptimize(o.data());
-  }
-}
-
-void BM_interp_softmax(benchmark::State& state) {
-  run_interp(state, softmax_text(4096, 32), {random({4096, 4096}, 5)});
-}
-void BM_cpp_softmax(benchmark::State& state) {
-  Array x = random({4096, 4096}, 5);
-  for (auto _ : state) {
-    std::vector<float> o(4096 * 4096);
-    naive_softmax_rows(x.data<float>(), o.data(), 4096, 4096);
-    benchmark::DoNotOptimize(o.data());
-  }
-}
-
 // 256 x 128 x 128 in blocks of 8 rows: 32 grid points, tiny per-block work.
 void BM_interp_matmul_tiny(benchmark::State& state) {
   run_interp(state, matmul_text(256, 128, 128, 8, 128, 128), {random({256, 128}, 6), random({128, 128}, 7)});

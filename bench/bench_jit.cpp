@@ -39,61 +39,17 @@ void run_jit(benchmark::State& state, const std::string& text, const std::vector
   }
 }
 
-void run_interp(benchmark::State& state, const std::string& text, const std::vector<Array>& in) {
-  Module m = parse_module(text, "bench.tsr");
-  for (auto _ : state) {
-    std::vector<Array> out = interp::run_function(m, "main", in);
-    benchmark::DoNotOptimize(out[0].raw());
-  }
-}
-
-void BM_cpp_add(benchmark::State& state) {
-  Array x = random({4096, 4096}, 1), y = random({4096, 4096}, 2);
-  for (auto _ : state) {
-    std::vector<float> o(4096 * 4096);
-    naive_add(x.data<float>(), y.data<float>(), o.data(), o.size());
-    benchmark::DoNotOptimize(o.data());
-  }
-}
 void BM_jit_add(benchmark::State& state) {
   run_jit(state, add_text(4096, 256), {random({4096, 4096}, 1), random({4096, 4096}, 2)},
           static_cast<int>(state.range(0)));
-}
-void BM_interp_add(benchmark::State& state) {
-  run_interp(state, add_text(4096, 256), {random({4096, 4096}, 1), random({4096, 4096}, 2)});
-}
-
-void BM_cpp_matmul(benchmark::State& state) {
-  Array x = random({1024, 1024}, 3), y = random({1024, 1024}, 4);
-  for (auto _ : state) {
-    std::vector<float> o(1024 * 1024, 0.0f);
-    naive_matmul(x.data<float>(), y.data<float>(), o.data(), 1024, 1024, 1024);
-    benchmark::DoNotOptimize(o.data());
-  }
 }
 void BM_jit_matmul(benchmark::State& state) {
   run_jit(state, matmul_text(1024, 1024, 1024, 128, 128, 128), {random({1024, 1024}, 3), random({1024, 1024}, 4)},
           static_cast<int>(state.range(0)));
 }
-void BM_interp_matmul(benchmark::State& state) {
-  run_interp(state, matmul_text(1024, 1024, 1024, 128, 128, 128), {random({1024, 1024}, 3), random({1024, 1024}, 4)});
-}
-
-void BM_cpp_softmax(benchmark::State& state) {
-  Array x = random({4096, 4096}, 5);
-  for (auto _ : state) {
-    std::vector<float> o(4096 * 4096);
-    naive_softmax_rows(x.data<float>(), o.data(), 4096, 4096);
-    benchmark::DoNotOptimize(o.data());
-  }
-}
 void BM_jit_softmax(benchmark::State& state) {
   run_jit(state, softmax_text(4096, 32), {random({4096, 4096}, 5)}, static_cast<int>(state.range(0)));
 }
-void BM_interp_softmax(benchmark::State& state) {
-  run_interp(state, softmax_text(4096, 32), {random({4096, 4096}, 5)});
-}
-
 // Compile time of one zoo kernel: a fresh HostJit per iteration (its creation
 // not timed), so nothing is cached.
 void BM_compile(benchmark::State& state, const std::string& example) {

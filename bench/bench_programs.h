@@ -1,6 +1,8 @@
 // The programs bench_interpreter and bench_jit share: add 4096x4096, matmul
 // 1024^3 in 128x128 blocks, softmax 4096x4096 as .tsr text, their random
-// inputs, and the plain C++ loops (-O2, i-k-j matmul) they are measured against.
+// inputs, the plain C++ loops (-O2, i-k-j matmul) they are measured against,
+// and the benchmarks of those loops and of the interpreter, which both
+// binaries register so that each compares its own figures on one machine.
 #pragma once
 
 #include <algorithm>
@@ -9,7 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/array.h"
+#include <benchmark/benchmark.h>
+
+#include "interpreter/interpreter.h"
+#include "ir/parser.h"
 
 namespace tessera::bench {
 
@@ -101,6 +106,54 @@ inline void naive_softmax_rows(const float* a, float* o, int rows, int n) {
     for (int j = 0; j < n; ++j) mx = std::max(mx, r[j]);
     for (int j = 0; j < n; ++j) s += w[j] = std::exp(r[j] - mx);
     for (int j = 0; j < n; ++j) w[j] /= s;
+  }
+}
+
+// The interpreter running `text`'s @main on `in`, and the C++ loops.
+inline void run_interp(benchmark::State& state, const std::string& text, const std::vector<Array>& in) {
+  Module m = parse_module(text, "bench.tsr");
+  for (auto _ : state) {
+    std::vector<Array> out = interp::run_function(m, "main", in);
+    benchmark::DoNotOptimize(out[0].raw());
+  }
+}
+
+inline void BM_interp_add(benchmark::State& state) {
+  run_interp(state, add_text(4096, 256), {random({4096, 4096}, 1), random({4096, 4096}, 2)});
+}
+
+inline void BM_cpp_add(benchmark::State& state) {
+  Array x = random({4096, 4096}, 1), y = random({4096, 4096}, 2);
+  for (auto _ : state) {
+    std::vector<float> o(4096 * 4096);
+    naive_add(x.data<float>(), y.data<float>(), o.data(), o.size());
+    benchmark::DoNotOptimize(o.data());
+  }
+}
+
+inline void BM_interp_matmul(benchmark::State& state) {
+  run_interp(state, matmul_text(1024, 1024, 1024, 128, 128, 128), {random({1024, 1024}, 3), random({1024, 1024}, 4)});
+}
+
+inline void BM_cpp_matmul(benchmark::State& state) {
+  Array x = random({1024, 1024}, 3), y = random({1024, 1024}, 4);
+  for (auto _ : state) {
+    std::vector<float> o(1024 * 1024, 0.0f);
+    naive_matmul(x.data<float>(), y.data<float>(), o.data(), 1024, 1024, 1024);
+    benchmark::DoNotOptimize(o.data());
+  }
+}
+
+inline void BM_interp_softmax(benchmark::State& state) {
+  run_interp(state, softmax_text(4096, 32), {random({4096, 4096}, 5)});
+}
+
+inline void BM_cpp_softmax(benchmark::State& state) {
+  Array x = random({4096, 4096}, 5);
+  for (auto _ : state) {
+    std::vector<float> o(4096 * 4096);
+    naive_softmax_rows(x.data<float>(), o.data(), 4096, 4096);
+    benchmark::DoNotOptimize(o.data());
   }
 }
 

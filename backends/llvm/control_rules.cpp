@@ -93,6 +93,16 @@ std::vector<Slot> slots_for(Lowering& L, const std::vector<Type>& types) {
   return slots;
 }
 
+// Slots holding a loop's carries, set to their initial values.
+template <class Carries>
+std::vector<Slot> carry_slots(Lowering& L, const Carries& carries) {
+  std::vector<Type> types;
+  for (const Value& v : carries) types.push_back(v.type());
+  std::vector<Slot> slots = slots_for(L, types);
+  for (size_t k = 0; k < slots.size(); ++k) store_slot(L, slots[k], L.value(carries[k]));
+  return slots;
+}
+
 // Lowers `body` with its outputs stored into `slots` (arena space it used is reused afterwards).
 void lower_into(Lowering& L, const Body& body, const std::vector<Slot>& slots, size_t first_output = 0) {
   int64_t mark = L.arena_mark();
@@ -140,10 +150,7 @@ void lower_for(Lowering& L, const Op& op) {
   auto operands = f.operands();
   auto params = f.params();
   L.before_nested_body();
-  std::vector<Type> carry_types;
-  for (const Value& v : operands.carries) carry_types.push_back(v.type());
-  std::vector<Slot> slots = slots_for(L, carry_types);
-  for (size_t k = 0; k < slots.size(); ++k) store_slot(L, slots[k], L.value(operands.carries[k]));
+  std::vector<Slot> slots = carry_slots(L, operands.carries);
   std::vector<Operand> consts = resolve(L, operands.consts);
   const Body& body = f.body();
   L.for_range(lo, hi, [&](llvm::Value* i) {
@@ -159,10 +166,7 @@ void lower_while(Lowering& L, const Op& op) {
   WhileView w(op);
   auto operands = w.operands();
   L.before_nested_body();
-  std::vector<Type> carry_types;
-  for (const Value& v : operands.carries) carry_types.push_back(v.type());
-  std::vector<Slot> slots = slots_for(L, carry_types);
-  for (size_t k = 0; k < slots.size(); ++k) store_slot(L, slots[k], L.value(operands.carries[k]));
+  std::vector<Slot> slots = carry_slots(L, operands.carries);
   std::vector<Operand> consts = resolve(L, operands.consts);
   llvm::BasicBlock* head = llvm::BasicBlock::Create(L.llctx, "while.cond", L.fn);
   llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(L.llctx, "while.body", L.fn);
@@ -207,10 +211,7 @@ void lower_scan(Lowering& L, const Op& op) {
   auto operands = s.operands();
   auto params = s.params();
   L.before_nested_body();
-  std::vector<Type> carry_types;
-  for (const Value& v : operands.carries) carry_types.push_back(v.type());
-  std::vector<Slot> carries = slots_for(L, carry_types);
-  for (size_t k = 0; k < carries.size(); ++k) store_slot(L, carries[k], L.value(operands.carries[k]));
+  std::vector<Slot> carries = carry_slots(L, operands.carries);
   // The stacked outputs, written one slice per iteration.
   std::vector<Slot> ys;
   for (size_t r = carries.size(); r < op.results.size(); ++r) ys.push_back(make_slot(L, op.results[r]->type));
