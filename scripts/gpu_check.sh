@@ -15,7 +15,12 @@ cd "$(dirname "$0")/.." || exit 2
 failed=0
 for k in add matmul softmax layernorm flash_attention cumsum row_sum gather_rows; do
   echo "== $k"
-  "$TESSERA" run "examples/$k.tsr" --random-inputs 1 --backend=cuda --check || failed=$((failed + 1))
+  # flash attention's outputs are averages with cancellation: libdevice's expf
+  # (within 2 ulp of glibc's) moves its smallest elements by ~1e-4 of
+  # themselves, ~1e-7 of the output's largest (H100, 2026-11-26).
+  tol=()
+  [ "$k" = flash_attention ] && tol=(--tol 1e-3)
+  "$TESSERA" run "examples/$k.tsr" --random-inputs 1 --backend=cuda --check "${tol[@]}" || failed=$((failed + 1))
 done
 
 tmp=$(mktemp -d)
