@@ -274,6 +274,13 @@ struct Exec {
   void call() { outputs(in.eval(*op().body_param("callee"), operands(0, p.in.size()), ctx)); }
   // custom_jvp_call runs its `call` body; the `jvp` rule only matters to the jvp pass.
   void custom_jvp_call() { outputs(in.eval(*op().body_param("call"), operands(0, p.in.size()), ctx)); }
+  // custom_vjp_call runs its `call` body; `fwd` and `bwd` only matter to reverse mode.
+  void custom_vjp_call() { outputs(in.eval(*op().body_param("call"), operands(0, p.in.size()), ctx)); }
+  // As JAX's custom_lin: a custom_vjp function has no forward-mode rule.
+  void custom_lin() {
+    fail("the jvp of a custom_vjp_call has no tangent to compute (jax.custom_vjp defines reverse mode only): "
+         "differentiate it with vjp, or give the function a custom_jvp_call instead");
+  }
   void pallas_call() {
     check_sparse_core();
     if (executed_elsewhere()) return;
@@ -794,6 +801,8 @@ const RuleTable<ExecRule>& exec_rules() {
     t.set("run_scoped", &Exec::run_scoped);
     t.set("call", &Exec::call);
     t.set("custom_jvp_call", &Exec::custom_jvp_call);
+    t.set("custom_vjp_call", &Exec::custom_vjp_call);
+    t.set("custom_lin", &Exec::custom_lin);
     t.set("core_map", &Exec::core_map);
     t.set("pmap", &Exec::pmap);
     t.set("pallas_call", &Exec::pallas_call);

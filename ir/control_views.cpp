@@ -106,9 +106,12 @@ std::vector<ForwardedOperand> forwarded_operands(const Op& op, const Body& neste
   } else if (n == "run_scoped") {
     RunScopedView v(op);
     pair_up(out, v.arg_params(), v.args());
-  } else if (n == "custom_jvp_call") {
-    // `call` takes the operands; `jvp` takes them, then their tangents.
+  } else if (n == "custom_jvp_call" || n == "custom_vjp_call") {
+    // `call` and `fwd` take the operands; `jvp` takes them, then their tangents.
     pair_up(out, nested.params(), op.operands);
+  } else if (n == "custom_lin") {
+    // `bwd` takes the residuals (then cotangents, which are not operands).
+    pair_up(out, nested.params(), std::span(op.operands).first(static_cast<size_t>(op.int_param("num_res"))));
   } else if (n == "call" || n == "core_map") {
     if (nested.params().size() != op.operands.size())
       throw Error(op.loc, n + ": its body takes other parameters than the operands it is given");

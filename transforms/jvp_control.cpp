@@ -247,6 +247,33 @@ RuleResult custom_jvp_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans&
   return r;
 }
 
+// custom_vjp_call (jax.custom_vjp): the primal is the user's `fwd` inlined,
+// whose residuals feed a `custom_lin` standing for the tangents: linear in
+// them, transposed by `bwd`, and never run (JAX builds the same custom_lin).
+// So linearize puts `fwd` in the primal function and custom_lin in the
+// tangent one, and transpose turns it into `bwd`.
+RuleResult custom_vjp_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
+  RuleResult r;
+  if (std::none_of(dx.begin(), dx.end(), [](const Tangent& t) { return t.has_value(); })) {
+    r.primals = emit_primal(c, op, x);
+    r.tangents.assign(r.primals.size(), std::nullopt);
+    return r;
+  }
+  const Body& fwd = *op.body_param("fwd");
+  ValueMap map;
+  for (size_t i = 0; i < x.size(); ++i) map[fwd.params()[i]] = x[i];
+  Vals outs = inline_body(fwd, c.b.body(), map);
+  size_t n = op.results.size();
+  r.primals.assign(outs.begin(), outs.begin() + static_cast<long>(n));
+  Vals lin_in(outs.begin() + static_cast<long>(n), outs.end());
+  for (size_t i = 0; i < x.size(); ++i) lin_in.push_back(c.instantiate(dx[i], x[i].type()));
+  Vals t = c.b.emit("custom_lin", lin_in,
+                    {{"bwd", op.body_param("bwd")}, {"num_res", static_cast<int64_t>(outs.size() - n)}});
+  std::vector<bool> differentiable = differentiable_mask(op.body_param("call")->output_types());
+  for (size_t i = 0; i < t.size(); ++i) r.tangents.push_back(differentiable[i] ? Tangent(t[i]) : std::nullopt);
+  return r;
+}
+
 // core_map: the body gets the tangent Refs as extra operands.
 RuleResult core_map_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   const Body& body = *op.body_param("body");
@@ -290,6 +317,7 @@ void add_control_rules(RuleTable<JvpRule>& t) {
   t.set("run_scoped", run_scoped_rule);
   t.set("call", call_rule);
   t.set("custom_jvp_call", custom_jvp_call_rule);
+  t.set("custom_vjp_call", custom_vjp_call_rule);
   t.set("core_map", core_map_rule);
   t.set("pmap", pmap_rule);
 }

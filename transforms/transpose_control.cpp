@@ -643,9 +643,30 @@ Vals while_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
                                  {"body", nonlinear_part(v.body(), mask, v.body().name())}}));
 }
 
+// custom_lin (jvp's stand-in for a custom_vjp_call's tangents): its
+// transpose is the user's `bwd` on the residuals and the cotangents of its
+// results (JAX transposes custom_lin the same way).
+Cts custom_lin_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
+  auto k = static_cast<size_t>(op.int_param("num_res"));
+  for (size_t i = 0; i < k; ++i)
+    if (lin[i])
+      throw Error(op.loc, "transpose: residual " + std::to_string(i) + " of custom_lin is linear; only its tangents may be");
+  Cts r(op.operands.size());
+  if (std::none_of(ct.begin(), ct.end(), [](const Cotangent& t) { return t.has_value(); })) return r;
+  const Body& bwd = *op.body_param("bwd");
+  ValueMap map;
+  for (size_t i = 0; i < k; ++i) map[bwd.params()[i]] = x[i];
+  for (size_t j = 0; j < ct.size(); ++j) map[bwd.params()[k + j]] = c.instantiate(ct[j], op.results[j]->type);
+  Vals cts = inline_body(bwd, c.b.body(), map);
+  for (size_t i = 0; i < cts.size(); ++i)
+    if (lin[k + i]) r[k + i] = cts[i];
+  return r;
+}
+
 }  // namespace
 
 void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r, RuleTable<ForwardRule>& f) {
+  t.set("custom_lin", custom_lin_rule);
   f.set("cond", cond_forward);
   f.set("for", for_forward);
   f.set("scan", scan_forward);

@@ -196,6 +196,35 @@ RuleResult custom_jvp_call_rule(Ctx& c, const Op& op, const Vals& x, const Dims&
   return at0(c.b.emit(*op.prim, x, params_with(op, {{"call", ncall}, {"jvp", nrule}})));
 }
 
+// Every operand with the batch axis at 0: an unbatched one broadcast, so that
+// a body's per-example results (bwd's cotangents) line up with its operands;
+// the broadcast's transpose then sums an unbatched operand's cotangents.
+Vals batched_at_0(Ctx& c, const Vals& x, const Dims& d) {
+  Vals ops;
+  for (size_t i = 0; i < x.size(); ++i)
+    ops.push_back(d[i] == kNotMapped ? ad::broadcast_new_axis(c.b, x[i], c.size, 0) : c.move_to(x[i], d[i], 0));
+  return ops;
+}
+
+// A body with every parameter and result batched at 0.
+BodyPtr vmap_all_at_0(Ctx& c, const Body& b) {
+  return vmap_body(c, b, b.name(), b.kind(), Dims(b.params().size(), 0), Dims(b.outputs().size(), 0));
+}
+
+// custom_vjp_call: call, fwd and bwd batched together, as JAX batches a
+// custom_vjp function's fwd and bwd (jax/_src/custom_derivatives.py).
+RuleResult custom_vjp_call_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
+  Params p = params_with(op, {{"call", vmap_all_at_0(c, *op.body_param("call"))},
+                              {"fwd", vmap_all_at_0(c, *op.body_param("fwd"))},
+                              {"bwd", vmap_all_at_0(c, *op.body_param("bwd"))}});
+  return at0(c.b.emit(*op.prim, batched_at_0(c, x, d), p));
+}
+
+// custom_lin (a custom_vjp_call after jvp): its bwd batched the same way.
+RuleResult custom_lin_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
+  return at0(c.b.emit(*op.prim, batched_at_0(c, x, d), params_with(op, {{"bwd", vmap_all_at_0(c, *op.body_param("bwd"))}})));
+}
+
 // pmap (the map primitive `xla_pmap` of jax/_src/interpreters/pxla.py; nested
 // maps in `MapTrace.process_map`): the vmapped batch axis goes in front of the body's view of
 // every operand; mapped axes shift behind it; out_axes shift by one so the
@@ -236,6 +265,8 @@ void add_control_rules(RuleTable<BatchRule>& t) {
   t.set("run_scoped", run_scoped_rule);
   t.set("call", call_rule);
   t.set("custom_jvp_call", custom_jvp_call_rule);
+  t.set("custom_vjp_call", custom_vjp_call_rule);
+  t.set("custom_lin", custom_lin_rule);
   t.set("pmap", pmap_rule);
   t.set("core_map", core_map_rule);
 }

@@ -130,7 +130,8 @@ const RuleTable<ContextRule>& context_rules() {
     t.set("pallas_call", {.enter = pallas_call_enter});
 
     const char* inherits = "its bodies run where it runs: they inherit the enclosing context";
-    for (const char* n : {"for", "while", "scan", "cond", "run_scoped", "call", "custom_jvp_call"}) t.set(n, context_free(inherits));
+    for (const char* n : {"for", "while", "scan", "cond", "run_scoped", "call", "custom_jvp_call", "custom_vjp_call", "custom_lin"})
+      t.set(n, context_free(inherits));
     const char* local = "acts on Refs it is given; their memory spaces are checked in memory_spaces.cpp";
     for (const char* n : {"dma_wait", "semaphore_wait", "semaphore_read"}) t.set(n, context_free(local));
     t.set("device_id", context_free("this device's id: 0 outside a pmap or core_map, as on one device"));

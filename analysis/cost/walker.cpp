@@ -165,6 +165,7 @@ const RuleTable<Rule>& walk_rules() {
     t.set("run_scoped", &Walker::run_scoped);
     t.set("call", &Walker::call);
     t.set("custom_jvp_call", &Walker::custom_jvp_call);
+    t.set("custom_vjp_call", &Walker::custom_jvp_call);  // the same: its `call` runs
     t.set("core_map", &Walker::core_map);
     t.set("pmap", &Walker::pmap);
     t.set("pallas_call", &Walker::pallas_call);

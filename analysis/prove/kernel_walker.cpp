@@ -134,8 +134,8 @@ void KernelWalker::step(const Op& op) {
     in_loop([&] { walk(v.body()); }, LoopInfo{0, {}, {}, {}, "scan" + where(op), ""});
     return results_opaque(op, "the result of scan" + where(op));
   }
-  if (n == "run_scoped" || n == "call" || n == "custom_jvp_call" || n == "core_map" || n == "pmap") {
-    const Body& b = *op.body_param(n == "call" ? "callee" : n == "custom_jvp_call" ? "call" : "body");
+  if (n == "run_scoped" || n == "call" || n == "custom_jvp_call" || n == "custom_vjp_call" || n == "core_map" || n == "pmap") {
+    const Body& b = *op.body_param(n == "call" ? "callee" : n == "custom_jvp_call" || n == "custom_vjp_call" ? "call" : "body");
     std::vector<ForwardedOperand> given = forwarded_operands(op, b);
     for (const auto& [param, v] : given) bind(param, v);
     // The rest (scratch Refs, pmap's per-device slices) are unknown to the model.

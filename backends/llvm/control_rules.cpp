@@ -1,4 +1,4 @@
-// Ops with bodies: cond, for, while, scan, run_scoped, call, custom_jvp_call.
+// Ops with bodies: cond, for, while, scan, run_scoped, call, custom_jvp_call, custom_vjp_call.
 // Bodies are closed, so a nested body is lowered with its parameters bound to
 // the operands' Blocks / RefViews (no copies). What leaves a body - branch
 // results, loop carries, scan outputs - goes through slots allocated before
@@ -294,7 +294,8 @@ void add_control_rules(LlvmTable& t) {
   t.set("scan", lower_scan);
   t.set("run_scoped", lower_run_scoped);
   t.set("call", [](Lowering& L, const Op& op) { inline_body(L, op, *op.body_param("callee")); });
-  t.set("custom_jvp_call", [](Lowering& L, const Op& op) { inline_body(L, op, *op.body_param("call")); });
+  for (const char* n : {"custom_jvp_call", "custom_vjp_call"})
+    t.set(n, [](Lowering& L, const Op& op) { inline_body(L, op, *op.body_param("call")); });
 }
 
 }  // namespace tessera::backends::llvm_lowering

@@ -77,6 +77,7 @@ void add_unsupported_reasons(LlvmTable& t) {
   t.unsupported("pallas_call", "a kernel cannot launch a kernel");
   t.unsupported("debug_print", "compiled kernels do not print (run it with --backend=interp)");
   t.unsupported("debug_check", "compiled kernels cannot stop with the check's message (run it with --backend=interp)");
+  t.unsupported("custom_lin", "the jvp of a custom_vjp_call has no forward rule to run (transpose it: vjp)");
 }
 
 }  // namespace tessera::backends::llvm_lowering

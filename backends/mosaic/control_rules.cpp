@@ -275,14 +275,15 @@ void lower_run_scoped(EmitContext& e, const Op& op, const LoweringTable& table) 
   });
 }
 
-// A call, and a custom_jvp_call's primal function, run inline as Pallas
+// A call, and a custom_jvp_call's or custom_vjp_call's primal function, run inline as Pallas
 // inlines a closed call's jaxpr; the region keeps the callee's names apart,
 // so a function called twice is written twice without clashing.
 void lower_call(EmitContext& e, const Op& op, const LoweringTable& table) {
   emit_region(kernel(e), op, table, *op.body_param("callee"), op.operands);
 }
 
-void lower_custom_jvp_call(EmitContext& e, const Op& op, const LoweringTable& table) {
+// custom_jvp_call and custom_vjp_call: their primal function, `call`.
+void lower_custom_call(EmitContext& e, const Op& op, const LoweringTable& table) {
   emit_region(kernel(e), op, table, *op.body_param("call"), op.operands);
 }
 
@@ -295,7 +296,8 @@ void add_control_rules(LoweringTable& t) {
   t.set("while", lower_while);
   t.set("run_scoped", lower_run_scoped);
   t.set("call", lower_call);
-  t.set("custom_jvp_call", lower_custom_jvp_call);
+  t.set("custom_jvp_call", lower_custom_call);
+  t.set("custom_vjp_call", lower_custom_call);
 }
 
 }  // namespace tessera::backends::mosaic

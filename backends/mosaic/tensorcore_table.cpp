@@ -8,6 +8,7 @@ void add_host_only_reasons(LoweringTable& t) {
   t.unsupported("pallas_call", "a kernel cannot launch a pallas_call (only the host function can)");
   t.unsupported("core_map", "a kernel cannot run a core_map (only the host function can)");
   t.unsupported("pmap", "a kernel cannot map over devices");
+  t.unsupported("custom_lin", "the jvp of a custom_vjp_call has no forward rule to run (transpose it: vjp)");
 }
 
 const LoweringTable& tensorcore_rules() {

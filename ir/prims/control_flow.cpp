@@ -193,6 +193,54 @@ std::vector<Type> custom_jvp_call(const Op& op) {
   return call.output_types();
 }
 
+// custom_vjp_call[call=fn, fwd=fn, bwd=fn] args... (jax.custom_vjp; the
+// primitive `custom_vjp_call` of jax/_src/custom_derivatives.py): runs `call`.
+// Reverse mode uses `fwd(args...) -> (results..., residuals...)` for the
+// primal and `bwd(residuals..., cotangents of the results...) -> cotangents
+// of args...` for the transpose instead of differentiating `call`. The three
+// bodies are pure functions of values, as JAX requires.
+std::vector<Type> custom_vjp_call(const Op& op) {
+  std::vector<Type> args = operand_types(op.operands);
+  for (const Type& t : args)
+    if (t.is_ref()) fail(op, "operands must be values, not Refs (read the Ref first), got " + t.str());
+  const Body& call = *op.body_param("call");
+  const Body& fwd = *op.body_param("fwd");
+  const Body& bwd = *op.body_param("bwd");
+  expect_signature(op, call, args, "call");
+  expect_signature(op, fwd, args, "fwd");
+  std::vector<Type> outs = call.output_types(), fwd_outs = fwd.output_types();
+  if (fwd_outs.size() < outs.size() || !std::equal(outs.begin(), outs.end(), fwd_outs.begin()))
+    fail(op, "fwd returns " + types_str(fwd_outs) + ", which must start with call's results " + types_str(outs) +
+                 " (then the residuals)");
+  std::vector<Type> bwd_in(fwd_outs.begin() + static_cast<long>(outs.size()), fwd_outs.end());
+  bwd_in.insert(bwd_in.end(), outs.begin(), outs.end());
+  expect_signature(op, bwd, bwd_in, "bwd");
+  if (bwd.output_types() != args)
+    fail(op, "bwd returns " + types_str(bwd.output_types()) + " but the operands are " + types_str(args) +
+                 " (one cotangent per operand, of its type)");
+  for (const Body* b : {&call, &fwd, &bwd}) {
+    Effects fx = compute_effects(*b);
+    if (!fx.empty()) fail(op, b->name() + " must be pure, but has effects " + fx.str(*b));
+  }
+  return outs;
+}
+
+// custom_lin[bwd=fn, num_res=k] residuals..., tangents... (JAX's custom_lin):
+// what jvp makes of a custom_vjp_call, linear in the tangents. Its transpose
+// is `bwd`; it has no forward rule, so it can be transposed (vjp) but not run.
+std::vector<Type> custom_lin(const Op& op) {
+  const Body& bwd = *op.body_param("bwd");
+  int64_t k = op.int_param("num_res");
+  std::vector<Type> in = operand_types(op.operands), params = bwd.param_types();
+  if (k < 0 || k > static_cast<int64_t>(params.size())) fail(op, "num_res " + std::to_string(k) + " is out of range for bwd");
+  std::vector<Type> want(params.begin(), params.begin() + k);
+  std::vector<Type> cts = bwd.output_types();
+  want.insert(want.end(), cts.begin(), cts.end());
+  if (in != want)
+    fail(op, "operands " + types_str(in) + " must be the residuals, then one tangent per result of bwd: " + types_str(want));
+  return std::vector<Type>(params.begin() + k, params.end());
+}
+
 // core_map[body=fn, mesh_axes=(core), mesh_shape=(2)] refs... : body runs once per core.
 std::vector<Type> core_map(const Op& op) {
   const auto& axes = op.idents_param("mesh_axes");
@@ -267,6 +315,10 @@ void register_control_flow(Registry& r) {
   r.add({"call", "calls a module function", {req("callee", K::Body)}, call, call_effects, false});
   r.add({"custom_jvp_call", "runs `call`; jvp differentiates with the given `jvp` rule instead (jax.custom_jvp)",
          {req("call", K::Body), req("jvp", K::Body)}, custom_jvp_call, nullptr, false});
+  r.add({"custom_vjp_call", "runs `call`; reverse mode uses the given `fwd` and `bwd` rules instead (jax.custom_vjp)",
+         {req("call", K::Body), req("fwd", K::Body), req("bwd", K::Body)}, custom_vjp_call, nullptr, false});
+  r.add({"custom_lin", "the tangent of a custom_vjp_call: linear, transposed by `bwd`; cannot run (jvp of jax.custom_vjp)",
+         {req("bwd", K::Body), req("num_res", K::Int)}, custom_lin, nullptr, false});
   r.add({"core_map", "runs the body once per core of a mesh; bodies talk through Refs and semaphores",
          {req("body", K::Body), req("mesh_axes", K::Idents), req("mesh_shape", K::Ints),
           choice("kernel_type", {"tc", "sc_scalar_subcore", "sc_vector_subcore"}, "tc")},

@@ -559,3 +559,58 @@ TEST_CASE("transpose: every primitive has a rule or a stated reason (the closing
   CHECK(note.find("core_map: its cores communicate") != std::string::npos);
   CHECK(note.find("\nmul:") == std::string::npos);
 }
+
+TEST_CASE("custom_vjp_call: runs call; vjp uses fwd and bwd (even a deliberately wrong bwd); jvp cannot run; vmap batches all") {
+  // bwd returns twice the true cotangent, so the test can tell it was used.
+  const char* src = R"(func @main(%x: f64[4]) -> f64[4] {
+  %y = custom_vjp_call[call=fn(%a: f64[4]) -> f64[4] {
+      %s = sin %a
+      return %s
+    }, fwd=fn(%a: f64[4]) -> (f64[4], f64[4]) {
+      %s = sin %a
+      %c = cos %a
+      return %s, %c
+    }, bwd=fn(%c: f64[4], %g: f64[4]) -> f64[4] {
+      %t = mul %c, %g
+      %u = mul %t, 2.0
+      return %u
+    }] %x
+  %z = mul %y, %x
+  return %z
+})";
+  Module m = parse(src);
+  Array x = random_array(Type::array(DType::f64, {4}), 21), w = random_array(Type::array(DType::f64, {4}), 22);
+  Array z = interp::run_function(m, "main", {x})[0];
+  for (int64_t i = 0; i < 4; ++i) CHECK(z.get(i) == doctest::Approx(std::sin(x.get(i)) * x.get(i)).epsilon(1e-14));
+  // z = y * x: x_ct = bwd(cos x, w * x) + y * w = 2 cos(x) x w + sin(x) w.
+  std::vector<Array> g = interp::run_function(run_pipeline(m, "vjp"), "main", {x, w});
+  REQUIRE(g.size() == 2);
+  for (int64_t i = 0; i < 4; ++i) {
+    double xi = x.get(i), wi = w.get(i);
+    CHECK(g[1].get(i) == doctest::Approx(2 * std::cos(xi) * xi * wi + std::sin(xi) * wi).epsilon(1e-12));
+  }
+  // Under vmap (x batched, 3 examples) then vjp, each row as above.
+  Module vm = run_pipeline(m, "vmap{axis_size=3},vjp");
+  Array xb = random_array(Type::array(DType::f64, {3, 4}), 23), wb = random_array(Type::array(DType::f64, {3, 4}), 24);
+  std::vector<Array> gb = interp::run_function(vm, "main", {xb, wb});
+  for (int64_t i = 0; i < 12; ++i) {
+    double xi = xb.get(i), wi = wb.get(i);
+    CHECK(gb[1].get(i) == doctest::Approx(2 * std::cos(xi) * xi * wi + std::sin(xi) * wi).epsilon(1e-12));
+  }
+  // Forward mode has no rule to run, as in JAX; the error is at the custom_lin jvp made.
+  Module j = run_pipeline(m, "jvp");
+  std::string err;
+  try {
+    interp::run_function(j, "main", {x, w});
+  } catch (const Error& e) {
+    err = e.what();
+  }
+  CHECK(err == "t.tsr:2:3: error: custom_lin: the jvp of a custom_vjp_call has no tangent to compute (jax.custom_vjp "
+               "defines reverse mode only): differentiate it with vjp, or give the function a custom_jvp_call instead");
+  // The shape rule checks the three bodies against each other.
+  std::string bad = replace_once(src, "bwd=fn(%c: f64[4], %g: f64[4]) -> f64[4]", "bwd=fn(%c: f64[4], %g: f64[4]) -> f32[4]");
+  bad = replace_once(bad, "      return %u\n", "      %v = convert_element_type[new_dtype=f32] %u\n      return %v\n");
+  CHECK(error_of(bad, "dce") ==
+        "t.tsr:2:3: error: custom_vjp_call: bwd returns (f32[4]) but the operands are (f64[4]) (one cotangent per operand, "
+        "of its type)");
+}
