@@ -384,7 +384,8 @@ np.save('h.npy', h)
   // 10 bits, so f16 values must come out as through the f64 path -- except
   // f16's subnormals with E = 5, which keep their exponent field (0) where
   // the f64 path flushes everything below f16's smallest normal.
-  for (auto [e, m] : {std::pair<int64_t, int64_t>{5, 10}, {5, 3}, {4, 3}, {3, 1}, {5, 0}}) {
+  for (std::pair<int64_t, int64_t> em : {std::pair<int64_t, int64_t>{5, 10}, {5, 3}, {4, 3}, {3, 1}, {5, 0}}) {
+    int64_t e = em.first, m = em.second;  // not a structured binding: clang 14 cannot capture one in CAPTURE
     CAPTURE(e);
     CAPTURE(m);
     Array h = convert(inputs(DType::f32), DType::f16);
