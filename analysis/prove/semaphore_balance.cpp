@@ -71,6 +71,13 @@ class Balance {
     std::map<std::tuple<int64_t, const void*, int64_t>, int64_t> count;
   };
   Run run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool whole_grid);
+  // The run of the whole grid, made once per claim: every grid point and
+  // device are substituted, so it is the same for every semaphore asked about.
+  const Run& whole_grid(const z3::model& mo, const std::vector<const TraceEvent*>& flat) {
+    if (!whole_grid_) whole_grid_ = run(mo, flat, true);
+    return *whole_grid_;
+  }
+  std::optional<Run> whole_grid_;
 
   CallContext& c_;
   const ProtocolTrace* trace_ = nullptr;
@@ -349,7 +356,7 @@ Obligation Balance::run() {
         ob.queries++;
         if (r2.result != z3::unsat) {
           // Counts handed from one step to the next: run the whole grid.
-          Run whole = r2.result == z3::sat ? run(mo, flat, true) : Run{};
+          const Run& whole = r2.result == z3::sat ? whole_grid(mo, flat) : Run{};
           if (!whole.decided) {
             if (unknown_reason.empty())
               unknown_reason = r2.result == z3::unknown ? "(" + r2.reason + ")"
@@ -436,7 +443,7 @@ Obligation Balance::run() {
       }
       // Several steps: a later step of another device may send what a wait
       // needs. Run the whole grid.
-      Run whole = run(mo, flat, true);
+      const Run& whole = whole_grid(mo, flat);
       if (whole.decided && !whole.stuck.empty()) {
         ob.grid_points = {whole.stuck_point};
         return finish(Verdict::failed, "running the grid in order, every " + word_ + " that has not finished is blocked: " +

@@ -6,6 +6,8 @@
 #include <llvm/ADT/APFloat.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include "backends/llvm/value_helpers.h"
+
 namespace tessera::backends::llvm_lowering {
 
 Lowering::Lowering(llvm::IRBuilder<>& builder, llvm::Function* function, Target t, const LlvmTable& rules, int nthreads)
@@ -238,12 +240,8 @@ llvm::Value* Lowering::to_compute(llvm::Value* stored, DType d) {
 llvm::Value* Lowering::to_storage(llvm::Value* computed, DType d) {
   switch (d) {
     case DType::bf16: {
-      // interpreter/array.h round_to_bf16: round to nearest even; a NaN stays a quiet NaN.
-      llvm::Value* u = b.CreateBitCast(computed, b.getInt32Ty());
-      llvm::Value* lsb = b.CreateAnd(b.CreateLShr(u, 16), b.getInt32(1));
-      llvm::Value* rounded = b.CreateAdd(b.CreateAdd(u, b.getInt32(0x7FFF)), lsb);
-      llvm::Value* nan = b.CreateOr(u, b.getInt32(0x00400000));
-      llvm::Value* bits = b.CreateSelect(b.CreateFCmpUNO(computed, computed), nan, rounded);
+      // The interpreter's round_to_bf16 (value_convert.cpp), then the high half.
+      llvm::Value* bits = b.CreateBitCast(round_float(*this, computed, d), b.getInt32Ty());
       return b.CreateTrunc(b.CreateLShr(bits, 16), b.getInt16Ty());
     }
     case DType::f16: return b.CreateFPTrunc(computed, b.getHalfTy());  // IEEE: round to nearest even

@@ -58,13 +58,13 @@ const LlvmTable& ptx_table();
 const LlvmTable& llvm_table();
 
 // ---- Who fills the table (each function adds its family's rules) ----------
-// llvm-kernel: memory_rules.cpp, control_rules.cpp, grid_rules.cpp, table.cpp.
+// Memory, control and grid rules: memory_rules.cpp, control_rules.cpp, grid_rules.cpp, table.cpp.
 void add_memory_rules(LlvmTable& t);     // get, swap, addupdate, load, store, ref transforms
 void add_control_rules(LlvmTable& t);    // cond, for, while, scan, run_scoped, call
 void add_grid_rules(LlvmTable& t);       // program_id, num_programs
 void add_unsupported_reasons(LlvmTable& t);  // TPU-only primitives and their reasons
-// llvm-values: value_elementwise.cpp, value_convert.cpp, value_shape.cpp,
-// value_reduce.cpp, value_dot.cpp (until then: value_rules_stub.cpp).
+// Value rules: value_elementwise.cpp, value_convert.cpp, value_shape.cpp,
+// value_reduce.cpp, value_dot.cpp.
 void add_elementwise_rules(LlvmTable& t);
 void add_convert_rules(LlvmTable& t);
 void add_shape_rules(LlvmTable& t);

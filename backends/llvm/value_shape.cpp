@@ -247,33 +247,32 @@ void lower_roll(Lowering& L, const Op& op) {
            }));
 }
 
-// gather x, idx along axis: out[.., j, ..] = x[.., clamp(idx[j]), ..].
-void lower_gather(Lowering& L, const Op& op) {
+// x read along `axis` at the (clamped) integers of ids: ids[where(idx)] for
+// result element idx. gather reads ids at the axis position alone,
+// take_along_axis at the whole index.
+void lower_indexed_read(Lowering& L, const Op& op, const std::string& empty_axis,
+                        Index (*where)(const Index& idx, size_t axis)) {
   std::vector<Block> xs = operand_blocks(L, op);
   Block x = xs[0], ids = xs[1];
-  int64_t axis = op.int_param("axis");
-  int64_t n = x.type.shape()[static_cast<size_t>(axis)];
-  if (n == 0 && op.results[0]->type.array_type().size() > 0) throw L.error(op, "gather: gathers from an empty axis");
-  L.define(op.results[0], generator(op.results[0]->type, xs, [x, ids, axis, n](Lowering& L2, const Index& idx) {
+  auto axis = static_cast<size_t>(op.int_param("axis"));
+  int64_t n = x.type.shape()[axis];
+  if (n == 0 && op.results[0]->type.array_type().size() > 0) throw L.error(op, empty_axis);
+  L.define(op.results[0], generator(op.results[0]->type, xs, [x, ids, axis, n, where](Lowering& L2, const Index& idx) {
              Index in = idx;
-             llvm::Value* k = index_value(L2, ids, {idx[static_cast<size_t>(axis)]});
-             in[static_cast<size_t>(axis)] = clamp_index(L2, k, 0, n - 1);
+             in[axis] = clamp_index(L2, index_value(L2, ids, where(idx, axis)), 0, n - 1);
              return x.element(L2, in);
            }));
 }
 
+// gather x, idx along axis: out[.., j, ..] = x[.., clamp(idx[j]), ..].
+void lower_gather(Lowering& L, const Op& op) {
+  lower_indexed_read(L, op, "gather: gathers from an empty axis",
+                     [](const Index& idx, size_t axis) { return Index{idx[axis]}; });
+}
+
 // take_along_axis x, idx: out[i] = x[i with axis -> idx[i]] (clamped).
 void lower_take_along_axis(Lowering& L, const Op& op) {
-  std::vector<Block> xs = operand_blocks(L, op);
-  Block x = xs[0], ids = xs[1];
-  int64_t axis = op.int_param("axis");
-  int64_t n = x.type.shape()[static_cast<size_t>(axis)];
-  if (n == 0 && op.results[0]->type.array_type().size() > 0) throw L.error(op, "take_along_axis: takes from an empty axis");
-  L.define(op.results[0], generator(op.results[0]->type, xs, [x, ids, axis, n](Lowering& L2, const Index& idx) {
-             Index in = idx;
-             in[static_cast<size_t>(axis)] = clamp_index(L2, index_value(L2, ids, idx), 0, n - 1);
-             return x.element(L2, in);
-           }));
+  lower_indexed_read(L, op, "take_along_axis: takes from an empty axis", [](const Index& idx, size_t) { return idx; });
 }
 
 }  // namespace
