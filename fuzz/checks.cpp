@@ -22,6 +22,7 @@ constexpr const char* kInputFile = "fuzz.tsr";
 // The limits of the run target: small, so that no input can make one run take
 // seconds or gigabytes (the fuzzer's -timeout and -rss_limit_mb report that).
 constexpr int64_t kMaxSteps = 100'000;
+constexpr int64_t kMaxWork = 20'000'000;  // under ASan, about a second
 constexpr int64_t kMaxMemory = int64_t{64} << 20;
 // The prover's: a low Z3 resource limit (the zoo's queries need under 10,000)
 // and a wall-clock backstop well under the fuzzer's -timeout.
@@ -145,6 +146,7 @@ std::string check_run(std::string_view text) {
   size_t h = std::hash<std::string_view>{}(text);
   interp::RunOptions ro;
   ro.max_steps = kMaxSteps;
+  ro.max_work = kMaxWork;
   ro.max_memory = kMaxMemory;
   ro.cores = h & 1 ? 2 : 1;
   ro.dma = h & 2 ? interp::RunOptions::Dma::eager : interp::RunOptions::Dma::on_wait;

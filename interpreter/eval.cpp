@@ -39,6 +39,7 @@ struct OpPlan {
   std::vector<int> main;     // main operand positions
   const Kernel* kernel = nullptr;
   OpCost cost;               // of one execution (ir/op_cost.h), for --stats
+  int64_t work = 0;          // of one execution, toward --max-work (op_work)
 };
 
 struct BodyPlan {
@@ -52,6 +53,17 @@ namespace {
 
 const RuleTable<ExecRule>& exec_rules();
 ExecRule array_rule();  // runs the op's array kernel
+
+// What one execution of `op` charges toward --max-work: the elements of its
+// array operands and results (read and written) plus what it computes.
+int64_t op_work(const Op& op, const OpCost& cost) {
+  int64_t w = saturating_add(cost.flops, cost.transcendentals);
+  for (const Value& v : op.operands)
+    if (v.type().is_array()) w = saturating_add(w, num_elements(v.type().shape()));
+  for (const Var* r : op.results)
+    if (r->type.is_array()) w = saturating_add(w, num_elements(r->type.shape()));
+  return w;
+}
 
 Val literal_val(const Literal& l) {
   Array a = Array::uninitialized(l.dtype, {});
@@ -98,6 +110,7 @@ std::unique_ptr<BodyPlan> build_plan(const Body& b) {
     for (const Var* r : op.results) o.out.push_back(new_slot(r));
     o.main = op.main_operands();
     o.cost = op_cost(op);
+    o.work = op_work(op, o.cost);
     p->ops.push_back(std::move(o));
   }
   int end = static_cast<int>(ops.size());
@@ -534,6 +547,7 @@ struct Exec {
     CostFigures moved;
     moved.bytes_dma = region_elements(req.src_region) * dtype_bytes(src.data.dtype());
     in.count(ctx, moved);
+    in.charge(op().loc, region_elements(req.src_region));
     in.machine().dma_start(req, src_gc);
   }
 
@@ -830,7 +844,7 @@ std::vector<Val> Interp::eval(const Body& b, std::vector<Val> args, Ctx& ctx) {
   CostFigures done;
   for (const OpPlan& o : p.ops) {
     if (counting) done += o.cost;
-    step(o.op->loc);
+    step(o.op->loc, o.work);
     try {
       Exec{*this, o, env, ctx}.run();
     } catch (const Error& e) {

@@ -77,11 +77,20 @@ class Interp {
 
   std::vector<Val> eval(const Body& b, std::vector<Val> args, Ctx& ctx);
   // One step toward --max-steps: every op, and every grid iteration of a
-  // pallas_call (so an empty kernel over a huge grid stops too).
-  void step(const Loc& loc) {
+  // pallas_call (so an empty kernel over a huge grid stops too). `work`: the
+  // elements it computes or moves, toward --max-work (a step of a few ops on
+  // huge arrays can take minutes; the step count alone cannot bound the time).
+  void step(const Loc& loc, int64_t work = 0) {
     if (timeline_) timeline_->tick();
     if (opts_.max_steps > 0 && ++steps_ > opts_.max_steps)
       throw Error(loc, "stopped after " + std::to_string(opts_.max_steps) + " steps (--max-steps: ops and grid iterations)");
+    charge(loc, work);
+  }
+  // Work toward --max-work that is not a step of its own: block copies, DMAs.
+  void charge(const Loc& loc, int64_t work) {
+    if (opts_.max_work > 0 && (work_ += work) > opts_.max_work)
+      throw Error(loc, "stopped after " + std::to_string(opts_.max_work) +
+                           " units of work (--max-work: elements computed, copied or moved by DMA)");
   }
 
   const Module& module() const { return module_; }
@@ -117,6 +126,7 @@ class Interp {
   std::unordered_map<const Body*, std::unique_ptr<BodyPlan>> plans_;
   std::unordered_map<const Op*, std::shared_ptr<tpu::BarrierState>> groups_;
   int64_t steps_ = 0;
+  int64_t work_ = 0;
   std::mutex prng_mu_;
   std::unordered_map<int, Prng> prngs_;  // by global core
 

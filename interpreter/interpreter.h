@@ -62,6 +62,7 @@ struct RunOptions {
   std::string timeline_file;          // Chrome trace-event JSON of the run ("" = off; interpreter/timeline.h)
   bool allow_hbm_scoped = false;
   int64_t max_steps = 0;              // 0 = no limit; else error past this many ops
+  int64_t max_work = 0;               // 0 = no limit; else error past this many elements computed or moved
   int64_t max_memory = default_memory_limit();  // bytes of arrays alive at once (0 = no limit)
   RunStats* stats = nullptr;          // where to count flops and bytes moved (null: not counted)
   PallasCallExecutor pallas_call_executor;  // consulted first for every pallas_call (empty: none)

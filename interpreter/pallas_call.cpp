@@ -401,6 +401,7 @@ void PallasRun::copy_in(int j, const Block& b, Ctx& cc, const std::vector<int64_
   CostFigures moved;
   moved.bytes_in = region_elements(b.region) * dtype_bytes(src.data.dtype());
   in_.count(cc, moved);
+  in_.charge(op_.loc, region_elements(b.region));
   int gc = in_.global_core(cc);
   m_.on_read(src, b.region, gc, "the copy-in of " + mp.name + at(point, cc), op_.loc);
   m_.on_write(*dst, full_region(dst->data.shape()), gc, "the copy-in of " + mp.name + at(point, cc), op_.loc);
@@ -429,6 +430,7 @@ void PallasRun::copy_out(int j, const Block& b, Ctx& cc, const std::vector<int64
   CostFigures moved;
   moved.bytes_out = region_elements(b.region) * dtype_bytes(dst.data.dtype());
   in_.count(cc, moved);
+  in_.charge(op_.loc, region_elements(b.region));
   int gc = in_.global_core(cc);
   Region kr = kernel_region(b, src->data.shape());
   m_.on_read(*src, kr, gc, "the copy-out of " + mp.name + at(point, cc), op_.loc);

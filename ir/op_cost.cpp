@@ -5,7 +5,7 @@ namespace {
 
 int64_t result_elements(const Op& op) {
   int64_t n = 0;
-  for (const Var* r : op.results) n += num_elements(r->type.shape());
+  for (const Var* r : op.results) n = saturating_add(n, num_elements(r->type.shape()));
   return n;
 }
 
@@ -37,8 +37,8 @@ OpCost dot_general(const Op& op) {
   const Shape& lhs = op.main_operand(0).type().shape();
   int64_t contracted = 1;
   for (int64_t d : op.ints_param("lhs_contracting"))
-    if (d >= 0 && d < static_cast<int64_t>(lhs.size())) contracted *= lhs[static_cast<size_t>(d)];
-  return {2 * result_elements(op) * contracted, 0};
+    if (d >= 0 && d < static_cast<int64_t>(lhs.size())) contracted = saturating_mul(contracted, lhs[static_cast<size_t>(d)]);
+  return {saturating_mul(2, saturating_mul(result_elements(op), contracted)), 0};
 }
 
 // addupdate %ref[...], %value: one add per element of the value.

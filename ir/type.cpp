@@ -7,9 +7,19 @@ namespace {
 constexpr std::array<std::string_view, 8> kSpaces = {"any", "hbm", "vmem", "smem", "vmem_shared", "semaphore", "index", "host"};
 }
 
+int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 int64_t num_elements(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) n = saturating_mul(n, d);
   return n;
 }
 

@@ -55,14 +55,15 @@ std::vector<interp::Array> inputs_for(const Body& f, const py::object& inputs) {
 
 py::list run(const ModuleHandle& h, const py::object& inputs, const std::string& func, int cores, bool detect_races,
              const std::string& dma, const std::string& oob, const std::string& uninit, std::optional<uint64_t> grid_seed,
-             const std::string& trace_file, bool allow_hbm_scoped, int64_t max_steps, std::optional<int64_t> max_memory,
-             bool debug_checks) {
+             const std::string& trace_file, bool allow_hbm_scoped, int64_t max_steps, int64_t max_work,
+             std::optional<int64_t> max_memory, bool debug_checks) {
   Opts opts;
   interp::set_option_word(opts, "dma", dma, "dma");
   interp::set_option_word(opts, "oob", oob, "oob");
   interp::set_option_word(opts, "uninit", uninit, "uninit");
   if (cores < 1 || cores > 1024) throw Error("cores must be between 1 and 1024, got " + std::to_string(cores));
   if (max_steps < 0) throw Error("max_steps must be at least 0 (0: no limit)");
+  if (max_work < 0) throw Error("max_work must be at least 0 (0: no limit)");
   if (max_memory && *max_memory < 0) throw Error("max_memory must be at least 0 bytes (0: no limit)");
   opts.cores = cores;
   opts.detect_races = detect_races;
@@ -70,6 +71,7 @@ py::list run(const ModuleHandle& h, const py::object& inputs, const std::string&
   opts.trace_file = trace_file;
   opts.allow_hbm_scoped = allow_hbm_scoped;
   opts.max_steps = max_steps;
+  opts.max_work = max_work;
   if (max_memory) opts.max_memory = *max_memory;
   opts.debug_checks = debug_checks;
 
@@ -91,11 +93,11 @@ void bind_run(py::module_& m) {
         py::arg("cores") = d.cores, py::arg("detect_races") = d.detect_races, py::arg("dma") = "on_wait",
         py::arg("oob") = "raise", py::arg("uninit") = "nan", py::arg("grid_seed") = py::none(),
         py::arg("trace_file") = "", py::arg("allow_hbm_scoped") = d.allow_hbm_scoped, py::arg("max_steps") = d.max_steps,
-        py::arg("max_memory") = py::none(), py::arg("debug_checks") = d.debug_checks,
+        py::arg("max_work") = d.max_work, py::arg("max_memory") = py::none(), py::arg("debug_checks") = d.debug_checks,
         "Runs function `func` in the reference interpreter, as `tessera run`. `inputs` maps parameter names to arrays "
         "(or lists them in parameter order); returns the outputs as a list of ndarrays. Keyword arguments mirror "
         "`tessera run`'s flags: cores, detect_races, dma ('on_wait' | 'eager'), oob ('raise' | 'uninitialized'), "
-        "uninit ('nan' | 'zero'), grid_seed, trace_file, allow_hbm_scoped, max_steps (0: no limit), max_memory "
+        "uninit ('nan' | 'zero'), grid_seed, trace_file, allow_hbm_scoped, max_steps (0: no limit), max_work (0: no limit), max_memory "
         "(bytes, 0: no limit; default 8 GiB or half the RAM), debug_checks. A run-time error raises tessera.Error.");
 }
 

@@ -173,6 +173,10 @@ int cmd_run(const Argv& argv) {
   a.flag("--threads", "N", "--backend=jit: threads sharing the parallel grid points of each kernel", "1");
   a.flag("--time-launches", "N", "--backend=cuda: time N more launches of each kernel and print ms and GB/s", "0");
   a.flag("--max-steps", "N", "stop with an error after N steps: ops and grid iterations (0: no limit)", "0");
+  a.flag("--max-work", "N",
+         "stop with an error after N units of work: elements each op reads, writes and computes, block copies "
+         "and DMAs (0: no limit)",
+         "0");
   a.flag("--max-memory", "BYTES",
          "stop with an error before the arrays alive at once exceed BYTES (suffix K, M, G, T; 0: no limit)",
          std::to_string(interp::default_memory_limit() >> 20) + "M");
@@ -212,6 +216,7 @@ int cmd_run(const Argv& argv) {
     opts.timeline_file = a.get("--timeline");
     opts.allow_hbm_scoped = a.has("--allow-hbm-scoped");
     opts.max_steps = parse_int("--max-steps", a.get("--max-steps"));
+    opts.max_work = parse_int("--max-work", a.get("--max-work"));
     opts.max_memory = parse_bytes("--max-memory", a.get("--max-memory"));
     interp::RunStats stats;
     if (a.has("--stats")) opts.stats = &stats;

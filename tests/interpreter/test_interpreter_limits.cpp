@@ -129,3 +129,69 @@ func @main() -> i32 {
   }
   CHECK(contains(e, "test.tsr:7:3: error: pallas_call: grid size 2147483648 on axis 0 does not fit the i32 program ids"));
 }
+
+// A step of a few ops on big arrays can take minutes though max_steps is
+// small: max_work counts the elements each op reads, writes and computes
+// (dot_general 2MNK), and the elements block copies and DMAs move.
+TEST_CASE("work limit: RunOptions::max_work stops a short program doing a lot of work; 0 means no limit") {
+  const char* dot = R"(
+func @main(%a: f32[64,64], %b: f32[64,64]) -> f32[64,64] {
+  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b
+  return %p
+}
+)";
+  std::vector<Array> in = {random(DType::f32, {64, 64}, 1), random(DType::f32, {64, 64}, 2)};
+  // 2 * 64^3 flops + 3 * 64^2 elements read and written.
+  const int64_t work = 2 * 64 * 64 * 64 + 3 * 64 * 64;
+  RunOptions o;
+  o.max_work = work - 1;
+  CHECK(contains(run_error(dot, in, o), "test.tsr:3:3: error: stopped after " + std::to_string(work - 1) +
+                                            " units of work (--max-work"));
+  o.max_work = work;
+  CHECK_NOTHROW(run(dot, in, o));
+  o.max_work = 0;
+  CHECK_NOTHROW(run(dot, in, o));
+
+  // Block copies count: per step, 1024 elements copied in, 1024 read by the
+  // get, 2048 by the swap (the value stored, the old value returned) and
+  // 1024 copied out; 8 steps make 40960. The pallas_call op counts as an op
+  // too (its operand and result, 16384): 57344 in all.
+  const char* copy = R"(
+index_map @row(%i: i32) -> (i32, i32) {
+  return %i, 0
+}
+kernel @k(%x: ref<f32[1,1024], vmem>, %o: ref<f32[1,1024], vmem>) {
+  %v = get %x[:, :]
+  swap %o[:, :], %v
+}
+func @main(%x: f32[8,1024]) -> f32[8,1024] {
+  %out = pallas_call[kernel=@k, grid=(8), in_specs=[spec((1, 1024), @row)], out_specs=[spec((1, 1024), @row)],
+                     out_shapes=[f32[8,1024]]] %x
+  return %out
+}
+)";
+  std::vector<Array> x = {random(DType::f32, {8, 1024}, 3)};
+  o.max_work = 57343;
+  std::string e = run_error(copy, x, o);
+  CAPTURE(e);
+  CHECK(contains(e, "test.tsr:10:3: error: stopped after 57343 units of work"));
+  o.max_work = 16384 + 5120 * 4 + 1024;  // the get of step 4 goes past it
+  CHECK(contains(run_error(copy, x, o), "(in kernel @k in iteration (4,))"));
+  o.max_work = 57344;
+  CHECK_NOTHROW(run(copy, x, o));
+}
+
+TEST_CASE("a type naming more than 2^63 elements is counted without overflow and fails to run, located") {
+  CHECK(num_elements({int64_t{1} << 32, int64_t{1} << 32, int64_t{1} << 32}) == INT64_MAX);
+  CHECK(saturating_mul(int64_t{1} << 62, 4) == INT64_MAX);
+  CHECK(saturating_add(INT64_MAX, 1) == INT64_MAX);
+  const char* text = R"(
+func @main() -> f32[4294967296,4294967296,4294967296] {
+  %p = broadcast_in_dim[shape=(4294967296, 4294967296, 4294967296), broadcast_dimensions=()] 0.0:f32
+  %q = neg %p
+  return %q
+}
+)";
+  CHECK(contains(run_error(text, {}), "test.tsr:3:3: error: broadcast_in_dim: array shape (4294967296, 4294967296, "
+                                      "4294967296) has more than 2^63 elements"));
+}
