@@ -44,7 +44,10 @@ bool SsaNames::taken(const std::string& n) const {
 
 std::string SsaNames::unique(std::string_view hint) {
   std::string n;
-  if (!is_identifier(hint)) {
+  // A numeric hint that is taken gets the next free number, not `0_1`: MLIR
+  // (and the text format) read a name that starts with a digit as a number.
+  bool numeric = !hint.empty() && std::isdigit(static_cast<unsigned char>(hint[0]));
+  if (!is_identifier(hint) || (numeric && taken(std::string(hint)))) {
     do n = std::to_string(next_++); while (taken(n));
   } else {
     // Suffixes are tried in increasing order and a name once taken stays

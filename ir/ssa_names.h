@@ -3,7 +3,7 @@
 //
 // A value is named after its hint (`Var::name`) when that is an identifier
 // not yet taken, `hint_1`, `hint_2`, ... when it is, and by the next free
-// number (`0`, `1`, ...) when it has no usable hint. Names carry no sigil: the
+// number (`0`, `1`, ...) when it has no usable hint or a numeric one taken. Names carry no sigil: the
 // caller writes `%`.
 //
 // The printer gives every body its own names (bodies are closed). An emitter

@@ -395,6 +395,11 @@ std::optional<Value> first_visit(Builder& b, const GridPlan& plan, const OutputP
   return all_at_zero(b, plan, out.ignored);
 }
 
-std::optional<Value> first_step(Builder& b, const GridPlan& plan) { return all_at_zero(b, plan, plan.order); }
+std::optional<Value> first_step(Builder& b, const GridPlan& plan, const GridMapping& g) {
+  std::vector<int> sequential;
+  for (int a : plan.order)
+    if (!g.is_parallel(a)) sequential.push_back(a);
+  return all_at_zero(b, plan, sequential);
+}
 
 }  // namespace tessera::transpose

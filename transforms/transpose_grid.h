@@ -102,8 +102,12 @@ BodyPtr reflect_program_ids(const Body& kernel, const GridMapping& g, const Grid
 // when every visit is a first one.
 std::optional<Value> first_visit(Builder& b, const GridPlan& plan, const OutputPlan& out);
 
-// Is this the transposed grid's first step (every axis at 0)?
-std::optional<Value> first_step(Builder& b, const GridPlan& plan);
+// Does this step of the transposed grid start a chain of steps that carry
+// state (every forward `arbitrary` axis at its first new step)? Forward
+// state carried across positions of a parallel axis would race (the prover's
+// carried-state claim), so each position's chain starts afresh. nullopt:
+// every step does (no `arbitrary` axis).
+std::optional<Value> first_step(Builder& b, const GridPlan& plan, const GridMapping& g);
 
 // Where the pallas_call rule reports why a cotangent output fell back to
 // partial cotangents (`file:line:col: note: ...`); `tessera opt --verbose`

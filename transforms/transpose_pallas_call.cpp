@@ -17,10 +17,11 @@
 // slice per revisit, summed after the call; an output whose blocks do not
 // cover its array starts from zeros passed in and aliased to it.
 //
-// Not supported (located errors): dynamic grids, input_output_aliases, and
-// tangents computed from state the forward kernel carries from step to step
-// in non-linear scratch (flash attention's running max): the reversed grid
-// would need that state per step, saved by the forward kernel.
+// A tangent computed from state the forward kernel carries from step to
+// step in non-linear scratch (flash attention's running max) gets that state
+// from a checkpoint call (transpose_checkpoint.h). Not supported (located
+// errors): dynamic grids, input_output_aliases, and tangents computed from
+// non-linear state carried in output blocks or through semaphores.
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
@@ -32,6 +33,7 @@
 #include "transforms/kernel_split.h"
 #include "transforms/pass.h"
 #include "transforms/transpose.h"
+#include "transforms/transpose_checkpoint.h"
 #include "transforms/transpose_grid.h"
 #include "transforms/var_table.h"
 
@@ -88,9 +90,15 @@ bool reads_contents(const Body& body, const Var* ref) {
 // non-linear Refs that carry state across grid steps (scratch, output
 // blocks): the reversed grid sees that state in the wrong order. Data flow at
 // the top level; a linear op with bodies must not read such a Ref inside
-// them (reads_contents).
-void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_param, const std::vector<char>& carried,
-                                const GridMapping& g) {
+// them (reads_contents). Returns the first linear op that does, and the param
+// it read.
+struct CarriedRead {
+  const Op* op = nullptr;
+  int param = -1;
+};
+
+std::optional<CarriedRead> find_carried_residual(const Body& k, const std::vector<bool>& linear_param,
+                                                 const std::vector<char>& carried) {
   size_t n = k.ops().size() + k.params().size() + 8;
   VarTable<int> stale(n);  // value -> the param it was read from
   VarSet lin(n);
@@ -112,20 +120,27 @@ void check_no_carried_residuals(const Body& k, const std::vector<bool>& linear_p
       for (size_t p = 0; p < k.params().size() && from < 0; ++p)
         if (carried[p] && op_reads(op, k.params()[p], {})) from = static_cast<int>(p);
     if (is_linear) {
-      if (from >= 0) {
-        int s = from - g.scratch_param(0);
-        std::string what = s >= 0 ? "scratch " + std::to_string(s) : "output block %" + k.params()[from]->name;
-        throw Error(op.loc, "transpose: pallas_call kernel @" + k.name() + ": this `" + op.name() +
-                                "` of a tangent uses a value read from " + what +
-                                ", state the forward kernel carries from grid step to step; the transposed kernel walks "
-                                "the grid backwards and cannot recompute it (not supported)");
-      }
+      if (from >= 0) return CarriedRead{&op, from};
       for (const Var* r : op.results) lin.insert(r);
       continue;
     }
     if (from >= 0)
       for (const Var* r : op.results) stale[r] = from;
   }
+  return std::nullopt;
+}
+
+Error carried_residual_error(const Body& k, const GridMapping& g, const CarriedRead& r) {
+  int s = r.param - g.scratch_param(0);
+  if (s >= 0 && is_semaphore(k.params()[r.param]->type.dtype()))
+    return Error(r.op->loc, "transpose: pallas_call kernel @" + k.name() + ": this `" + r.op->name() +
+                                "` of a tangent uses semaphore scratch " + std::to_string(s) +
+                                ": DMAs and semaphores between grid steps have no transpose yet (not supported)");
+  std::string what = s >= 0 ? "scratch " + std::to_string(s) : "output block %" + k.params()[r.param]->name;
+  return Error(r.op->loc, "transpose: pallas_call kernel @" + k.name() + ": this `" + r.op->name() +
+                              "` of a tangent uses a value read from " + what +
+                              ", state the forward kernel carries from grid step to step; the transposed kernel walks "
+                              "the grid backwards and cannot recompute it (not supported)");
 }
 
 // Which of `body`'s top-level ops to keep: all but the writes into the Refs
@@ -357,7 +372,7 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   // First visits: zero the cotangent blocks and the cotangent scratch.
   for (size_t m = 0; m < plan.outputs.size(); ++m) zero_block(kb, first_visit(kb, plan, plan.outputs[m]), ct_refs[m]);
   if (!linear_scratch_refs.empty()) {
-    std::optional<Value> first = first_step(kb, plan);
+    std::optional<Value> first = first_step(kb, plan, g);
     for (const Value& r : linear_scratch_refs) zero_block(kb, first, r);
   }
   for (size_t j = 0; j < tk->ops().size(); ++j)
@@ -389,8 +404,8 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   }
 }
 
-std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
-                                        const std::vector<Cotangent>& ct) {
+std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
+                                      const std::vector<Cotangent>& ct, const std::vector<int>* restored) {
   GridMapping g = grid_mapping(op);
   int ni = g.num_inputs(), no = g.num_outputs(), nsp = g.num_scalar_prefetch();
   int ns = static_cast<int>(g.scratch_types.size());
@@ -423,14 +438,43 @@ std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, con
   for (int o = 0; o < no; ++o) any_ct |= lin_param[g.output_param(o)] && ct[o].has_value();
   if (!any_ct) return result;  // every linear output has a zero cotangent
 
+  // Non-linear state carried from step to step: output blocks, and scratch
+  // that a step does not overwrite before using.
   std::vector<char> carried(k.params().size(), 0);
   bool linear_scratch = false;
   for (int o = 0; o < no; ++o) carried[g.output_param(o)] = !lin_param[g.output_param(o)];
   for (int s = 0; s < ns; ++s) {
-    carried[g.scratch_param(s)] = !lin_param[g.scratch_param(s)];
-    linear_scratch |= lin_param[g.scratch_param(s)];
+    size_t p = static_cast<size_t>(g.scratch_param(s));
+    bool restored_here = restored && std::find(restored->begin(), restored->end(), s) != restored->end();
+    carried.at(p) = !lin_param[p] && !restored_here && !overwritten_at_each_step(k, k.params()[p]);
+    linear_scratch |= lin_param[p];
   }
-  check_no_carried_residuals(k, lin_param, carried, g);
+  if (std::optional<CarriedRead> r = find_carried_residual(k, lin_param, carried)) {
+    // A tangent reads carried scratch: checkpoint it (transpose_checkpoint.h)
+    // and transpose the rebuilt call, whose scratch is restored every step.
+    // (Data only: semaphores carry no values a tangent could read.)
+    std::vector<int> saved;
+    for (int s = 0; s < ns; ++s) {
+      const Var* p = k.params()[g.scratch_param(s)];
+      if (carried[g.scratch_param(s)] && !is_semaphore(p->type.dtype()) && reads_contents(k, p)) saved.push_back(s);
+    }
+    // What checkpoints cannot mend (output blocks, semaphores) is an error.
+    std::vector<char> after = carried;
+    for (int s : saved) after[static_cast<size_t>(g.scratch_param(s))] = 0;
+    if (std::optional<CarriedRead> left = find_carried_residual(k, lin_param, after))
+      throw carried_residual_error(k, g, *left);
+    if (restored) throw carried_residual_error(k, g, *r);  // a guard: the rebuilt call restores all of `saved`
+
+    if (note_sink())
+      note_sink()(op.loc.str() + ": note: transpose: kernel @" + k.name() + " carries " +
+                  std::to_string(saved.size()) +
+                  " scratch Ref(s) from step to step that its tangent reads; a checkpoint call saves them at every "
+                  "grid step for the transposed kernel");
+    CheckpointedCall cc = checkpoint_scratch(c, op, g, x, linear, taint, saved);
+    std::vector<Cotangent> got = transpose_call(c, *cc.op, cc.x, cc.linear, ct, &saved);
+    got.resize(op.operands.size());
+    return got;
+  }
 
   // The grid: one transposed call per grid order the cotangent outputs need.
   std::vector<int> remaining, stateful;
@@ -459,6 +503,9 @@ std::vector<Cotangent> pallas_call_rule(Ctx& c, const Op& op, const Vals& x, con
 
 void set_pallas_call_note_sink(std::function<void(const std::string&)> sink) { note_sink() = std::move(sink); }
 
-void add_pallas_call_rule(RuleTable<TransposeRule>& t) { t.set("pallas_call", pallas_call_rule); }
+void add_pallas_call_rule(RuleTable<TransposeRule>& t) {
+  t.set("pallas_call", [](Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
+                          const std::vector<Cotangent>& ct) { return transpose_call(c, op, x, linear, ct, nullptr); });
+}
 
 }  // namespace tessera::transpose

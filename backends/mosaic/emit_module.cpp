@@ -48,7 +48,11 @@ void kernel_body(const Body& body, const std::vector<int64_t>& grid, const std::
 
 // The symbol of the kernel func: the kernel's name, as Pallas uses the
 // sanitized kernel function name.
-std::string kernel_symbol(const GridMapping& g) { return g.kernel ? g.kernel->name() : g.name; }
+// The kernel's symbol; an inline `fn` kernel has no name of its own.
+std::string kernel_symbol(const GridMapping& g) {
+  if (g.kernel && !g.kernel->name().empty()) return g.kernel->name();
+  return g.name.empty() ? "kernel" : g.name;
+}
 
 struct Walker {
   std::string out;

@@ -241,6 +241,11 @@ TEST_CASE("SsaNames: hints, uniquing, numbering, enclosing scopes, aliases") {
   inner.alias(&c, "x");
   CHECK(*inner.find(&c) == "x");
   CHECK(*outer.find(&c) == "0");
+
+  // A taken numeric hint gets the next free number: `%1_1` is not an SSA
+  // name MLIR (or the text format) reads.
+  Var g{"1", Type::scalar(DType::f32), {}};
+  CHECK(outer.name(&g) == "3");
 }
 
 TEST_CASE("EmitContext names values as `tessera print` does") {

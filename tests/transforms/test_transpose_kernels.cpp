@@ -185,9 +185,10 @@ func @main(%a: f32[16,16], %b: f32[16,8]) -> f32[16,16] {
 
 // ---- the dot-product test -------------------------------------------------------
 
-// Every zoo kernel the rule supports (flash attention is an error, below).
-const std::vector<std::string> kZoo = {"add.tsr",     "matmul.tsr",  "softmax.tsr",     "layernorm.tsr",
-                                       "cumsum.tsr",  "row_sum.tsr", "gather_rows.tsr", "train_step.tsr"};
+// Every zoo kernel (flash attention's transpose checkpoints its scratch).
+const std::vector<std::string> kZoo = {"add.tsr",     "matmul.tsr",      "softmax.tsr",    "layernorm.tsr",
+                                       "cumsum.tsr",  "row_sum.tsr",     "gather_rows.tsr", "train_step.tsr",
+                                       "flash_attention.tsr"};
 
 TEST_CASE("transpose kernels: dot-product test, f64") {
   for (const std::string& name : kZoo) {
@@ -271,6 +272,50 @@ TEST_CASE("transpose kernels: matmul gradients are w @ y^T and x^T @ w") {
     }
   require_close(d.jt[0], gx, 1e-12);
   require_close(d.jt[1], gy, 1e-12);
+}
+
+// Attention per head: S = Q K^T / 8, P = softmax(S) by rows, O = P V. With
+// the cotangent W of O: dV = P^T W, dP = W V^T, dS = P * (dP - rowsum(dP * P)),
+// dQ = dS K / 8, dK = dS^T Q / 8. The kernel's transpose gets there through
+// the checkpoints of its running max, sum and accumulator.
+TEST_CASE("transpose kernels: flash attention gradients match attention's, computed with loops") {
+  DotTest d = dot_test(example_in("flash_attention.tsr", true), 6);
+  const Array &q = d.x[0], &k = d.x[1], &v = d.x[2], &w = d.w[0];
+  const int H = 4, N = 256, D = 64;
+  Array gq(DType::f64, {H, N, D}), gk(DType::f64, {H, N, D}), gv(DType::f64, {H, N, D});
+  for (int64_t i = 0; i < gq.size(); ++i) gq.set(i, 0), gk.set(i, 0), gv.set(i, 0);
+  auto at = [&](int h, int r, int c) { return (static_cast<int64_t>(h) * N + r) * D + c; };
+  std::vector<double> p(N), dp(N);
+  for (int h = 0; h < H; ++h)
+    for (int r = 0; r < N; ++r) {
+      double mx = -INFINITY, z = 0;
+      for (int j = 0; j < N; ++j) {
+        double sc = 0;
+        for (int c = 0; c < D; ++c) sc += q.get(at(h, r, c)) * k.get(at(h, j, c));
+        p[j] = sc / 8;
+        mx = std::max(mx, p[j]);
+      }
+      for (int j = 0; j < N; ++j) z += p[j] = std::exp(p[j] - mx);
+      double rowsum = 0;
+      for (int j = 0; j < N; ++j) {
+        p[j] /= z;
+        double s = 0;
+        for (int c = 0; c < D; ++c) s += w.get(at(h, r, c)) * v.get(at(h, j, c));
+        dp[j] = s;
+        rowsum += s * p[j];
+      }
+      for (int j = 0; j < N; ++j) {
+        double ds = p[j] * (dp[j] - rowsum) / 8;
+        for (int c = 0; c < D; ++c) {
+          gv.set(at(h, j, c), gv.get(at(h, j, c)) + p[j] * w.get(at(h, r, c)));
+          gq.set(at(h, r, c), gq.get(at(h, r, c)) + ds * k.get(at(h, j, c)));
+          gk.set(at(h, j, c), gk.get(at(h, j, c)) + ds * q.get(at(h, r, c)));
+        }
+      }
+    }
+  require_close(d.jt[0], gq, 1e-10);
+  require_close(d.jt[1], gk, 1e-10);
+  require_close(d.jt[2], gv, 1e-10);
 }
 
 TEST_CASE("transpose kernels: softmax gradient is y * (w - sum(w * y))") {
@@ -494,13 +539,6 @@ TEST_CASE("transpose kernels: a cotangent block carried across visits keeps its 
 
 // ---- what is not supported -------------------------------------------------------
 
-TEST_CASE("transpose kernels: flash attention's carried statistics are a located error") {
-  std::string e = error_of([] { transpose_of(example_in("flash_attention.tsr", false)); });
-  CHECK(e == "flash_attention.tsr:65:3: error: transpose: pallas_call kernel @flash_kernel_jvp: this `select_n` of a "
-             "tangent uses a value read from scratch 0, state the forward kernel carries from grid step to step; the "
-             "transposed kernel walks the grid backwards and cannot recompute it (not supported)");
-}
-
 TEST_CASE("transpose kernels: a dynamic grid and input_output_aliases are located errors") {
   std::string dynamic = error_of([] {
     run_pipeline(parse(R"(
@@ -539,20 +577,20 @@ func @main(%x: f32[8,8], %acc: f32[8,8]) -> f32[8,8] {
                    "output's cotangent would flow to its input)");
 }
 
-TEST_CASE("transpose kernels: carried state read inside a cond branch is a located error") {
-  // o = x * (the previous step's x block), through scratch read in a branch.
-  std::string e = error_of([] { run_pipeline(parse(R"(
+// o = x * (the previous step's x block), through scratch read in a branch:
+// the scratch is checkpointed, so its transpose passes the dot-product test.
+const char* kCarriedInBranch = R"(
 index_map @rows(%i: i32) -> (i32, i32) { return %i, 0 }
-kernel @k(%x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>, %m: ref<f32[4,8], vmem>) {
+kernel @k(%x: ref<f64[4,8], vmem>, %o: ref<f64[4,8], vmem>, %m: ref<f64[4,8], vmem>) {
   %i = program_id[axis=0]
   %later = ne %i, 0
   cond[branches=[
-    fn(%x0: ref<f32[4,8], vmem>, %o0: ref<f32[4,8], vmem>, %m0: ref<f32[4,8], vmem>) {
+    fn(%x0: ref<f64[4,8], vmem>, %o0: ref<f64[4,8], vmem>, %m0: ref<f64[4,8], vmem>) {
       %a0 = get %x0[:, :]
       swap %o0[:, :], %a0
       swap %m0[:, :], %a0
     },
-    fn(%x1: ref<f32[4,8], vmem>, %o1: ref<f32[4,8], vmem>, %m1: ref<f32[4,8], vmem>) {
+    fn(%x1: ref<f64[4,8], vmem>, %o1: ref<f64[4,8], vmem>, %m1: ref<f64[4,8], vmem>) {
       %a1 = get %x1[:, :]
       %prev = get %m1[:, :]
       %y = mul %a1, %prev
@@ -561,13 +599,58 @@ kernel @k(%x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>, %m: ref<f32[4,8], vm
     }
   ]] %later, %x, %o, %m
 }
-func @main(%x: f32[8,8]) -> f32[8,8] {
+func @main(%x: f64[8,8]) -> f64[8,8] {
   %out = pallas_call[kernel=@k, grid=(2), in_specs=[spec((4, 8), @rows)], out_specs=[spec((4, 8), @rows)],
-                     out_shapes=[f32[8,8]], scratch=[ref<f32[4,8], vmem>], dimension_semantics=(arbitrary)] %x
+                     out_shapes=[f64[8,8]], scratch=[ref<f64[4,8], vmem>], dimension_semantics=(arbitrary)] %x
+  return %out
+}
+)";
+
+TEST_CASE("transpose kernels: carried scratch read inside a cond branch is checkpointed") {
+  Module src = parse(kCarriedInBranch);
+  check_dot(src, 1e-10);
+  // o = [x0; x1 * x0]: the cotangent of x0 gets w0 + w1 * x1, of x1 gets w1 * x0.
+  DotTest d = dot_test(src, 9);
+  const Array &x = d.x[0], &w = d.w[0];
+  Array g(DType::f64, {8, 8});
+  for (int e = 0; e < 32; ++e) {
+    g.set(e, w.get(e) + w.get(32 + e) * x.get(32 + e));
+    g.set(32 + e, w.get(32 + e) * x.get(e));
+  }
+  require_close(d.jt[0], g, 1e-12);
+  for (const prove::Obligation& ob : prove::prove_module(run_pipeline(src, "vjp"))) {
+    INFO(ob.line() << " " << ob.detail);
+    CHECK(ob.verdict == prove::Verdict::proved);
+  }
+}
+
+TEST_CASE("transpose kernels: a tangent reading a non-linear output block carried across steps is a located error") {
+  // o accumulates a running product along the arbitrary axis: o_dot reads o.
+  std::string e = error_of([] { run_pipeline(parse(R"(
+index_map @rows(%i: i32) -> (i32, i32) { return %i, 0 }
+index_map @first(%i: i32) -> (i32, i32) { return 0, 0 }
+kernel @k(%x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>) {
+  %i = program_id[axis=0]
+  %a = get %x[:, :]
+  %start = eq %i, 0
+  cond[branches=[
+    fn(%o0: ref<f32[4,8], vmem>, %a0: f32[4,8]) {
+      %prev = get %o0[:, :]
+      %y = mul %prev, %a0
+      swap %o0[:, :], %y
+    },
+    fn(%o1: ref<f32[4,8], vmem>, %a1: f32[4,8]) {
+      swap %o1[:, :], %a1
+    }
+  ]] %start, %o, %a
+}
+func @main(%x: f32[8,8]) -> f32[4,8] {
+  %out = pallas_call[kernel=@k, grid=(2), in_specs=[spec((4, 8), @rows)], out_specs=[spec((4, 8), @first)],
+                     out_shapes=[f32[4,8]], dimension_semantics=(arbitrary)] %x
   return %out
 }
 )"), "vjp"); });
-  CHECK(e == "t.tsr:6:3: error: transpose: pallas_call kernel @k_jvp: this `cond` of a tangent uses a value read from "
-             "scratch 0, state the forward kernel carries from grid step to step; the transposed kernel walks the grid "
-             "backwards and cannot recompute it (not supported)");
+  CHECK(e == "t.tsr:8:3: error: transpose: pallas_call kernel @k_jvp: this `cond` of a tangent uses a value read from "
+             "output block %o, state the forward kernel carries from grid step to step; the transposed kernel walks "
+             "the grid backwards and cannot recompute it (not supported)");
 }

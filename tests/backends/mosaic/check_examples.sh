@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Emits every zoo kernel (examples/*.tsr) and every Mosaic test kernel
 # (tests/backends/mosaic/*.tsr), TensorCore and SparseCore, with
-# `tessera emit mosaic --checkable` and verifies each module with upstream MLIR:
+# `tessera emit mosaic --checkable`, and the vjp of the TensorCore zoo kernels,
+# and verifies each module with upstream MLIR:
 #   mlir-opt-19 --allow-unregistered-dialect --split-input-file
 #
 #   check_examples.sh TESSERA MLIR_OPT ROOT
@@ -15,8 +16,16 @@ if ! command -v "$MLIR_OPT" >/dev/null 2>&1; then
 fi
 cd "$ROOT" || exit 2
 passed=0 failed=0
-for f in examples/*.tsr tests/backends/mosaic/*.tsr; do
-  if ! text=$("$TESSERA" emit mosaic --checkable "$f" 2>/tmp/check_examples.$$); then
+# The vjp of the TensorCore zoo kernels too: transposed and checkpoint kernels.
+vjps="add cumsum flash_attention gather_rows layernorm matmul row_sum softmax train_step"
+for f in examples/*.tsr tests/backends/mosaic/*.tsr $(for v in $vjps; do echo "vjp:examples/$v.tsr"; done); do
+  if [ "${f#vjp:}" != "$f" ]; then
+    src=${f#vjp:}
+    emit() { "$TESSERA" opt --passes=vjp "$src" | "$TESSERA" emit mosaic --checkable -; }
+  else
+    emit() { "$TESSERA" emit mosaic --checkable "$f"; }
+  fi
+  if ! text=$(emit 2>/tmp/check_examples.$$); then
     echo "FAIL $f: emit: $(cat /tmp/check_examples.$$)"
     failed=$((failed + 1))
     continue
