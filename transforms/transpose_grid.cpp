@@ -8,6 +8,7 @@
 #include "ir/builder.h"
 #include "ir/clone.h"
 #include "transforms/pass.h"
+#include "transforms/var_table.h"
 
 namespace tessera::transpose {
 namespace {
@@ -313,9 +314,12 @@ bool mentions_grid(const Body& body) {
 
 BodyPtr reflect(const BodyPtr& body, const GridMapping& g, const GridPlan& plan, const std::string& name);
 
-void reflect_into(const Body& src, Body& dst, ValueMap& map, const GridMapping& g, const GridPlan& plan) {
+void reflect_into(const Body& src, const std::vector<char>* keep, Body& dst, VarToValue& map, const GridMapping& g,
+                  const GridPlan& plan) {
   Builder b(dst);
-  for (const Op& op : src.ops()) {
+  for (size_t i = 0; i < src.ops().size(); ++i) {
+    if (keep && !(*keep)[i]) continue;
+    const Op& op = src.ops()[i];
     const std::string& n = op.prim->name;
     b.set_loc(op.loc);
     if (n == "program_id" || n == "num_programs") {
@@ -351,9 +355,9 @@ void reflect_into(const Body& src, Body& dst, ValueMap& map, const GridMapping& 
 BodyPtr reflect(const BodyPtr& body, const GridMapping& g, const GridPlan& plan, const std::string& name) {
   BodyPtr nb = make_body(name, body->kind());
   nb->set_loc(body->loc());
-  ValueMap map;
+  VarToValue map(body->ops().size() + body->params().size() + 8);
   for (const Var* p : body->params()) map[p] = nb->add_param(p->type, p->name, p->loc);
-  reflect_into(*body, *nb, map, g, plan);
+  reflect_into(*body, nullptr, *nb, map, g, plan);
   std::vector<Value> outs;
   for (const Value& v : body->outputs()) outs.push_back(remap(v, map));
   nb->set_outputs(std::move(outs));
@@ -364,12 +368,17 @@ BodyPtr reflect(const BodyPtr& body, const GridMapping& g, const GridPlan& plan,
 
 bool uses_grid(const Body& kernel) { return mentions_grid(kernel); }
 
+void copy_reflected(const Body& src, const std::vector<char>& keep, Body& dst, VarToValue& map, const GridMapping& g,
+                    const GridPlan& plan) {
+  reflect_into(src, &keep, dst, map, g, plan);
+}
+
 BodyPtr reflect_program_ids(const Body& kernel, const GridMapping& g, const GridPlan& plan, const std::string& name) {
   BodyPtr nb = make_body(name, kernel.kind());
   nb->set_loc(kernel.loc());
-  ValueMap map;
+  VarToValue map(kernel.ops().size() + kernel.params().size() + 8);
   for (const Var* p : kernel.params()) map[p] = nb->add_param(p->type, p->name, p->loc);
-  reflect_into(kernel, *nb, map, g, plan);
+  reflect_into(kernel, nullptr, *nb, map, g, plan);
   std::vector<Value> outs;
   for (const Value& v : kernel.outputs()) outs.push_back(remap(v, map));
   nb->set_outputs(std::move(outs));

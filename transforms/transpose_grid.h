@@ -30,6 +30,7 @@
 #include "ir/grid_mapping.h"
 #include "ir/ir.h"
 #include "transforms/ad_util.h"
+#include "transforms/var_table.h"
 
 namespace tessera::transpose {
 
@@ -96,6 +97,10 @@ BlockSpec transposed_spec(ad::SymbolSink& syms, const GridMapping& g, const Grid
 // Does `kernel` (or a body nested in it) read program_id or num_programs?
 bool uses_grid(const Body& kernel);
 BodyPtr reflect_program_ids(const Body& kernel, const GridMapping& g, const GridPlan& plan, const std::string& name);
+// The same rewrite fused with a copy: appends the ops of `src` marked in
+// `keep` to `dst`, operands renamed through `map` (which gains their results).
+void copy_reflected(const Body& src, const std::vector<char>& keep, Body& dst, VarToValue& map, const GridMapping& g,
+                    const GridPlan& plan);
 
 // In a kernel on the transposed grid: is this the first visit of output
 // `out`'s current block (every ignored axis at its first new step)? nullopt

@@ -55,15 +55,15 @@ bool reads_state(const Op& op) {
 bool reads_contents(const Body& body, const Var* ref);
 
 // Does `op` read the contents of Ref `ref` (a get / load, or a swap whose
-// old value is in `used`)? A `cond` passes its operands after the predicate
-// to its branches' params; any other op with bodies that takes the Ref counts
-// as reading it.
-bool op_reads(const Op& op, const Var* ref, const std::unordered_set<const Var*>& used) {
+// old value is in `used`; none when null)? A `cond` passes its operands
+// after the predicate to its branches' params; any other op with bodies that
+// takes the Ref counts as reading it.
+bool op_reads(const Op& op, const Var* ref, const VarSet* used) {
   const std::string& n = op.prim->name;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
     if (n == "get" || n == "load") return true;
-    if (n == "swap" && i == 0 && !op.results.empty() && used.count(op.results[0])) return true;
+    if (n == "swap" && i == 0 && !op.results.empty() && used && used->contains(op.results[0])) return true;
     if (n == "cond" && i >= 1) {
       for (const BodyPtr& branch : op.bodies_param("branches"))
         if (reads_contents(*branch, branch->params().at(i - 1))) return true;
@@ -75,14 +75,14 @@ bool op_reads(const Op& op, const Var* ref, const std::unordered_set<const Var*>
 }
 
 bool reads_contents(const Body& body, const Var* ref) {
-  std::unordered_set<const Var*> used;
+  VarSet used(body.ops().size() + 8);
   for (const Op& op : body.ops())
     for (const Value& v : op.operands)
       if (v.is_var()) used.insert(v.var());
   for (const Value& v : body.outputs())
     if (v.is_var()) used.insert(v.var());
   for (const Op& op : body.ops())
-    if (op_reads(op, ref, used)) return true;
+    if (op_reads(op, ref, &used)) return true;
   return false;
 }
 
@@ -118,7 +118,7 @@ std::optional<CarriedRead> find_carried_residual(const Body& k, const std::vecto
         if (carried[p] && k.params()[p] == op.operands[0].var()) from = static_cast<int>(p);
     if (is_linear && from < 0 && !op.nested_bodies().empty())
       for (size_t p = 0; p < k.params().size() && from < 0; ++p)
-        if (carried[p] && op_reads(op, k.params()[p], {})) from = static_cast<int>(p);
+        if (carried[p] && op_reads(op, k.params()[p], nullptr)) from = static_cast<int>(p);
     if (is_linear) {
       if (from >= 0) return CarriedRead{&op, from};
       for (const Var* r : op.results) lin.insert(r);
@@ -228,15 +228,19 @@ bool stateful_output(const Body& k, const GridMapping& g, int o) {
   std::vector<int> ignored;
   for (int a = 0; a < g.grid_rank(); ++a)
     if (!use.reads[a]) ignored.push_back(a);
-  std::unordered_map<const Var*, const Op*> def;
-  for (const Op& op : k.ops())
-    for (const Var* r : op.results) def[r] = &op;
+  std::unordered_map<const Var*, const Op*> def;  // built when a cond needs it
+  auto defs = [&]() -> const std::unordered_map<const Var*, const Op*>& {
+    if (def.empty())
+      for (const Op& op : k.ops())
+        for (const Var* r : op.results) def[r] = &op;
+    return def;
+  };
   for (const Op& op : k.ops())
     for (size_t i = 0; i < op.operands.size(); ++i) {
       if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
       if (op.prim->name == "addupdate" && i == 0) continue;
       if (op.prim->name == "cond" && i >= 1) {
-        std::optional<std::vector<int>> at0 = first_visit_axes(op.operands[0], def, g);
+        std::optional<std::vector<int>> at0 = first_visit_axes(op.operands[0], defs(), g);
         bool first_only = at0.has_value();
         for (int a : ignored) first_only = first_only && std::find(at0->begin(), at0->end(), a) != at0->end();
         if (first_only) continue;
@@ -276,9 +280,9 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   int ni = g.num_inputs(), no = g.num_outputs(), nsp = g.num_scalar_prefetch();
   int ns = static_cast<int>(g.scratch_types.size());
   const Body& k = *g.kernel;
-  // The transposed kernel, on the new grid.
-  BodyPtr reflected = uses_grid(k) ? reflect_program_ids(k, g, plan, k.name()) : nullptr;
-  BodyPtr tk = transpose_body(c, reflected ? *reflected : k, c.syms.fresh(k.name() + "_transpose_body"), BodyKind::kernel, lin_param);
+  // The transposed kernel; its program ids are reflected onto the new grid
+  // as its ops are copied into the call's kernel below.
+  BodyPtr tk = transpose_body(c, k, c.syms.fresh(k.name() + "_transpose_body"), BodyKind::kernel, lin_param);
   // Cotangents of tangent inputs another call computes: scratch, unwritten.
   std::vector<char> unused = carried;
   std::vector<char> here(ni, 0);
@@ -375,8 +379,7 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     std::optional<Value> first = first_step(kb, plan, g);
     for (const Value& r : linear_scratch_refs) zero_block(kb, first, r);
   }
-  for (size_t j = 0; j < tk->ops().size(); ++j)
-    if (keep[j]) copy_op(tk->ops()[j], *kernel, map);
+  copy_reflected(*tk, keep, *kernel, map, g, plan);
   kb.ret({});
   // Dead values the state rules leave in nested bodies go now, so a later
   // dce keeps this kernel (a module symbol) as it is.
