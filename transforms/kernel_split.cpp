@@ -13,7 +13,7 @@
 namespace tessera {
 namespace {
 
-bool insert(KernelTaint& t, const Var* v) { return t.vars.insert(v).second; }
+bool insert(KernelTaint& t, const Var* v) { return t.vars.insert(v); }
 
 // A cond whose branch index is known: branch parameter p is operand p + 1 and
 // branch output r is result r, so taint flows in and out position by position.

@@ -16,16 +16,16 @@
 #pragma once
 
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "ir/ir.h"
+#include "transforms/var_table.h"
 
 namespace tessera {
 
 struct KernelTaint {
-  std::unordered_set<const Var*> vars;  // tainted values and Refs, nested bodies included
-  bool has(const Var* v) const { return vars.count(v) != 0; }
+  VarSet vars;  // tainted values and Refs, nested bodies included
+  bool has(const Var* v) const { return vars.contains(v); }
   bool has(const Value& v) const { return v.is_var() && has(v.var()); }
 };
 

@@ -382,8 +382,11 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   copy_reflected(*tk, keep, *kernel, map, g, plan);
   kb.ret({});
   // Dead values the state rules leave in nested bodies go now, so a later
-  // dce keeps this kernel (a module symbol) as it is.
-  kernel = dce_body(kernel);
+  // dce keeps this kernel (a module symbol) as it is. (live_ops left none at
+  // the top level: without nested bodies from tk there is nothing to do.)
+  bool nested = false;
+  for (size_t j = 0; j < tk->ops().size() && !nested; ++j) nested = keep[j] && !tk->ops()[j].nested_bodies().empty();
+  if (nested) kernel = dce_body(kernel);
   c.syms.add(kernel);
 
   std::vector<int64_t> cost = op.ints_param("cost_estimate");

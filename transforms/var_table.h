@@ -30,6 +30,8 @@ class VarTable {
   }
   VarTable(const VarTable&) = delete;
   VarTable& operator=(const VarTable&) = delete;
+  VarTable(VarTable&&) = default;
+  VarTable& operator=(VarTable&&) = default;
 
   size_t size() const { return size_; }
 
