@@ -105,7 +105,7 @@ std::string reprint_bug(const Module& m, const std::string& what) {
 // the README's demo runs.
 const std::vector<std::string>& pipelines() {
   static const std::vector<std::string> all = {
-      "jvp", "vmap{axis_size=2}", "discharge", "dce", "linearize", "partial_eval{known=0}",
+      "jvp", "vmap{axis_size=2}", "discharge", "dce", "linearize", "partial_eval{known=0}", "vjp",
       "jvp,vmap{axis_size=2},discharge,dce"};
   return all;
 }

@@ -1,5 +1,6 @@
 #include "ir/printer.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -66,6 +67,14 @@ class Printer {
     else if (!outs.empty()) out += " -> " + join(outs, [](const Type& t) { return t.str(); });
     out += " {\n";
     std::unordered_set<const Var*> used = used_vars(b);
+    // Printed values named by a number (`%5`, as text parsed back names them)
+    // keep it: naming them first keeps the number given to an unnamed or
+    // unprinted value (a discarded swap's) from taking it, so printing what
+    // was parsed from printed text gives that text again.
+    for (const Op& op : b.ops())
+      if (shows_results(op, used))
+        for (Var* r : op.results)
+          if (!r->name.empty() && std::isdigit(static_cast<unsigned char>(r->name[0]))) name_of(r);
     for (const Op& op : b.ops()) {
       out.append(2 * static_cast<size_t>(indent + 1), ' ');
       op_line(op, indent + 1, used, out);
@@ -77,13 +86,16 @@ class Printer {
     scopes_.pop_back();
   }
 
-  void op_line(const Op& op, int indent, const std::unordered_set<const Var*>& used, std::string& out) {
-    size_t line_start = out.size();
+  // Results nobody reads of an effectful op (a discarded swap) are left out.
+  static bool shows_results(const Op& op, const std::unordered_set<const Var*>& used) {
     bool any_used = false;
     for (Var* r : op.results) any_used |= used.count(r) > 0;
-    // Results nobody reads of an effectful op (a discarded swap) are left out.
-    bool show_results = !op.results.empty() && (any_used || !has_side_effects(op));
-    if (show_results) {
+    return !op.results.empty() && (any_used || !has_side_effects(op));
+  }
+
+  void op_line(const Op& op, int indent, const std::unordered_set<const Var*>& used, std::string& out) {
+    size_t line_start = out.size();
+    if (shows_results(op, used)) {
       out += join(op.results, [&](Var* r) { return name_of(r) + ": " + r->type.str(); }, "", "");
       out += " = ";
     } else {

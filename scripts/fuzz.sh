@@ -61,7 +61,7 @@ for f in examples/*.tsr $(find tests -name '*.tsr' | sort); do
   cp "$f" "$seeds/$(echo "$f" | tr '/' '_')"
 done
 for f in examples/*.tsr; do
-  for p in jvp "vmap{axis_size=2}" "discharge,dce"; do
+  for p in jvp "vmap{axis_size=2}" "discharge,dce" vjp; do
     "$BUILD/tools/tessera" opt --passes="$p" "$f" >"$seeds/$(basename "$f" .tsr).$(echo "$p" | tr -cd 'a-z').tsr" 2>/dev/null ||
       rm -f "$seeds/$(basename "$f" .tsr).$(echo "$p" | tr -cd 'a-z').tsr"
   done

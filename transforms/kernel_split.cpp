@@ -17,7 +17,9 @@ bool insert(KernelTaint& t, const Var* v) { return t.vars.insert(v); }
 
 // A cond whose branch index is known: branch parameter p is operand p + 1 and
 // branch output r is result r, so taint flows in and out position by position.
-bool is_splittable_cond(const Op& op, const KernelTaint& t) { return op.prim->name == "cond" && !t.has(op.operands[0]); }
+bool is_splittable_cond(const Op& op, const KernelTaint& t) {
+  return op.prim->family == Family::control && op.prim->name == "cond" && !t.has(op.operands[0]);
+}
 
 bool propagate(const Body& b, KernelTaint& t);
 
@@ -40,6 +42,7 @@ struct Loop {
 };
 
 std::optional<Loop> loop_of(const Op& op) {
+  if (op.prim->family != Family::control) return std::nullopt;  // the common case, without comparing names
   const std::string& n = op.name();
   if (n == "for") {
     ForView v(op);

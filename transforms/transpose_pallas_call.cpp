@@ -48,6 +48,7 @@ std::function<void(const std::string&)>& note_sink() {
 }
 
 bool reads_state(const Op& op) {
+  if (op.prim->family != Family::state) return false;  // the common case, without comparing names
   const std::string& n = op.prim->name;
   return n == "get" || n == "swap" || n == "load";
 }
@@ -143,6 +144,14 @@ Error carried_residual_error(const Body& k, const GridMapping& g, const CarriedR
                               "the grid backwards and cannot recompute it (not supported)");
 }
 
+// Does any op of `body` take `v` (nested bodies get it as an operand)?
+bool touches(const Body& body, const Var* v) {
+  for (const Op& op : body.ops())
+    for (const Value& x : op.operands)
+      if (x.is_var() && x.var() == v) return true;
+  return false;
+}
+
 // Which of `body`'s top-level ops to keep: all but the writes into the Refs
 // marked `dropped` (carried non-linear output and scratch blocks, cotangents
 // another call computes) and the ops only they needed: the transposed kernel need not recompute the primal results
@@ -160,7 +169,8 @@ std::vector<char> live_ops(const Body& body, const std::vector<char>& dropped) {
     const std::string& n = op.prim->name;
     bool needed = false;
     for (const Var* r : op.results) needed = needed || live.count(r);
-    bool drop = (n == "swap" || n == "addupdate") && op.operands[0].is_var() && refs.count(op.operands[0].var());
+    bool drop = op.prim->family == Family::state && (n == "swap" || n == "addupdate") && op.operands[0].is_var() &&
+                refs.count(op.operands[0].var());
     if (!needed && (drop || !has_side_effects(op))) continue;
     keep[k] = 1;
     for (const Value& v : op.operands)
@@ -420,6 +430,12 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
 
   for (int64_t n : g.grid)
     if (n < 0) throw Error(op.loc, "transpose: pallas_call with a dynamic grid size is not supported");
+  // SparseCore kernels read and write Refs only in the shapes their subcores
+  // handle (rows of 16 lanes); the transposed kernel's whole-block zeroing and
+  // accumulation are not written for that.
+  if (g.kernel_type != "tc")
+    throw Error(op.loc, "transpose: pallas_call of a SparseCore kernel (kernel_type=" + g.kernel_type +
+                            ") is not supported yet");
   for (int j = 0; j < g.num_dynamic + nsp; ++j)
     if (linear[j]) throw Error(op.loc, "transpose: pallas_call: a scalar-prefetch operand or grid size is linear");
   if (!g.aliases.empty())
@@ -483,9 +499,18 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
   }
 
   // The grid: one transposed call per grid order the cotangent outputs need.
+  // A tangent input the kernel never touches has a zero cotangent: no call
+  // computes it. One in `any` / HBM memory is moved by DMAs, which have no
+  // transpose yet.
   std::vector<int> remaining, stateful;
-  for (int i = 0; i < ni; ++i)
-    if (linear[g.input_operand(i)]) remaining.push_back(i);
+  for (int i = 0; i < ni; ++i) {
+    if (!linear[g.input_operand(i)] || !touches(k, k.params()[g.input_param(i)])) continue;
+    if (g.in_specs[i].mem == MemSpace::any || g.in_specs[i].mem == MemSpace::hbm)
+      throw Error(op.loc, "transpose: pallas_call: the tangent " + g.describe(i) + " is in " +
+                              std::string(mem_space_name(g.in_specs[i].mem)) +
+                              " memory, which the kernel reaches by DMA; DMAs have no transpose yet (not supported)");
+    remaining.push_back(i);
+  }
   for (int o = 0; o < no; ++o)
     if (lin_param[g.output_param(o)] && stateful_output(k, g, o)) stateful.push_back(ni + o);
   while (!remaining.empty()) {

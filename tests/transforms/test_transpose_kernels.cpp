@@ -676,3 +676,52 @@ func @main(%x: f32[8,8]) -> f32[4,8] {
              "output block %o, state the forward kernel carries from grid step to step; the transposed kernel walks "
              "the grid backwards and cannot recompute it (not supported)");
 }
+
+TEST_CASE("transpose kernels: a tangent input in `any` memory is a zero cotangent if unread, a located error if read") {
+  // The kernel copies x (in `any` memory) into VMEM with a DMA and squares it.
+  std::string e = error_of([] { run_pipeline(parse(R"(
+kernel @k(%x: ref<f32[8,128], any>, %o: ref<f32[8,128], vmem>, %buf: ref<f32[8,128], vmem>,
+          %sem: ref<dma_sem[1], semaphore>) {
+  dma_start %x[:, :], %buf[:, :], %sem[0]
+  dma_wait %sem[0], %buf[:, :]
+  %a = get %buf[:, :]
+  %b = mul %a, %a
+  swap %o[:, :], %b
+}
+func @main(%x: f32[8,128]) -> f32[8,128] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(mem=any)], out_specs=[spec()], out_shapes=[f32[8,128]],
+                     scratch=[ref<f32[8,128], vmem>, ref<dma_sem[1], semaphore>]] %x
+  return %out
+}
+)"), "vjp"); });
+  CHECK(e == "t.tsr:11:3: error: transpose: pallas_call: the tangent input \"x_dot\" is in any memory, which the "
+             "kernel reaches by DMA; DMAs have no transpose yet (not supported)");
+  // Unread: the cotangent of y is zero and no transposed call computes it.
+  Module m = run_pipeline(parse(R"(
+kernel @k(%x: ref<f32[8,128], vmem>, %y: ref<f32[8,128], any>, %o: ref<f32[8,128], vmem>) {
+  %a = get %x[:, :]
+  %b = mul %a, %a
+  swap %o[:, :], %b
+}
+func @main(%x: f32[8,128], %y: f32[8,128]) -> f32[8,128] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(), spec(mem=any)], out_specs=[spec()],
+                     out_shapes=[f32[8,128]]] %x, %y
+  return %out
+}
+)"), "vjp");
+  verify_or_throw(m);
+  std::vector<Array> in = random_inputs(*m.entry(), 5);
+  std::vector<Array> out = interp::run_function(m, "main", in);
+  REQUIRE(out.size() == 3);
+  for (int64_t i = 0; i < out[2].size(); ++i) REQUIRE(out[2].get(i) == 0.0);
+  for (int64_t i = 0; i < out[1].size(); ++i) {
+    double want = 2 * in[0].get(i) * in[2].get(i);
+    REQUIRE(std::abs(out[1].get(i) - want) <= 1e-5 * (1 + std::abs(want)));
+  }
+}
+
+TEST_CASE("transpose kernels: a SparseCore kernel is a located error") {
+  std::string e = error_of([] { run_pipeline(example_in("sc_sort.tsr", false), "vjp"); });
+  CHECK(e == "sc_sort.tsr:33:3: error: transpose: pallas_call of a SparseCore kernel (kernel_type=sc_vector_subcore) is "
+             "not supported yet");
+}
