@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "interpreter/region.h"
@@ -55,7 +56,35 @@ class RaceDetector {
   void forget(const std::tuple<int, int, int, int>& key) { log_.erase(key); }
 
  private:
-  std::map<std::tuple<int, int, int, int>, std::vector<Access>> log_;
+  struct CellHash {
+    size_t operator()(const std::vector<int64_t>& c) const {
+      size_t h = c.size();
+      for (int64_t x : c) h = h * 1000003u ^ static_cast<size_t>(x);
+      return h;
+    }
+  };
+  // One buffer's accesses, filed by the cells of a grid over the buffer (a
+  // cell is as big as the buffer's first access, typically a block) so that
+  // a check looks only at the accesses in its own cells: over a grid of
+  // blocks each check is O(1), not O(accesses so far). An access spanning
+  // more than kMaxCells cells is filed as `wide` and checked by everyone.
+  struct BufferLog {
+    std::vector<int64_t> cell;  // cell extent per dim, >= 1
+    std::vector<Access> accesses;
+    std::vector<char> alive;       // 0: subsumed by a later access
+    std::vector<uint64_t> seen;    // the check that last looked at it
+    std::unordered_map<std::vector<int64_t>, std::vector<uint32_t>, CellHash> cells;
+    std::vector<uint32_t> wide;
+    size_t dead = 0;
+    // Drops the subsumed accesses once they are most of the log, so memory
+    // stays proportional to the live ones.
+    void compact();
+  };
+  static constexpr int64_t kMaxCells = 64;
+  // The cells `r` touches (empty when it is wide).
+  static std::vector<std::vector<int64_t>> cells_of(const BufferLog& log, const Region& r);
+  std::map<std::tuple<int, int, int, int>, BufferLog> log_;
+  uint64_t checks_ = 0;
 };
 
 bool regions_overlap(const Region& a, const Region& b);
