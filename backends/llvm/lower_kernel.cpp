@@ -8,6 +8,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "backends/llvm/codegen.h"
+#include "ir/effects.h"
 #include "ir/primitive.h"
 
 namespace tessera::backends::llvm_lowering {
@@ -115,11 +116,15 @@ void KernelBuilder::make_function(const std::string& symbol) {
   if (gpu) fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
   // Without input_output_aliases no two pointers overlap: `noalias` lets the
   // host loops vectorize and NVPTX use the read-only cache for inputs.
+  // An input the kernel writes (a transposed kernel zeroing the cotangent
+  // block it has read) is not `readonly`: LLVM would be free to drop the
+  // writes. The runner gives such an input a private copy (kernel_args.h).
   bool distinct = g_.aliases.empty();
-  int nread = g_.num_scalar_prefetch() + g_.num_inputs();
+  int nread = g_.num_scalar_prefetch() + g_.num_inputs();  // pointer p is kernel param p
+  Effects fx = compute_effects(*g_.kernel);
   for (int p = 0; p < npointers; ++p) {
     if (distinct || p == npointers - 1) fn_->addParamAttr(p, llvm::Attribute::NoAlias);
-    if (p < nread) fn_->addParamAttr(p, llvm::Attribute::ReadOnly);
+    if (p < nread && !fx.writes(p) && !fx.accums(p)) fn_->addParamAttr(p, llvm::Attribute::ReadOnly);
     fn_->addParamAttr(p, llvm::Attribute::getWithAlignment(ctx, llvm::Align(p == npointers - 1 ? 64 : 4)));
   }
   std::vector<std::string> names;
