@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU and its driver (libcuda.so.1), e.g. one lent
 # by the `device` tool: (1) every zoo kernel but the TPU-only two through
-# `tessera run --backend=cuda --check` (the GPU against the interpreter);
+# `tessera run --backend=cuda --check` (the GPU against the interpreter), and
+# the vjp of every TensorCore zoo kernel the same way;
 # (2) the bandwidth of an add and a copy of 1 GiB f32 arrays (16384 x 16384),
 # kernel time alone (CUDA events over 20 launches), printed as GB/s and as the
 # fraction of an H100 SXM's 3.35 TB/s. Prints "gpu_check: N failed" last;
@@ -25,6 +26,19 @@ done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The vjp of each: transposed kernels on reversed and reordered grids, and
+# flash attention's checkpoint call. softmax's input cotangent y * (w - sum(w y))
+# cancels where w is near the sum, so the GPU's other summation order moves
+# its smallest elements by ~1e-3 of the 1e-3 floor (H100, 2026-11-26).
+for k in add matmul softmax layernorm flash_attention cumsum row_sum gather_rows train_step; do
+  echo "== vjp $k"
+  tol=()
+  [ "$k" = flash_attention ] && tol=(--tol 1e-3)
+  [ "$k" = softmax ] && tol=(--tol 1e-2)
+  "$TESSERA" opt --passes=vjp "examples/$k.tsr" >"$tmp/$k.vjp.tsr" &&
+    "$TESSERA" run "$tmp/$k.vjp.tsr" --random-inputs 1 --backend=cuda --check "${tol[@]}" || failed=$((failed + 1))
+done
+
 N=16384 B=128 G=128   # 1 GiB per f32 array, 128 x 128 blocks
 index_map_text() {
   cat <<TSR
