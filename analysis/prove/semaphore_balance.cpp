@@ -70,7 +70,7 @@ class Balance {
     // of the whole grid, what the interpreter finds at kernel exit.
     std::map<std::tuple<int64_t, const void*, int64_t>, int64_t> count;
   };
-  Run run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool whole_grid);
+  Run run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool whole_grid, bool per_position = false);
   // The run of the whole grid, made once per claim: every grid point and
   // device are substituted, so it is the same for every semaphore asked about.
   const Run& whole_grid(const z3::model& mo, const std::vector<const TraceEvent*>& flat) {
@@ -78,6 +78,16 @@ class Balance {
     return *whole_grid_;
   }
   std::optional<Run> whole_grid_;
+  // With parallel axes, on one device: each parallel position (the steps
+  // with the same parallel coordinates, in the interpreter's order along the
+  // arbitrary axes) runs from zero counts, as on a core of its own. Any
+  // order of the positions, interleaved on one core or split over several,
+  // adds up such runs on each core's semaphores: counts never go negative,
+  // so if no position blocks, a wait always finds at least what its own
+  // position signalled before it (and, the grid being balanced, every count
+  // ends at zero). If one blocks, giving it a core of its own (`run
+  // --cores`) shows it. Null when not decided or not applicable.
+  std::optional<Run> per_position(const z3::model& mo, const std::vector<const TraceEvent*>& flat);
 
   CallContext& c_;
   const ProtocolTrace* trace_ = nullptr;
@@ -120,7 +130,8 @@ z3::expr Balance::at(const z3::expr& x, const z3::expr& d) {
 // kMaxRunEvents events in all.
 constexpr int64_t kMaxRunEvents = int64_t{1} << 18;
 
-Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool whole_grid) {
+Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool whole_grid,
+                          bool per_position) {
   Run r;
   auto num = [&](const z3::expr& x, int64_t& v) { return mo.eval(x, false).simplify().is_numeral_i64(v); };
   // The grid points to run, as values of the point's symbols (one: the model's).
@@ -181,6 +192,28 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
     }
   }
   r.decided = true;
+  if (per_position) {
+    // Counts per parallel position (its parallel coordinates), each from 0.
+    std::vector<int> par = parallel_axes(c_);
+    std::map<std::vector<int64_t>, std::map<std::tuple<int64_t, const void*, int64_t>, int64_t>> counts;
+    for (const Step& st : prog[0]) {
+      std::vector<int64_t> position;
+      for (int a : par) position.push_back(points[st.point][static_cast<size_t>(a)]);
+      int64_t& n = counts[position][{st.target, st.ev->sem_key, st.cell}];
+      if (st.ev->wait && n < -st.amount) {
+        r.stuck = "grid point " + tuple_str(points[st.point]) + " waits in " + st.ev->what +
+                  (st.ev->iteration.empty() ? "" : " (" + st.ev->iteration + ")") + " for " + amount_str(st.amount) +
+                  " on " + st.ev->sem_name + (st.ev->numel > 1 ? "[" + std::to_string(st.cell) + "]" : "") +
+                  ", which holds " + std::to_string(n);
+        r.stuck_point = points[st.point];
+        return r;
+      }
+      n += st.amount;
+    }
+    // No position blocked: each ends at its net count, which is never
+    // negative, and they add up to the whole grid's, 0 (checked before).
+    return r;
+  }
   std::vector<size_t> pos(static_cast<size_t>(devices_), 0);
   for (bool moved = true; moved;) {
     moved = false;
@@ -212,6 +245,15 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
     }
   }
   r.stuck += path;
+  return r;
+}
+
+std::optional<Balance::Run> Balance::per_position(const z3::model& mo, const std::vector<const TraceEvent*>& flat) {
+  if (devices_ != 1 || parallel_axes(c_).empty()) return std::nullopt;
+  for (const TraceEvent* ev : flat)
+    if (ev->device) return std::nullopt;  // remote signals: the devices' runs interleave
+  Run r = run(mo, flat, true, true);
+  if (!r.decided) return std::nullopt;
   return r;
 }
 
@@ -381,8 +423,17 @@ Obligation Balance::run() {
           }
           // Balanced at exit, whatever the order (the sum of every step's
           // counts); no deadlock in the interpreter's order, the only one
-          // when no axis is parallel.
-          if (!parallel_axes(c_).empty() && unknown_reason.empty())
+          // when no axis is parallel. With parallel axes: per position.
+          if (parallel_axes(c_).empty()) continue;
+          if (std::optional<Run> each = per_position(mo, flat)) {
+            if (each->stuck.empty()) continue;
+            ob.grid_points = {each->stuck_point};
+            return finish(Verdict::failed,
+                          "counts are handed between parallel positions: running each position on a core of its own "
+                          "(as another order of the parallel axes, or more cores, may), " +
+                              each->stuck + ": it waits forever");
+          }
+          if (unknown_reason.empty())
             unknown_reason = name + " is balanced at kernel exit and the grid runs to its end in order, but counts are "
                              "handed from one grid step to the next, so another order of the parallel axes might block";
           continue;

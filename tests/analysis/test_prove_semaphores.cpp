@@ -91,12 +91,67 @@ func @main(%x: f32[16,128]) -> f32[16,128] {
   Obligation c = balance(carry);
   CHECK_MESSAGE(c.verdict == Verdict::proved, c.line());
   CHECK(run_error(carry, {zeros(DType::f32, {16, 128})}) == "");
-  // A parallel axis: other orders (a random one, another core) might run
-  // the waiting step first.
-  Obligation cp = balance(replace_once(carry, "dimension_semantics=(arbitrary)", "dimension_semantics=(parallel)"));
-  CHECK(cp.verdict == Verdict::unknown);
-  CHECK(cp.detail == "%s0 is balanced at kernel exit and the grid runs to its end in order, but counts are handed from one "
-                     "grid step to the next, so another order of the parallel axes might block");
+  // A parallel axis: another order, or a core per position, runs the
+  // waiting step first, from zero. The interpreter on 2 cores deadlocks.
+  std::string carry_parallel = replace_once(carry, "dimension_semantics=(arbitrary)", "dimension_semantics=(parallel)");
+  Obligation cp = balance(carry_parallel);
+  CHECK(cp.verdict == Verdict::failed);
+  CHECK(cp.detail == "counts are handed between parallel positions: running each position on a core of its own (as "
+                     "another order of the parallel axes, or more cores, may), grid point (1) waits in semaphore_wait at "
+                     "<test>:6:49 for 1 on %s0, which holds 0: it waits forever");
+  CHECK(cp.grid_points == std::vector<std::vector<int64_t>>{{1}});
+  {
+    interp::RunOptions two;
+    two.cores = 2;
+    std::string e;
+    try {
+      interp::run_function(parse_verified(carry_parallel), "main", {zeros(DType::f32, {16, 128})}, two);
+    } catch (const Error& err) {
+      e = err.what();
+    }
+    CAPTURE(e);
+    CHECK(has(e, "deadlock"));
+  }
+  // Each parallel position hands counts only between its own steps (signal
+  // at j == 0, wait at j == 1): every order of the positions, on any number
+  // of cores, runs to its end.
+  std::string per_row = R"(
+index_map @rows(%i: i32, %j: i32) -> (i32, i32) { return %i, %j }
+kernel @k(%x: ref<f32[8,128], vmem>, %o: ref<f32[8,128], vmem>, %sem: ref<sem, semaphore>) {
+  %j = program_id[axis=1]
+  %first = eq %j, 0
+  cond[branches=[fn(%s0: ref<sem, semaphore>) { semaphore_wait %s0, 1 },
+                 fn(%s1: ref<sem, semaphore>) { semaphore_signal %s1, 1 }]] %first, %sem
+  %v = get %x[:, :]
+  swap %o[:, :], %v
+}
+func @main(%x: f32[16,256]) -> f32[16,256] {
+  %out = pallas_call[kernel=@k, grid=(2, 2), in_specs=[spec((8, 128), @rows)], out_specs=[spec((8, 128), @rows)],
+                     out_shapes=[f32[16,256]], scratch=[ref<sem, semaphore>], dimension_semantics=(parallel, arbitrary)] %x
+  return %out
+}
+)";
+  Obligation pr = balance(per_row);
+  CHECK_MESSAGE(pr.verdict == Verdict::proved, pr.line());
+  for (int cores : {1, 2}) {
+    interp::RunOptions o;
+    o.cores = cores;
+    o.grid_seed = 3;
+    CHECK_NOTHROW(interp::run_function(parse_verified(per_row), "main", {zeros(DType::f32, {16, 256})}, o));
+  }
+  // The parallel axis inner, the protocol along it: position (j = 0) only
+  // signals, and (j = 1) only waits.
+  Obligation inner = balance(replace_once(per_row, "dimension_semantics=(parallel, arbitrary)",
+                                          "dimension_semantics=(arbitrary, parallel)"));
+  CHECK(inner.verdict == Verdict::failed);
+  CAPTURE(inner.detail);
+  CHECK(has(inner.detail, "grid point (0, 1) waits in semaphore_wait"));
+  // Signals and waits of one position across the outer arbitrary axis,
+  // interleaved with the other positions' on one core: still proved.
+  Obligation across = balance(replace_once(replace_once(per_row, "dimension_semantics=(parallel, arbitrary)",
+                                                        "dimension_semantics=(arbitrary, parallel)"),
+                                           "%j = program_id[axis=1]", "%j = program_id[axis=0]"));
+  CHECK_MESSAGE(across.verdict == Verdict::proved, across.line());
   // Step 0 waits for what step 1 would signal: blocked for ever.
   std::string late = replace_once(carry, "%first = eq %i, 0", "%first = eq %i, 1");
   Obligation w = balance(late);
