@@ -111,14 +111,7 @@ const Matmul& matmul() {
     std::stringstream text;
     text << f.rdbuf();
     Module src = parse_module(text.str(), "matmul.tsr");
-    Module lin = run_pipeline(src, "linearize");
-    ad::SymbolSink syms(lin);
-    BodyPtr scratch = make_body("scratch", BodyKind::func);
-    Builder b(*scratch);
-    transpose::Ctx ctx{b, syms};
-    BodyPtr tangent = lin.find("main_tangent");
-    BodyPtr t = transpose::transpose_body(ctx, *tangent, "main_transpose", BodyKind::func, {false, false, true, true});
-    Matmul out{src, syms.assemble(t, ""), {}, {}};
+    Matmul out{src, run_pipeline(src, "linearize,transpose"), {}, {}};
     auto fill = [](DType d, Shape s, double scale) {
       interp::Array a(d, s);
       for (int64_t i = 0; i < a.size(); ++i) a.set(i, scale * static_cast<double>((i * 7919) % 13 - 6));

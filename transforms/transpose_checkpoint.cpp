@@ -1,12 +1,12 @@
 #include "transforms/transpose_checkpoint.h"
 
-#include <algorithm>
 #include <optional>
 #include <string>
 
 #include "ir/builder.h"
 #include "ir/clone.h"
 #include "transforms/pass.h"
+#include "transforms/transpose_grid.h"
 #include "transforms/var_table.h"
 
 namespace tessera::transpose {
@@ -69,12 +69,10 @@ CheckpointArray checkpoint_array(ad::SymbolSink& syms, const GridMapping& g, int
 // when there is no arbitrary axis: then no step carries state.
 std::optional<Value> chain_start(Builder& b, const GridMapping& g) {
   std::optional<Value> start;
-  int kernel_axis = 0;  // the kernel does not see vmapped axes
-  for (int a = 0; a < g.grid_rank(); ++a) {
-    if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), a) != g.vmapped_dims.end()) continue;
-    int64_t ka = kernel_axis++;
-    if (g.is_parallel(a)) continue;
-    Value at0 = b.binary("eq", b.emit1("program_id", {}, {{"axis", ka}}), b.i32(0));
+  std::vector<int> axes = kernel_axes(g);
+  for (size_t ka = 0; ka < axes.size(); ++ka) {
+    if (g.is_parallel(axes[ka])) continue;
+    Value at0 = b.binary("eq", b.emit1("program_id", {}, {{"axis", static_cast<int64_t>(ka)}}), b.i32(0));
     start = start ? b.binary("and", *start, at0) : at0;
   }
   return start;

@@ -326,11 +326,9 @@ void reflect_into(const Body& src, const std::vector<char>* keep, Body& dst, Var
       // The kernel numbers the grid axes that are not vmapped; the transposed
       // call has none (every axis visible: its first-visit conditions may
       // need a batch axis).
-      int ka = static_cast<int>(op.int_param("axis")), a = -1;
-      for (int ga = 0, seen = 0; ga < g.grid_rank() && a < 0; ++ga) {
-        if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), ga) != g.vmapped_dims.end()) continue;
-        if (seen++ == ka) a = ga;
-      }
+      std::vector<int> axes = kernel_axes(g);
+      int64_t ka = op.int_param("axis");
+      int a = ka >= 0 && ka < static_cast<int64_t>(axes.size()) ? axes[static_cast<size_t>(ka)] : -1;
       if (a >= 0) {
         Value pid = b.emit1(n, {}, {{"axis", static_cast<int64_t>(plan.position[a])}});
         map[op.results[0]] = n == "num_programs" ? pid : b.binary("sub", b.i32(g.grid[a] - 1), pid);
@@ -367,6 +365,13 @@ BodyPtr reflect(const BodyPtr& body, const GridMapping& g, const GridPlan& plan,
 }  // namespace
 
 bool uses_grid(const Body& kernel) { return mentions_grid(kernel); }
+
+std::vector<int> kernel_axes(const GridMapping& g) {
+  std::vector<int> axes;
+  for (int a = 0; a < g.grid_rank(); ++a)
+    if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), a) == g.vmapped_dims.end()) axes.push_back(a);
+  return axes;
+}
 
 void copy_reflected(const Body& src, const std::vector<char>& keep, Body& dst, VarToValue& map, const GridMapping& g,
                     const GridPlan& plan) {

@@ -200,11 +200,9 @@ std::optional<std::vector<int>> first_visit_axes(const Value& pred, const std::u
     if (!zero.is_literal() || zero.literal().as_int() != 0 || !id.is_var()) continue;
     auto d = def.find(id.var());
     if (d == def.end() || d->second->prim->name != "program_id") continue;
-    int ka = static_cast<int>(d->second->int_param("axis"));
-    for (int ga = 0, seen = 0; ga < g.grid_rank(); ++ga) {  // kernel axes skip vmapped ones
-      if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), ga) != g.vmapped_dims.end()) continue;
-      if (seen++ == ka) return std::vector<int>{ga};
-    }
+    std::vector<int> axes = kernel_axes(g);
+    int64_t ka = d->second->int_param("axis");
+    if (ka >= 0 && ka < static_cast<int64_t>(axes.size())) return std::vector<int>{axes[static_cast<size_t>(ka)]};
   }
   return std::nullopt;
 }

@@ -40,21 +40,14 @@ struct Linearized {
 };
 
 Linearized transpose_of(const Module& src) {
-  Module lin = run_pipeline(src, "linearize");
-  BodyPtr tangent = lin.find("main_tangent");
+  Module out = run_pipeline(src, "linearize,transpose");
+  verify_or_throw(out);
+  BodyPtr tangent = out.find("main_tangent");
   REQUIRE(tangent);
+  REQUIRE(out.find("main_transpose"));
   size_t tangents = 0;
   for (const Var* p : src.entry()->params()) tangents += is_float(p->type.dtype());
   size_t n = tangent->params().size();
-  std::vector<bool> linear(n, false);
-  for (size_t i = n - tangents; i < n; ++i) linear[i] = true;
-  ad::SymbolSink syms(lin);
-  BodyPtr scratch = make_body("scratch", BodyKind::func);
-  Builder b(*scratch);
-  transpose::Ctx ctx{b, syms};
-  BodyPtr t = transpose::transpose_body(ctx, *tangent, "main_transpose", BodyKind::func, linear);
-  Module out = syms.assemble(t, "");
-  verify_or_throw(out);
   return {out, n - tangents, tangents};
 }
 
