@@ -451,6 +451,21 @@ struct Exec {
     fail("unknown axis name '" + name + "' (not bound by an enclosing pmap, core_map or pallas_call grid_names)");
   }
 
+  void axis_size() {
+    const std::string& name = op().str_param("axis_name");
+    auto size = [&](int64_t n) { set(0, Val{Array::scalar(DType::i32, static_cast<double>(n)), nullptr}); };
+    if (ctx.kernel && ctx.kernel->grid_names) {
+      const std::vector<std::string>& names = *ctx.kernel->grid_names;
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it != names.end()) return size(ctx.kernel->grid[static_cast<size_t>(it - names.begin())]);
+    }
+    for (const Axis& a : ctx.mesh)
+      if (a.name == name) return size(a.size);
+    for (const Axis& a : ctx.axes)
+      if (a.name == name) return size(a.size);
+    fail("unknown axis name '" + name + "' (not bound by an enclosing pmap, core_map or pallas_call grid_names)");
+  }
+
   void prng_seed() {
     std::vector<int64_t> seeds;
     for (int k = 0; k < nmain(); ++k) seeds.push_back(main(k).arr.get_int(0));
@@ -796,6 +811,7 @@ const RuleTable<ExecRule>& exec_rules() {
     t.set("program_id", &Exec::program_id);
     t.set("num_programs", &Exec::num_programs);
     t.set("axis_index", &Exec::axis_index);
+    t.set("axis_size", &Exec::axis_size);
     t.set("device_id", &Exec::device_id);
     t.set("dma_start", &Exec::dma_start);
     t.set("dma_wait", &Exec::dma_wait);

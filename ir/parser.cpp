@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 #include "ir/builder.h"
 #include "ir/lexer.h"
@@ -337,7 +338,7 @@ class Parser {
     if (at_punct("[") && same_line()) params = parse_params(*p);
     std::vector<Value> operands;
     std::vector<Indexer> indexers;
-    std::vector<int> untyped;  // operands written as bare literals
+    std::vector<std::pair<int, Token>> untyped;  // operands written as bare literals, where
     if (starts_operand() && same_line()) {
       do parse_operand(*p, operands, indexers, untyped); while (accept_punct(","));
     }
@@ -369,8 +370,8 @@ class Parser {
   // variable data operand, so `mul %x, 2.0` means what it says for any float
   // %x. Among the primitive's integer operands (start indices, loop bounds) it
   // takes the dtype of the first integer variable there, else stays i32.
-  static void resolve_untyped_literals(const Primitive& p, std::vector<Value>& operands,
-                                       const std::vector<Indexer>& indexers, const std::vector<int>& untyped) {
+  void resolve_untyped_literals(const Primitive& p, std::vector<Value>& operands, const std::vector<Indexer>& indexers,
+                                const std::vector<std::pair<int, Token>>& untyped) {
     if (untyped.empty()) return;
     // Main-operand position of each operand (-1 for a dynamic index entry).
     std::vector<int> main(operands.size(), -1);
@@ -387,13 +388,38 @@ class Parser {
         data = d;
       }
     }
-    for (int i : untyped) {
+    for (const auto& [i, t] : untyped) {
       Literal l = operands[i].literal();
       std::optional<DType> ctx = is_int_operand(i) ? index : data;
-      if (!ctx) continue;
-      if (is_float(*ctx)) operands[i] = Literal::of_float(*ctx, l.as_double());
-      else if (is_int(*ctx) && !is_float(l.dtype)) operands[i] = Literal::of_int(*ctx, l.i);
+      if (ctx && is_float(*ctx)) {
+        operands[i] = Literal::of_float(*ctx, l.as_double());
+        continue;
+      }
+      if (ctx && is_int(*ctx) && !is_float(l.dtype)) operands[i] = Literal::of_int(*ctx, l.i);
+      check_int_range(t, operands[i].literal());
     }
+  }
+
+  // The values an integer or bool dtype holds, [lo, hi].
+  static std::pair<int64_t, int64_t> int_range(DType d) {
+    switch (d) {
+      case DType::i1: return {0, 1};
+      case DType::i8: return {INT8_MIN, INT8_MAX};
+      case DType::i16: return {INT16_MIN, INT16_MAX};
+      case DType::i32: return {INT32_MIN, INT32_MAX};
+      case DType::u8: return {0, UINT8_MAX};
+      case DType::u32: return {0, UINT32_MAX};
+      default: return {INT64_MIN, INT64_MAX};
+    }
+  }
+
+  // An integer a value of its dtype cannot hold is an error, not kept as written.
+  void check_int_range(const Token& t, const Literal& lit) {
+    if (is_float(lit.dtype)) return;
+    auto [lo, hi] = int_range(lit.dtype);
+    if (lit.i < lo || lit.i > hi)
+      fail(t, "integer literal " + std::to_string(lit.i) + " is outside the range of " +
+                  std::string(dtype_name(lit.dtype)) + " [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
 
   // A value: a variable or a literal (`2.0:f32`, `3`, `true`, `-inf`).
@@ -424,6 +450,7 @@ class Parser {
       if (is_float(lit.dtype) && !is_float(d) && !(lit.f >= -kTwo63 && lit.f < kTwo63))
         fail(t, "float literal with no " + std::string(dtype_name(d)) + " value: NaN, infinite or beyond 2^63");
       lit = is_float(d) ? Literal::of_float(d, lit.as_double()) : Literal::of_int(d, lit.as_int());
+      check_int_range(t, lit);
     } else if (untyped) {
       *untyped = true;
     }
@@ -431,12 +458,13 @@ class Parser {
   }
 
   void parse_operand(const Primitive& p, std::vector<Value>& operands, std::vector<Indexer>& indexers,
-                     std::vector<int>& untyped) {
+                     std::vector<std::pair<int, Token>>& untyped) {
     bool is_untyped = false;
+    Token at_literal = peek();
     Value v = parse_value(&is_untyped);
     int index = static_cast<int>(operands.size());
     operands.push_back(v);
-    if (is_untyped) untyped.push_back(index);
+    if (is_untyped) untyped.emplace_back(index, at_literal);
     if (!(at_punct("[") && same_line())) return;
     if (!p.indexed) fail(peek(), p.name + " does not take indexed operands like %ref[...]");
     next();

@@ -302,11 +302,13 @@ void program_id_rule(Discharger&, const Op& op, Builder&, Env& env) {
 
 void copy_op(const Op& op, Builder& b, Env& env, Params params);
 
+// axis_index / axis_size of a grid axis name: the loop's program id or the
+// grid's size; of a device axis they stay (the pmap or core_map does too).
 void axis_index_rule(Discharger&, const Op& op, Builder& b, Env& env) {
   if (env.grid) {
     const std::string& name = op.str_param("axis_name");
     for (size_t a = 0; a < env.grid->names.size(); ++a)
-      if (env.grid->names[a] == name) return bind(env, op, 0, env.grid->pids[a]);
+      if (env.grid->names[a] == name) return bind(env, op, 0, op.name() == "axis_index" ? env.grid->pids[a] : env.grid->sizes[a]);
   }
   copy_op(op, b, env, op.params);
 }
@@ -579,6 +581,7 @@ const RuleTable<Rule>& rules() {
     t.set("program_id", program_id_rule);
     t.set("num_programs", program_id_rule);
     t.set("axis_index", axis_index_rule);
+    t.set("axis_size", axis_index_rule);
     t.set("cond", cond_rule);
     t.set("for", for_rule);
     t.set("while", while_rule);

@@ -38,6 +38,7 @@
 // the Refs, each a whole-array block in its own memory space, which is then
 // discharged as above.
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "ir/effects.h"
@@ -274,12 +275,17 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
     int dj = 0;
     for (int64_t s : g.grid) {
       if (s >= 0) {
-        static_total *= s;
+        static_total = saturating_mul(static_total, s);
         continue;
       }
       total = have_dyn ? b.emit1("mul", {total, dyn_sizes[dj]}) : dyn_sizes[dj];
       have_dyn = true, ++dj;
     }
+    // The loop counter is i32 like program ids (jax/_src/pallas/pallas_call.py
+    // discharges to a fori_loop over the grid's product).
+    if (static_total > std::numeric_limits<int32_t>::max())
+      throw Error(op.loc, "discharge: the grid of pallas_call " + g.name + " has " + std::to_string(static_total) +
+                              " points, more than the i32 loop counter of the discharged loop can count (2^31 - 1)");
     if (!have_dyn) total = Literal::of_int(DType::i32, static_total);
     else if (static_total != 1) total = b.emit1("mul", {total, Literal::of_int(DType::i32, static_total)});
   }

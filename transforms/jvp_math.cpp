@@ -265,7 +265,7 @@ void add_math_rules(RuleTable<JvpRule>& t) {
       t.set(p->name, unary(p->tangent));
   }
   for (const char* n : {"argmax", "argmin", "iota", "bitcast_convert_type",
-                        "reduce_and", "reduce_or", "program_id", "num_programs", "axis_index", "device_id",
+                        "reduce_and", "reduce_or", "program_id", "num_programs", "axis_index", "axis_size", "device_id",
                         "multiple_of", "debug_print", "debug_check", "prng_seed", "prng_random_bits", "delay", "semaphore_signal", "semaphore_wait", "semaphore_read",
                         "get_barrier_semaphore"})
     t.set(n, zero_rule);

@@ -21,7 +21,7 @@ NoRule why_no_rule(const Primitive& p) {
     return {NoRule::not_linear, "a non-linear function: jvp applies it to primal values only"};
   if (is({"argmax", "argmin", "reduce_and", "reduce_or", "iota"})) return {NoRule::not_float, "its results are integers or bools"};
   if (n == "bitcast_convert_type") return {NoRule::not_linear, "it reinterprets bits, which is not a linear function"};
-  if (is({"program_id", "num_programs", "axis_index", "device_id", "multiple_of", "semaphore_read", "get_barrier_semaphore",
+  if (is({"program_id", "num_programs", "axis_index", "axis_size", "device_id", "multiple_of", "semaphore_read", "get_barrier_semaphore",
           "prng_random_bits"}))
     return {NoRule::not_float, "it gives integer indices, semaphore counts or random bits, never linear values"};
   if (is({"debug_print", "debug_check", "delay", "prng_seed", "semaphore_signal", "semaphore_wait"}))

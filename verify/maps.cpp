@@ -36,17 +36,18 @@ void check_new_axis(const Op& op, const Context& ctx, const std::string& name, D
     report(out, op.loc, op.name() + " binds axis '" + name + "', which an enclosing op already binds; use a new name");
 }
 
-// ---- axis_index, program_id, num_programs -------------------------------------
+// ---- axis_index, axis_size, program_id, num_programs -------------------------------------
 
 void axis_index_in_context(const Op& op, const Context& ctx, Diags& out) {
   const std::string& name = op.str_param("axis_name");
   if (bound(ctx, name)) return;
   bool grid_axis = std::find(ctx.grid_names.begin(), ctx.grid_names.end(), name) != ctx.grid_names.end();
   if (ctx.in_index_map && grid_axis)
-    report(out, op.loc, "axis_index of grid axis '" + name + "' inside an index map: an index map gets the program ids "
-                            "as its parameters; use the parameter of that axis");
+    report(out, op.loc, op.name() + " of grid axis '" + name + "' inside an index map: an index map gets the program ids "
+                            "as its parameters; use " + (op.name() == "axis_size" ? "num_programs" : "the parameter") +
+                            " of that axis");
   else
-    report(out, op.loc, "axis_index names axis '" + name + "', but no enclosing pmap or core_map binds it (" +
+    report(out, op.loc, op.name() + " names axis '" + name + "', but no enclosing pmap or core_map binds it (" +
                             bound_list(ctx) + ")");
 }
 
@@ -121,6 +122,7 @@ const RuleTable<ContextRule>& context_rules() {
   static const RuleTable<ContextRule> table = [] {
     RuleTable<ContextRule> t("verifier context");
     t.set("axis_index", checks(axis_index_in_context));
+    t.set("axis_size", checks(axis_index_in_context));
     t.set("program_id", checks(grid_query_in_context));
     t.set("num_programs", checks(grid_query_in_context));
     t.set("dma_start", checks(remote_in_context<5>));

@@ -72,6 +72,12 @@ void max_into(Tally& to, const Tally& from) {
 // at every point.
 struct NeedsPoint {};
 
+// A core_map or pmap axis around a body: its name, this core's (device's) index and its size.
+struct NamedAxis {
+  std::string name;
+  int64_t index = 0, size = 1;
+};
+
 // Where a body runs: the grid point of its kernel (if known), named axes.
 struct Env {
   bool probing = false;  // walking a kernel without its grid point
@@ -80,7 +86,7 @@ struct Env {
   const std::vector<int64_t>* point = nullptr;  // null: not known
   const std::vector<int>* kernel_axes = nullptr;
   const std::vector<std::string>* grid_names = nullptr;
-  std::vector<std::pair<std::string, int64_t>> axes;  // core_map and pmap axes: name, index
+  std::vector<NamedAxis> axes;  // core_map and pmap axes, outermost first
   int64_t device = 0;
 };
 
@@ -156,6 +162,7 @@ const RuleTable<Rule>& walk_rules() {
     t.set("program_id", &Walker::program_id);
     t.set("num_programs", &Walker::num_programs);
     t.set("axis_index", &Walker::axis_index);
+    t.set("axis_size", &Walker::axis_index);
     t.set("device_id", &Walker::device_id);
     t.set("dma_start", &Walker::dma_start);
     t.set("cond", &Walker::cond);
@@ -251,19 +258,23 @@ void Walker::num_programs(const Op& op, std::vector<Known>& out) {
   if (a >= 0 && env_->grid) out[0] = known_int((*env_->grid)[static_cast<size_t>(a)]);
 }
 
+// axis_index / axis_size: of a grid axis name, the point's index or the
+// grid's size; of a core_map or pmap axis, the innermost one of that name.
 void Walker::axis_index(const Op& op, std::vector<Known>& out) {
   const std::string& name = op.str_param("axis_name");
+  bool size = op.name() == "axis_size";
   if (env_->grid_names) {
     const auto& names = *env_->grid_names;
     auto it = std::find(names.begin(), names.end(), name);
     if (it != names.end()) {
-      if (env_->point) out[0] = known_int((*env_->point)[static_cast<size_t>(it - names.begin())]);
+      const std::vector<int64_t>* at = size ? env_->grid : env_->point;
+      if (at) out[0] = known_int((*at)[static_cast<size_t>(it - names.begin())]);
       return;
     }
   }
   for (auto it = env_->axes.rbegin(); it != env_->axes.rend(); ++it)
-    if (it->first == name) {
-      out[0] = known_int(it->second);
+    if (it->name == name) {
+      out[0] = known_int(size ? it->size : it->index);
       return;
     }
 }
@@ -413,9 +424,9 @@ void Walker::core_map(const Op& op, std::vector<Known>&) {
     Env env = outer;
     env.scope = &op;
     int64_t rest = c;
-    std::vector<std::pair<std::string, int64_t>> axes(names.size());
+    std::vector<NamedAxis> axes(names.size());
     for (int d = static_cast<int>(names.size()) - 1; d >= 0; --d) {
-      axes[static_cast<size_t>(d)] = {names[static_cast<size_t>(d)], rest % shape[static_cast<size_t>(d)]};
+      axes[static_cast<size_t>(d)] = {names[static_cast<size_t>(d)], rest % shape[static_cast<size_t>(d)], shape[static_cast<size_t>(d)]};
       rest /= shape[static_cast<size_t>(d)];
     }
     env.axes.insert(env.axes.end(), axes.begin(), axes.end());
@@ -434,7 +445,7 @@ void Walker::pmap(const Op& op, std::vector<Known>&) {
   for (int64_t i = 0; i < n; ++i) {
     tick(op);
     Env env = outer;
-    env.axes.emplace_back(name, i);
+    env.axes.push_back({name, i, n});
     env.device = outer.device * n + i;
     std::vector<Known> args = all;
     for (size_t j = 0; j < args.size() && j < in_axes.size(); ++j)

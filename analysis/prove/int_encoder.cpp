@@ -246,8 +246,20 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
              if (sym == e.scope_.axis_symbol.end())
                sym = e.scope_.axis_symbol.emplace(it->first, e.scope_.fresh_int("axis_index_" + it->first)).first;
              z3::expr v = sym->second;
+             auto n = e.scope_.axis_size_symbol.find(it->first);
+             if (n != e.scope_.axis_size_symbol.end()) {
+               e.facts.push_back(v >= 0 && v < n->second);
+               return Sym{v, Interval{0, kMaxAxisSize - 1}, {}, {}};
+             }
              e.facts.push_back(v >= 0 && v < e.ctx().int_val(it->second));
              return Sym{v, Interval{0, it->second - 1}, {}, {}};
+           }, false});
+    t.set("axis_size", {[](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
+             auto it = e.scope_.axis_sizes.find(op.str_param("axis_name"));
+             if (it == e.scope_.axis_sizes.end()) return "axis_size of an axis no enclosing pmap or core_map binds" + where(op);
+             auto n = e.scope_.axis_size_symbol.find(it->first);
+             if (n != e.scope_.axis_size_symbol.end()) return Sym{n->second, Interval{2, kMaxAxisSize}, {}, {}};
+             return Sym{e.ctx().int_val(it->second), Interval::of(it->second), {}, {}};
            }, false});
     t.set("get", {[](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded { return e.prefetch_read(op); },
                   false});

@@ -75,6 +75,11 @@ struct Prefetch {
   explicit Prefetch(z3::context& c) : fn(c) {}
 };
 
+// The largest device count a symbolic axis size stands for (2^20): index
+// arithmetic on it (me + n - 1) then never overflows i32, so the model of a
+// generic protocol is exact.
+inline constexpr int64_t kMaxAxisSize = int64_t{1} << 20;
+
 // State shared by every encoding within one pallas_call: the Z3 context, the
 // grid sizes and the scalar prefetch functions.
 struct Scope {
@@ -87,6 +92,9 @@ struct Scope {
   std::map<std::string, int64_t> axis_sizes;  // named device axes of enclosing pmaps
   // One symbol per axis: every axis_index of an axis is the same device's (core's) index.
   std::map<std::string, z3::expr> axis_symbol;
+  // Axes whose size is a symbol (N >= 2) instead of axis_sizes' number: the
+  // semaphore-balance claim proves a protocol for every device count with it.
+  std::map<std::string, z3::expr> axis_size_symbol;
   int fresh = 0;
 
   explicit Scope(z3::context& c) : ctx(c) {}

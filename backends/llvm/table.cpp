@@ -71,7 +71,7 @@ namespace tessera::backends::llvm_lowering {
 // meshes); a GPU has no equivalent of the TPU's DMA engines and semaphores.
 void add_unsupported_reasons(LlvmTable& t) {
   for (const char* p : {"dma_start", "dma_wait", "semaphore_signal", "semaphore_wait", "semaphore_read",
-                        "get_barrier_semaphore", "prng_seed", "prng_random_bits", "axis_index", "device_id", "pmap",
+                        "get_barrier_semaphore", "prng_seed", "prng_random_bits", "axis_index", "axis_size", "device_id", "pmap",
                         "core_map"})
     t.unsupported(p, kTpuOnly);
   t.unsupported("pallas_call", "a kernel cannot launch a kernel");

@@ -1,5 +1,5 @@
 // Where a kernel instance runs: program_id, num_programs, device_id,
-// axis_index, and the multiple_of hint (jax/_src/pallas/mosaic/lowering.py,
+// axis_index, axis_size, and the multiple_of hint (jax/_src/pallas/mosaic/lowering.py,
 // `_program_id_lowering_rule`, `_num_programs_lowering_rule`,
 // `_device_id_lowering_rule`, `_axis_index_rule`, `_multiple_of_lowering_rule`).
 #include "backends/mosaic/constants.h"
@@ -66,6 +66,23 @@ void lower_axis_index(EmitContext& e, const Op& op, const LoweringTable&) {
   throw ctx.error(op, "axis `" + name + "` is neither a grid axis nor an axis of an enclosing pmap");
 }
 
+// axis_size is a constant: the grid's size (or its iteration bound) for a
+// grid axis name, the mesh's for a device axis. Pallas folds lax.axis_size
+// while tracing, so Mosaic has no op for it.
+void lower_axis_size(EmitContext& e, const Op& op, const LoweringTable&) {
+  KernelContext& ctx = kernel(e);
+  const std::string& name = op.str_param("axis_name");
+  for (size_t k = 0; k < ctx.grid_names.size(); ++k) {
+    if (ctx.grid_names[k] != name) continue;
+    if (ctx.grid[k] >= 0) return ctx.alias(op.results[0], i32_constant(ctx, ctx.grid[k]));
+    ctx.line(ctx.def(op.results[0]) + " = \"tpu.iteration_bound\"() <{dim = " + std::to_string(k) + " : i32}> : () -> i32");
+    return;
+  }
+  for (const MeshAxis& a : ctx.mesh)
+    if (a.name == name) return ctx.alias(op.results[0], i32_constant(ctx, a.size));
+  throw ctx.error(op, "axis `" + name + "` is neither a grid axis nor an axis of an enclosing pmap");
+}
+
 void lower_multiple_of(EmitContext& e, const Op& op, const LoweringTable&) {
   std::string v = e.use(op.operands[0]);
   std::string t = element_type(op.results[0]->type.dtype());
@@ -80,6 +97,7 @@ void add_grid_rules(LoweringTable& t) {
   t.set("num_programs", lower_num_programs);
   t.set("device_id", lower_device_id);
   t.set("axis_index", lower_axis_index);
+  t.set("axis_size", lower_axis_size);
   t.set("multiple_of", lower_multiple_of);
 }
 

@@ -28,7 +28,7 @@ void add_memory_rules(LoweringTable& t);
 void add_dma_rules(LoweringTable& t);
 // control_rules.cpp: cond, for, while, scan, run_scoped.
 void add_control_rules(LoweringTable& t);
-// grid_rules.cpp: program_id, num_programs, device_id, axis_index, multiple_of.
+// grid_rules.cpp: program_id, num_programs, device_id, axis_index, axis_size, multiple_of.
 void add_grid_rules(LoweringTable& t);
 // debug_rules.cpp: debug_print, debug_check, delay.
 void add_debug_rules(LoweringTable& t);

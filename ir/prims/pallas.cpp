@@ -162,6 +162,10 @@ void register_pallas(Registry& r) {
          comms, false});
   r.add({"axis_index", "index of this device along a named mapped axis", {req("axis_name", K::Ident)},
          [](const Op& op) { return i32_result(op, 0); }, {}, false});
+  // jax.lax.axis_size: constant once the mesh is known (Pallas folds it when
+  // tracing); kept as an op so a kernel can be written for any device count.
+  r.add({"axis_size", "number of devices (cores, grid steps) along a named mapped axis", {req("axis_name", K::Ident)},
+         [](const Op& op) { return i32_result(op, 0); }, {}, false});
   r.add({"device_id", "flat logical id of this device", {}, [](const Op& op) { return i32_result(op, 0); }, {}, false});
   r.add({"debug_print", "prints fmt with {} replaced by scalar operands", {req("fmt", K::Str)},
          [](const Op& op) {

@@ -133,7 +133,7 @@ TEST_CASE("the TensorCore table: rules for the state, control and Pallas familie
   CHECK(t.where() == "on the TensorCore");
   for (const char* p : {"get", "swap", "load", "store", "addupdate", "cond", "for", "while", "scan", "run_scoped", "program_id",
                         "num_programs", "multiple_of", "dma_start", "dma_wait", "semaphore_signal", "semaphore_wait",
-                        "semaphore_read", "get_barrier_semaphore", "device_id", "axis_index", "debug_print", "debug_check",
+                        "semaphore_read", "get_barrier_semaphore", "device_id", "axis_index", "axis_size", "debug_print", "debug_check",
                         "delay", "call", "custom_jvp_call"})
     CHECK_MESSAGE(t.coverage(prim(p)) == LoweringTable::Coverage::rule, p);
   for (const char* p : {"pallas_call", "core_map", "pmap"})
@@ -192,6 +192,39 @@ func @main() -> i32[4] {
                           "t.tsr");
   std::string text = emit_pallas_call(first_call(m));
   CHECK(text.find("memref.store %arg0, %arg1[%c0] : memref<4xi32, #tpu.memory_space<smem>>") != std::string::npos);
+}
+
+TEST_CASE("axis_size is a constant: the grid's size, its iteration bound, or the enclosing pmap's size") {
+  Module m = parse_module(R"(kernel @k(%o: ref<i32[4], smem>) {
+  %r = axis_size[axis_name=rows]
+  %d = axis_size[axis_name=dev]
+  %n = mul %r, %d
+  swap %o[0], %n
+}
+kernel @dyn(%o: ref<i32[4], smem>) {
+  %r = axis_size[axis_name=rows]
+  swap %o[0], %r
+}
+func @main(%x: f32[3], %g: i32) -> i32[3,4] {
+  %out = pmap[axis_name=dev, axis_size=3, in_axes=(0, none), out_axes=(0), body=fn(%xs: f32, %g: i32) -> i32[4] {
+    %o = pallas_call[kernel=@k, grid=(4), grid_names=(rows), in_specs=[], out_specs=[spec(mem=smem)], out_shapes=[i32[4]]]
+    %p = pallas_call[kernel=@dyn, grid=(?), grid_names=(rows), in_specs=[], out_specs=[spec(mem=smem)], out_shapes=[i32[4]]] %g
+    return %o
+  }] %x, %g
+  return %out
+}
+)",
+                          "t.tsr");
+  std::string text = emit_modules(m, *m.entry());
+  size_t second = text.find("// -----");
+  REQUIRE(second != std::string::npos);
+  CHECK(text.substr(0, second).find("%n = arith.muli %c4_i32, %c3_i32 : i32") != std::string::npos);
+  CHECK(text.substr(second).find("%r = \"tpu.iteration_bound\"() <{dim = 0 : i32}> : () -> i32") != std::string::npos);
+  CHECK(error_of([&] {
+          Module bad = parse_module(with_body(copy_module("(1)", "spec()", "spec()", "ref<f32[8,128], vmem>", "ref<f32[8,128], vmem>", "f32[8,128]"),
+                                              "  %d = axis_size[axis_name=x]\n"), "t.tsr");
+          emit_modules(bad, *bad.entry());
+        }) == "t.tsr:2:3: error: mosaic: axis `x` is neither a grid axis nor an axis of an enclosing pmap");
 }
 
 }  // namespace

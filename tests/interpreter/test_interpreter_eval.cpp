@@ -316,6 +316,57 @@ func @main(%x: f32[2,3], %s: f32) -> (f32[2,3], i32[3]) {
   check_close(out[1], {0, 1, 2}, 0);
 }
 
+TEST_CASE("axis_size: the size of an enclosing pmap axis, core_map mesh axis or named grid axis") {
+  const char* text = R"(
+kernel @k(%o: ref<i32[2,3], smem>) {
+  %i = program_id[axis=0]
+  %d = axis_size[axis_name=dev]
+  %c = add 0, 7
+  %g = axis_size[axis_name=rows]
+  %dc = mul %d, 10
+  %n = add %dc, %c
+  swap %o[%i, 0], %n
+  swap %o[%i, 1], %g
+  %id = axis_index[axis_name=dev]
+  swap %o[%i, 2], %id
+}
+func @main(%x: f32[5]) -> i32[5,2,3] {
+  %out = pmap[axis_name=dev, axis_size=5, in_axes=(0), out_axes=(0), body=fn(%xs: f32) -> i32[2,3] {
+    %o = pallas_call[kernel=@k, grid=(2), grid_names=(rows), in_specs=[], out_specs=[spec((2, 3), fn(%i: i32) -> (i32, i32) { return 0, 0 }, mem=smem)],
+                     out_shapes=[i32[2,3]], dimension_semantics=(arbitrary)]
+    return %o
+  }] %x
+  return %out
+}
+)";
+  auto out = run(text, {iota(DType::f32, {5})});
+  for (int64_t d = 0; d < 5; ++d)
+    for (int64_t i = 0; i < 2; ++i) {
+      CHECK(out[0].get(d * 6 + i * 3 + 0) == 57);
+      CHECK(out[0].get(d * 6 + i * 3 + 1) == 2);
+      CHECK(out[0].get(d * 6 + i * 3 + 2) == d);
+    }
+  const char* mesh = R"(
+func @main(%r: ref<i32[6], smem>) -> i32[6] {
+  core_map[body=fn(%rr: ref<i32[6], smem>) {
+    %a = axis_index[axis_name=a]
+    %b = axis_index[axis_name=b]
+    %na = axis_size[axis_name=a]
+    %nb = axis_size[axis_name=b]
+    %row = mul %a, %nb
+    %k = add %row, %b
+    %s = mul %na, 100
+    %v = add %s, %nb
+    swap %rr[%k], %v
+  }, mesh_axes=(a, b), mesh_shape=(2, 3)] %r
+  %v = get %r[:]
+  return %v
+}
+)";
+  auto cores = run(mesh, {Array(DType::i32, {6})});
+  for (int64_t k = 0; k < 6; ++k) CHECK(cores[0].get(k) == 203);
+}
+
 TEST_CASE("debug_check: a false predicate stops the run with its message; --no-debug-checks skips it") {
   const char* text = R"(
 func @main(%x: f32[4]) -> f32[4] {

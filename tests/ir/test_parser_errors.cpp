@@ -204,3 +204,30 @@ TEST_CASE("errors come from the file name given, including stdin's") {
   }
   CHECK_THROWS_WITH_AS(parse_file("/nonexistent/x.tsr"), "error: cannot open file '/nonexistent/x.tsr'", Error);
 }
+
+TEST_CASE("integer literals outside their dtype's range are located errors") {
+  struct Case {
+    const char* lit;
+    const char* message;
+  };
+  for (const Case& c : {Case{"4294967296:i32", "integer literal 4294967296 is outside the range of i32 [-2147483648, 2147483647]"},
+                        Case{"-2147483649:i32", "integer literal -2147483649 is outside the range of i32 [-2147483648, 2147483647]"},
+                        Case{"-1:u32", "integer literal -1 is outside the range of u32 [0, 4294967295]"},
+                        Case{"256:u8", "integer literal 256 is outside the range of u8 [0, 255]"},
+                        Case{"300.0:u8", "integer literal 300 is outside the range of u8 [0, 255]"},
+                        Case{"128:i8", "integer literal 128 is outside the range of i8 [-128, 127]"},
+                        Case{"2:bool", "integer literal 2 is outside the range of bool [0, 1]"}}) {
+    INFO(std::string(c.lit));
+    CHECK(parse_error("func @f(%x: i32) {\n  %y = add %x, " + std::string(c.lit) + "\n}\n") ==
+          "t.tsr:2:16: error: " + std::string(c.message));
+  }
+  // A bare literal takes its dtype from the op, and is checked then.
+  CHECK(parse_error("func @f(%x: u8[4]) {\n  %y = add %x, 300\n}\n") ==
+        "t.tsr:2:16: error: integer literal 300 is outside the range of u8 [0, 255]");
+  CHECK(parse_error("func @f() {\n  %y = add 1, 4294967296\n}\n") ==
+        "t.tsr:2:15: error: integer literal 4294967296 is outside the range of i32 [-2147483648, 2147483647]");
+  // The ends of each range are fine.
+  for (const char* ok : {"2147483647:i32", "-2147483648:i32", "4294967295:u32", "0:u32", "255:u8", "-128:i8",
+                         "9223372036854775807:i64"})
+    CHECK_NOTHROW(parse_module("func @f() {\n  %y = add " + std::string(ok) + ", " + std::string(ok) + "\n}\n", "t.tsr"));
+}

@@ -34,7 +34,7 @@ size_t check_all(const std::vector<fs::path>& files) {
     std::string text = read_file(f);
     for (const tessera::fuzz::Target& t : tessera::fuzz::targets()) {
       std::string bug = t.check(text);
-      CHECK_MESSAGE(bug.empty(), f.string() << " (fuzz_" << t.name << "): " << bug);
+      CHECK_MESSAGE(bug.empty(), f.string() << " (fuzz_" << std::string(t.name) << "): " << bug);
     }
   }
   return files.size();

@@ -119,7 +119,7 @@ TEST_CASE("context rules: every control and Pallas primitive says what it needs 
       else ++checked;
     }
   CHECK_MESSAGE(missing.empty(), "no verifier context entry for:", missing);
-  CHECK(checked == 8);  // axis_index, program_id, num_programs, dma_start, semaphore_signal, pmap, core_map, pallas_call
+  CHECK(checked == 9);  // axis_index, axis_size, program_id, num_programs, dma_start, semaphore_signal, pmap, core_map, pallas_call
   MESSAGE("not checked against their context:" << not_checked);
   // Elementwise, reduction, structural and state ops are context-free by family.
   for (Family f : {Family::elementwise, Family::reduction, Family::structural, Family::state})
