@@ -257,6 +257,7 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
     t.set("axis_size", {[](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
              auto it = e.scope_.axis_sizes.find(op.str_param("axis_name"));
              if (it == e.scope_.axis_sizes.end()) return "axis_size of an axis no enclosing pmap or core_map binds" + where(op);
+             e.scope_.axis_size_read.insert(it->first);
              auto n = e.scope_.axis_size_symbol.find(it->first);
              if (n != e.scope_.axis_size_symbol.end()) return Sym{n->second, Interval{2, kMaxAxisSize}, {}, {}};
              return Sym{e.ctx().int_val(it->second), Interval::of(it->second), {}, {}};

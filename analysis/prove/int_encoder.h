@@ -28,6 +28,7 @@
 #include <z3++.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -95,6 +96,7 @@ struct Scope {
   // Axes whose size is a symbol (N >= 2) instead of axis_sizes' number: the
   // semaphore-balance claim proves a protocol for every device count with it.
   std::map<std::string, z3::expr> axis_size_symbol;
+  std::set<std::string> axis_size_read;  // axes the kernel reads axis_size of
   int fresh = 0;
 
   explicit Scope(z3::context& c) : ctx(c) {}

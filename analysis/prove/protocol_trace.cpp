@@ -363,13 +363,14 @@ bool ProtocolTrace::unroll(size_t b, size_t e, size_t depth, z3::expr_vector& fr
 
 void ProtocolTrace::mark_varying(const std::vector<Sym>& point) {
   // Symbols that are one value for the whole step: the grid point, dynamic
-  // grid sizes, device / core indices. Anything else in an unrolled event was
+  // grid sizes, device / core indices and counts. Anything else in an unrolled event was
   // made inside the loop body and stands for a different value per iteration.
   std::set<std::string> fixed;
   for (const Sym& p : point) fixed.insert(p.e.decl().name().str());
   for (const z3::expr& s : c_.scope.grid_size)
     if (s.is_const() && !s.is_numeral()) fixed.insert(s.decl().name().str());
   for (const auto& [name, sym] : c_.scope.axis_symbol) fixed.insert(sym.decl().name().str());
+  for (const auto& [name, sym] : c_.scope.axis_size_symbol) fixed.insert(sym.decl().name().str());
   for (TraceEvent& ev : flat_) {
     if (ev.loops.empty() || ev.kind == TraceEvent::branch) continue;  // a branch only names a path
     std::set<std::string> names;

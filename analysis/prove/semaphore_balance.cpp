@@ -89,6 +89,11 @@ class Balance {
   // --cores`) shows it. Null when not decided or not applicable.
   std::optional<Run> per_position(const z3::model& mo, const std::vector<const TraceEvent*>& flat);
 
+  // A protocol written for any device count (it reads axis_size of its
+  // device axis): the two queries again with the count a symbol N, 2 <= N <=
+  // kMaxAxisSize. "" when both hold for every N, else why not.
+  std::string for_every_count(const std::vector<z3::expr>& base, const std::vector<Sym>& point, int& queries);
+
   CallContext& c_;
   const ProtocolTrace* trace_ = nullptr;
   std::vector<Sym> point_;           // the symbolic grid point the trace is at
@@ -268,6 +273,111 @@ z3::expr Balance::contribution(const TraceEvent& ev, const z3::expr& cell, const
   return sum;
 }
 
+// Signals to other devices are counted through their inverse: when the
+// target t(s) of a signal is a permutation of [0, N) (checked first: no two
+// senders share a target, none falls outside), each device d receives it
+// from exactly one sender s, with t(s) = d. A fresh symbol with those facts
+// stands for s, so a query over a symbolic d has the same models as the sum
+// over every sender that a known device count allows.
+std::string Balance::for_every_count(const std::vector<z3::expr>& base, const std::vector<Sym>& point, int& queries) {
+  const std::string axis = c_.scope.axis_sizes.begin()->first;
+  z3::expr n = c_.scope.fresh_int("axis_size_" + axis);
+  c_.scope.axis_size_symbol.emplace(axis, n);
+  struct Restore {
+    Scope& s;
+    const std::string& a;
+    ~Restore() { s.axis_size_symbol.erase(a); }
+  } restore{c_.scope, axis};
+  ProtocolTrace trace(c_, point);
+  if (!trace.why().empty()) return trace.why();
+  std::vector<const TraceEvent*> flat;
+  for (const TraceEvent& ev : trace.events())
+    if (ev.kind == TraceEvent::sem) {
+      if (!ev.varies.empty()) return ev.varies;
+      if (!ev.opaque.empty()) return "it depends on values the prover does not model (" + ev.opaque[0] + ")";
+      flat.push_back(&ev);
+    }
+  std::vector<z3::expr> facts = base;
+  CallContext::add_facts(trace.encoder(), facts, true);
+  facts.push_back(n >= 2 && n <= c_.ctx.int_val(kMaxAxisSize));
+  auto count_of = [&](const z3::model& mo) { return std::to_string(c_.eval(mo, n)) + " " + word_ + "s"; };
+  // A counterexample with as few devices as there is one (up to 8): it reads better.
+  auto ask = [&](std::vector<z3::expr> q, z3::expr claim, const std::string& label) {
+    q.push_back(claim);
+    ++queries;
+    QueryResult r = c_.solver.check(q, "semaphore_balance.every_count." + label);
+    if (r.result != z3::sat) return r;
+    for (int most = 2; most <= 8; ++most) {
+      std::vector<z3::expr> few = q;
+      few.push_back(n <= most);
+      ++queries;
+      QueryResult small = c_.solver.check(few, "semaphore_balance.every_count." + label + ".at_most_" + std::to_string(most));
+      if (small.result == z3::sat) return small;
+    }
+    return r;
+  };
+  // Each target a permutation of the devices.
+  for (const TraceEvent* ev : flat) {
+    if (!ev->device) continue;
+    z3::expr s1 = c_.scope.fresh_int("sender"), s2 = c_.scope.fresh_int("sender");
+    std::vector<z3::expr> q = facts;
+    q.push_back(s1 >= 0 && s1 < n && s2 >= 0 && s2 < n);
+    z3::expr t1 = at(*ev->device, s1), t2 = at(*ev->device, s2);
+    QueryResult r = ask(q, t1 < 0 || t1 >= n || (s1 < s2 && t1 == t2), "permutation");
+    if (r.result == z3::unknown) return "(" + r.reason + ")";
+    if (r.result == z3::sat) {
+      const z3::model& mo = *r.model;
+      int64_t to = c_.eval(mo, t1);
+      std::string what = to < 0 || to >= c_.eval(mo, n)
+                             ? word_ + " " + std::to_string(c_.eval(mo, s1)) + " would signal " + word_ + " " + std::to_string(to)
+                             : word_ + "s " + std::to_string(c_.eval(mo, s1)) + " and " + std::to_string(c_.eval(mo, s2)) +
+                                   " would both signal " + word_ + " " + std::to_string(to);
+      return "the target of " + ev->what + " is not a permutation of the " + word_ + "s: with " + count_of(mo) + ", " + what;
+    }
+  }
+  std::vector<const void*> sems;
+  for (const TraceEvent* ev : flat)
+    if (std::find(sems.begin(), sems.end(), ev->sem_key) == sems.end()) sems.push_back(ev->sem_key);
+  int k = 0;
+  for (const void* sem : sems) {
+    z3::expr cell = c_.scope.fresh_int("sem_cell"), device = c_.scope.fresh_int("device");
+    std::vector<z3::expr> q = facts;
+    q.push_back(device >= 0 && device < n);
+    std::vector<const TraceEvent*> evs;
+    for (const TraceEvent* ev : flat)
+      if (ev->sem_key == sem) evs.push_back(ev);
+    q.push_back(cell >= 0 && cell < c_.ctx.int_val(evs.front()->numel));
+    const std::string& name = evs.front()->sem_name;
+    // What `ev` adds to `cell` on `device`: sent by the device itself, or by the one sender whose target it is.
+    auto contribution = [&](const TraceEvent& ev) {
+      z3::expr on = z3::ite(ev.path && ev.cell == cell, ev.amount, c_.ctx.int_val(0));
+      if (!ev.device) return at(on, device);
+      z3::expr s = c_.scope.fresh_int("sender");
+      q.push_back(s >= 0 && s < n && at(*ev.device, s) == device);
+      return at(on, s);
+    };
+    z3::expr net = c_.ctx.int_val(0), running = c_.ctx.int_val(0), blocked = c_.ctx.bool_val(false);
+    for (const TraceEvent* ev : evs) {
+      if (ev->wait) blocked = blocked || at(ev->path && ev->cell == cell && running < -ev->amount, device);
+      z3::expr add = contribution(*ev);
+      net = net + add;
+      running = running + add;
+    }
+    QueryResult r = ask(q, net != 0, "exit." + std::to_string(k));
+    if (r.result == z3::unknown) return "(" + r.reason + ")";
+    if (r.result == z3::sat)
+      return "with " + count_of(*r.model) + ", " + name + " on " + word_ + " " + std::to_string(c_.eval(*r.model, device)) +
+             " is left at " + std::to_string(c_.eval(*r.model, net)) + " when a step ends";
+    r = ask(q, blocked, "order." + std::to_string(k++));
+    if (r.result == z3::unknown) return "(" + r.reason + ")";
+    if (r.result == z3::sat)
+      return "with " + count_of(*r.model) + ", a wait on " + name + " on " + word_ + " " +
+             std::to_string(c_.eval(*r.model, device)) + " may need a signal that another " + word_ +
+             " sends later in the program, which this proof does not follow";
+  }
+  return "";
+}
+
 std::string Balance::describe(const z3::model& mo, const std::vector<const TraceEvent*>& evs, const z3::expr& cell) {
   struct Line {
     int64_t total = 0;
@@ -331,6 +441,17 @@ Obligation Balance::run() {
     word_ = trace.process_word();
   }
   ob.method = "z3";
+  // Written for any device count: try every count first.
+  std::string every_count;
+  const std::string axis = remote ? c_.scope.axis_sizes.begin()->first : "";
+  if (remote && me_ && c_.scope.axis_size_read.count(axis)) {
+    every_count = for_every_count(base, point, ob.queries);
+    if (every_count.empty())
+      return finish(Verdict::proved, std::to_string(flat.size()) + " semaphore events, for every " + word_ + " count from 2 to " +
+                                         std::to_string(kMaxAxisSize) + " (the kernel reads axis_size of " + axis + ")");
+    every_count = "; for the " + std::to_string(devices_) + " " + word_ + "s given, not for every count (the kernel reads axis_size of " +
+                  axis + "): " + every_count;
+  }
   std::vector<z3::expr> facts = base;
   CallContext::add_facts(trace.encoder(), facts, true);  // kernel bounds proves the guards indices rely on
   bool single_step = true;
@@ -535,8 +656,8 @@ Obligation Balance::run() {
                                          "): it waits forever");
     }
   }
-  if (!unknown_reason.empty()) return finish(Verdict::unknown, unknown_reason);
-  return finish(Verdict::proved, std::to_string(flat.size()) + " semaphore events");
+  if (!unknown_reason.empty()) return finish(Verdict::unknown, unknown_reason + every_count);
+  return finish(Verdict::proved, std::to_string(flat.size()) + " semaphore events" + every_count);
 }
 
 }  // namespace

@@ -383,7 +383,8 @@ std::string mutate(std::string text, const std::vector<std::pair<std::string, st
 }
 
 std::vector<ProtocolMutant> protocol_mutants() {
-  const std::string pipeline = example_text("dma_pipeline.tsr"), ring = example_text("ring_allreduce.tsr");
+  const std::string pipeline = example_text("dma_pipeline.tsr"), ring = example_text("ring_allreduce.tsr"),
+                    halo = example_text("halo_exchange.tsr");
   const std::vector<interp::Array> pipeline_in = {zeros(DType::f32, {2048, 128})}, ring_in = {zeros(DType::f32, {4, 8, 128})},
                                    copy_in = {zeros(DType::f32, {16, 128})}, core_in = {zeros(DType::f32, {256, 128})};
   const std::string barrier = "  semaphore_signal %barrier, 1, %left\n  semaphore_signal %barrier, 1, %right\n";
@@ -450,6 +451,25 @@ std::vector<ProtocolMutant> protocol_mutants() {
        "semaphore balance",
        {"the barrier semaphore on device 3 is left at -1 when the step ends", "a wait takes more than is ever signalled"},
        {"Semaphore barrier semaphore of collective 0 has non-zero count 1 for device 1"},
+       ring_in},
+      // halo_exchange is proved for every device count; its mutants fail at the 4 devices it runs on.
+      {"a halo wait removed (halo_exchange)",
+       mutate(halo, {{"  dma_wait %recv_sem[1], %halo[1:2, :]\n", ""}}),
+       "semaphore balance",
+       {"%recv_sem[1] on device ", "is left at 512 when the step ends", "it is non-zero at kernel exit"},
+       {"Semaphore scratch \"recv_sem\"[1] has non-zero count 512"},
+       ring_in},
+      {"a barrier signal to device 0 instead of the left neighbour (halo_exchange)",
+       mutate(halo, {{"semaphore_signal %barrier, 1, %left", "semaphore_signal %barrier, 1, 0"}}),
+       "semaphore balance",
+       {"the barrier semaphore on device ", "is left at -1 when the step ends", "a wait takes more than is ever signalled"},
+       {"deadlock: every core is waiting and none can proceed"},
+       ring_in},
+      {"a halo sent with the other slot's semaphore (halo_exchange)",
+       mutate(halo, {{"%halo[1:2, :], %recv_sem[1], %send_sem[1], %left", "%halo[1:2, :], %recv_sem[0], %send_sem[1], %left"}}),
+       "semaphore balance",
+       {"%recv_sem[1] on device ", "is left at -512 when the step ends"},
+       {"deadlock: every core is waiting and none can proceed", "waits for semaphore scratch \"recv_sem\"[1] to reach 512 (it holds 0)"},
        ring_in},
       {"both cores wait before they signal (core_map)",
        mutate(kCoreToken, {{"      semaphore_signal %s, 1, %d, %o\n      semaphore_wait %s, 1\n",

@@ -377,3 +377,117 @@ TEST_CASE("deadlocks across devices in a grid of several steps: the whole grid i
   CHECK(pp.verdict == Verdict::unknown);
   CHECK(has(pp.detail, "the grid runs to its end in order, but another order of its parallel axes might block"));
 }
+
+// ---- protocols written for any device count (axis_size) ----
+
+namespace {
+
+// Device 0 starts a token round the ring; every other device waits for it,
+// then passes it on; device 0 finally waits for it to come back. Correct for
+// every ring size, but a wait needs a signal another device sends later in
+// the program, which the proof for every count does not follow.
+const std::string kTokenRing = R"(
+kernel @k(%x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>, %s: ref<sem, semaphore>) {
+  %d = axis_index[axis_name=dev]
+  %n = axis_size[axis_name=dev]
+  %d1 = add %d, 1
+  %next = rem %d1, %n
+  %first = eq %d, 0
+  cond[branches=[fn(%s0: ref<sem, semaphore>) {
+    semaphore_wait %s0, 1
+  }, fn(%s1: ref<sem, semaphore>) { }]] %first, %s
+  semaphore_signal %s, 1, %next
+  cond[branches=[fn(%s2: ref<sem, semaphore>) { }, fn(%s3: ref<sem, semaphore>) {
+    semaphore_wait %s3, 1
+  }]] %first, %s
+  %a = get %x[:]
+  swap %o[:], %a
+}
+func @main(%x: f32[4,8]) -> f32[4,8] {
+  %out = pmap[axis_name=dev, axis_size=4, in_axes=(0), out_axes=(0), body=fn(%xs: f32[8]) -> f32[8] {
+    %r = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec()], out_shapes=[f32[8]],
+                     scratch=[ref<sem, semaphore>]] %xs
+    return %r
+  }] %x
+  return %out
+}
+)";
+
+// `text` with its pmap (and the leading dim of its input and output) of `n` devices instead of 4.
+std::string with_devices(std::string text, int n) {
+  text = replace_once(text, "axis_size=4", "axis_size=" + std::to_string(n));
+  const std::string to = "f32[" + std::to_string(n) + ",8,128]";
+  for (size_t at = text.find("f32[4,8,128]"); at != std::string::npos; at = text.find("f32[4,8,128]", at + to.size()))
+    text.replace(at, 12, to);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("semaphore balance for every device count: halo_exchange reads axis_size") {
+  std::string halo = example_text("halo_exchange.tsr");
+  Obligation o = balance(halo);
+  CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+  CHECK(o.detail == "11 semaphore events, for every device count from 2 to 1048576 (the kernel reads axis_size of dev)");
+  // The interpreter agrees on rings of several sizes.
+  for (int n : {2, 3, 4, 7}) {
+    CAPTURE(n);
+    CHECK(run_error(with_devices(halo, n), {zeros(DType::f32, {n, 8, 128})}) == "");
+  }
+  // ring_allreduce with its neighbours from axis_size: its protocol (not its 4-slot sum) holds for every ring.
+  std::string ring = replace_once(example_text("ring_allreduce.tsr"), "  %right = rem %me_plus_1, 4\n",
+                                  "  %n = axis_size[axis_name=dev]\n  %right = rem %me_plus_1, %n\n");
+  ring = replace_once(ring, "  %me_plus_3 = add %me, 3\n  %left = rem %me_plus_3, 4\n",
+                      "  %n_minus_1 = sub %n, 1\n  %me_plus_3 = add %me, %n_minus_1\n  %left = rem %me_plus_3, %n\n");
+  Obligation r = balance(ring);
+  CHECK_MESSAGE(r.verdict == Verdict::proved, r.line());
+  CHECK(has(r.detail, "for every device count from 2 to 1048576"));
+}
+
+TEST_CASE("semaphore balance for every device count: otherwise proved for the count given, saying why not for every one") {
+  // A neighbour mod 4, whatever the ring's size: a permutation only when the size is 4.
+  std::string halo = replace_once(example_text("halo_exchange.tsr"), "%right = rem %me_plus_1, %n", "%right = rem %me_plus_1, 4");
+  Obligation o = balance(halo);
+  CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+  CHECK(o.detail == "11 semaphore events; for the 4 devices given, not for every count (the kernel reads axis_size of dev): "
+                    "the target of semaphore_signal at <test>:45:3 is not a permutation of the devices: with 2 devices, "
+                    "device 1 would signal device 2");
+  CHECK(run_error(halo, {zeros(DType::f32, {4, 8, 128})}) == "");
+  // The reason holds up: on 8 devices the interpreter finds the deadlock.
+  CHECK(has(run_error(with_devices(halo, 8), {zeros(DType::f32, {8, 8, 128})}), "Semaphore barrier semaphore of collective 0 has non-zero count"));
+  CHECK(has(balance(with_devices(halo, 8)).detail, "the barrier semaphore on device 4 is left at -1 when the step ends"));
+  // A neighbour beyond the ring for smaller sizes (and for 4: FAILED there).
+  std::string beyond = replace_once(example_text("halo_exchange.tsr"), "%right = rem %me_plus_1, %n", "%right = rem %me_plus_1, 5");
+  beyond = replace_once(beyond, "%left = rem %me_minus_1, %n", "%left = rem %me_minus_1, 5");
+  Obligation b = balance(with_devices(beyond, 5));
+  CHECK(b.verdict == Verdict::proved);
+  CHECK_MESSAGE(has(b.detail, "; for the 5 devices given, not for every count (the kernel reads axis_size of dev): the target of "
+                              "semaphore_signal at <test>:44:3 is not a permutation of the devices: with 2 devices, device 1 would "
+                              "signal device 2"), b.detail);
+  // Two devices on one target.
+  std::string doubled = replace_once(example_text("halo_exchange.tsr"), "%me_plus_1 = add %me, 1", "%me_plus_1 = mul %me, 2");
+  Obligation d = balance(doubled);
+  CHECK(d.verdict == Verdict::failed);  // at 4 devices too: device 1 gets no barrier signal from the left
+  CHECK(has(run_error(doubled, {zeros(DType::f32, {4, 8, 128})}), "error"));
+  // A token ring: proved for 4 by running it; for every count, the order query does not cover it.
+  Obligation t = balance(kTokenRing);
+  CHECK_MESSAGE(t.verdict == Verdict::proved, t.line());
+  CHECK_MESSAGE(has(t.detail, "; for the 4 devices given, not for every count (the kernel reads axis_size of dev): with 2 devices, "
+                              "a wait on %s0 on device 1 may need a signal that another device sends later in the program"),
+                t.detail);
+  CHECK(run_error(kTokenRing, {zeros(DType::f32, {4, 8})}) == "");
+}
+
+TEST_CASE("semaphore balance for every core count of a core_map") {
+  // Each core signals the next one round the mesh, then waits for the one before.
+  std::string ring = replace_once(kCoreToken, "    %other = sub 1, %c\n",
+                                  "    %n = axis_size[axis_name=core]\n    %c1 = add %c, 1\n    %other = rem %c1, %n\n");
+  Obligation o = balance(ring);
+  CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+  CHECK(o.detail == "2 semaphore events, for every core count from 2 to 1048576 (the kernel reads axis_size of core)");
+  for (int n : {2, 3, 5}) {
+    CAPTURE(n);
+    CHECK(run_error(replace_once(ring, "mesh_shape=(2)", "mesh_shape=(" + std::to_string(n) + ")"),
+                    {zeros(DType::f32, {256, 128})}) == "");
+  }
+}

@@ -183,6 +183,22 @@ TEST_CASE("zoo: ring_allreduce") {
   }, 1e-6);
 }
 
+TEST_CASE("zoo: halo_exchange") {
+  Array x = random(DType::f32, {4, 8, 128}, 19);
+  check_example("halo_exchange.tsr", {x}, [](const std::vector<Array>& in) {
+    // The devices' rows stacked are a [32,128] grid that wraps round.
+    Ref r(32 * 128);
+    for (int row = 0; row < 32; ++row)
+      for (int e = 0; e < 128; ++e) {
+        float up = static_cast<float>(in[0].get(((row + 31) % 32) * 128 + e));
+        float mid = static_cast<float>(in[0].get(row * 128 + e));
+        float down = static_cast<float>(in[0].get(((row + 1) % 32) * 128 + e));
+        r[row * 128 + e] = (up + mid + down) / 3.0f;
+      }
+    return r;
+  }, 1e-6);
+}
+
 TEST_CASE("zoo: sc_gather_scatter") {
   // Repeated ids are gathered again; repeated bags add up.
   std::vector<double> ids, bag;

@@ -39,6 +39,12 @@ def mlp_loss(x, w1, b1, w2, b2, target):
     return np.array([0.5 * ((h @ w2 + b2 - target) ** 2).sum()])
 
 
+def stencil_rows(x):
+    """Each row the mean of itself and its neighbours, over the devices' rows stacked, wrapping round."""
+    g = x.reshape(-1, x.shape[-1])
+    return ((np.roll(g, 1, axis=0) + g + np.roll(g, -1, axis=0)) / 3).reshape(x.shape)
+
+
 def embedding_bag(ids, bag, table, init):
     out = init.copy()
     np.add.at(out, bag, table[ids])
@@ -61,6 +67,7 @@ KERNELS = {
     "ring_allreduce": (lambda: {"x": normal(4, 8, 128)}, lambda x: np.broadcast_to(x.sum(axis=0), x.shape),
                        {"discharge,dce": "44:3"}),
     "row_sum": (lambda: {"x": normal(512, 1024)}, lambda x: x.sum(axis=1), {}),
+    "halo_exchange": (lambda: {"x": normal(4, 8, 128)}, stencil_rows, {"discharge,dce": "44:3"}),
     # The indexed rows are data: their bounds are `unknown` to the prover, and
     # discharge has no rule for an indirect DMA (its explicit error).
     "sc_gather_scatter": (lambda: {"ids": RNG.integers(0, 256, 64, dtype=np.int32),

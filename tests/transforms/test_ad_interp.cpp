@@ -153,7 +153,7 @@ TEST_CASE("vmap equals stacking separate calls on the zoo (batch 3, mixed in_axe
                  Case{"matmul.tsr", "1|2"}, Case{"softmax.tsr", "2"}, Case{"layernorm.tsr", "1|none|0"},
                  Case{"flash_attention.tsr", "0|none|1"}, Case{"cumsum.tsr", "1"}, Case{"row_sum.tsr", "0"},
                  Case{"gather_rows.tsr", "none|1"}, Case{"gather_rows.tsr", "0|none"}, Case{"dma_pipeline.tsr", "1"},
-                 Case{"ring_allreduce.tsr", "0"}}) {
+                 Case{"ring_allreduce.tsr", "0"}, Case{"halo_exchange.tsr", "0"}}) {
     std::string what = std::string(c.file) + " in_axes=" + c.in_axes;
     CAPTURE(what);
     check_vmap_against_loop(example(c.file), c.in_axes, 11);
