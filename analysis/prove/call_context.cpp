@@ -38,15 +38,21 @@ int64_t known_grid_size(const Op& call, const GridMapping& g, int axis) {
 }
 
 CallContext::CallContext(const Op& call, std::string call_name, const Options& options,
-                         const std::map<std::string, int64_t>& axis_sizes)
+                         const AxisSizes& axis_sizes)
     : op(call), g(call.name() == "pallas_call" ? grid_mapping(call) : GridMapping{}), name(std::move(call_name)),
       opts(options), scope(ctx), solver(ctx, options.timeout_ms, options.rlimit, options.smt2_dir, name) {
-  scope.axis_sizes = axis_sizes;
+  for (const auto& [axis, size] : axis_sizes) {
+    scope.axis_sizes[axis] = size;
+    scope.process_axes.push_back(axis);
+  }
   if (call.name() == "core_map") {
     // A core_map body runs once per core of its mesh; axis_index names the core.
     const auto& axes = call.idents_param("mesh_axes");
     const auto& shape = call.ints_param("mesh_shape");
-    for (size_t k = 0; k < axes.size() && k < shape.size(); ++k) scope.axis_sizes[axes[k]] = shape[k];
+    for (size_t k = 0; k < axes.size() && k < shape.size(); ++k) {
+      scope.axis_sizes[axes[k]] = shape[k];
+      scope.process_axes.push_back(axes[k]);
+    }
     kernel = call.body_param("body").get();
     return;
   }

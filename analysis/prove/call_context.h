@@ -35,8 +35,8 @@ int64_t known_grid_size(const Op& call, const GridMapping& g, int axis);
 // core of its mesh).
 class CallContext {
  public:
-  // `axis_sizes`: sizes of the named device axes of enclosing pmaps (and core_maps).
-  CallContext(const Op& op, std::string name, const Options& opts, const std::map<std::string, int64_t>& axis_sizes);
+  // `axis_sizes`: the named device axes of enclosing pmaps (and core_maps), outermost first.
+  CallContext(const Op& op, std::string name, const Options& opts, const AxisSizes& axis_sizes);
 
   const Op& op;
   GridMapping g;                     // empty for a core_map

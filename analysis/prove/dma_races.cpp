@@ -68,20 +68,14 @@ struct Conflict {
 // Returns why the claim is unknown ("" when the receiving side is proved).
 std::string incoming_races(CallContext& c, ProtocolTrace& trace, const std::vector<Dma>& dmas, const std::vector<z3::expr>& facts,
                            int& queries) {
-  if (trace.device_axes() != 1) return "remote DMAs with " + std::to_string(trace.device_axes()) + " enclosing device axes";
   Obligation balance = prove_semaphore_balance(c);
   queries += balance.queries;
   if (balance.verdict != Verdict::proved)
     return "races on the receiving device of a remote DMA assume semaphore balance, which is not proved";
-  std::optional<z3::expr> me = trace.device_symbol();
+  std::vector<z3::expr> with_me = facts;
+  z3::expr me = trace.process_id(with_me);
   const std::vector<TraceEvent>& evs = trace.events();
-  auto at = [&](const z3::expr& x, int64_t sender) {
-    if (!me) return x;
-    z3::expr_vector f(c.ctx), t(c.ctx);
-    f.push_back(*me);
-    t.push_back(c.ctx.int_val(sender));
-    return substituted(x, f, t);
-  };
+  auto at = [&](const z3::expr& x, int64_t sender) { return trace.on(x, c.ctx.int_val(sender)); };
   struct Incoming {
     z3::expr bad;
     std::string what;
@@ -91,7 +85,7 @@ std::string incoming_races(CallContext& c, ProtocolTrace& trace, const std::vect
     if (!d.dst || !d.dst->remote || !d.dst_sem || !d.dst_sem->device) continue;
     const TraceEvent& sem = *d.dst_sem;
     for (int64_t s = 0; s < trace.devices(); ++s) {
-      z3::expr here = at(sem.path, s) && at(*sem.device, s) == (me ? *me : c.ctx.int_val(0));
+      z3::expr here = at(sem.path, s) && at(*sem.device, s) == me;
       z3::expr cell = at(sem.cell, s);
       std::string what = d.what() + " from device " + std::to_string(s);
       // Any other signal of the element on this device.
@@ -104,7 +98,7 @@ std::string incoming_races(CallContext& c, ProtocolTrace& trace, const std::vect
         }
         for (int64_t s2 = 0; s2 < trace.devices(); ++s2)
           if (s2 != s || f.instance != sem.instance)
-            other = other || (at(f.path, s2) && at(*f.device, s2) == (me ? *me : c.ctx.int_val(0)) && at(f.cell, s2) == cell);
+            other = other || (at(f.path, s2) && at(*f.device, s2) == me && at(f.cell, s2) == cell);
       }
       checks.push_back({here && other, "another signal reaches " + sem.sem_name + " on the device " + what + " writes to, so its "
                                        "wait may complete before the copy lands"});
@@ -128,7 +122,7 @@ std::string incoming_races(CallContext& c, ProtocolTrace& trace, const std::vect
   }
   z3::expr any = c.ctx.bool_val(false);
   for (const Incoming& k : checks) any = any || k.bad;
-  std::vector<z3::expr> q = facts;
+  std::vector<z3::expr> q = with_me;
   q.push_back(any);
   QueryResult r = c.solver.check(q, "dma_races.incoming");
   ++queries;

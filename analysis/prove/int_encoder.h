@@ -91,6 +91,9 @@ struct Scope {
   std::vector<Prefetch> prefetch;
   std::vector<int> kernel_axis;      // program_id axis a of the kernel -> grid axis (vmapped dims skipped)
   std::map<std::string, int64_t> axis_sizes;  // named device axes of enclosing pmaps
+  // The axes whose indices make up a process id (a device's, or a core's in a
+  // core_map outside pmaps), outermost first: the id is flat over them.
+  std::vector<std::string> process_axes;
   // One symbol per axis: every axis_index of an axis is the same device's (core's) index.
   std::map<std::string, z3::expr> axis_symbol;
   // Axes whose size is a symbol (N >= 2) instead of axis_sizes' number: the

@@ -105,19 +105,53 @@ ProtocolTrace::ProtocolTrace(CallContext& c, const std::vector<Sym>& point) : c_
   mark_varying(point);
 }
 
-std::optional<z3::expr> ProtocolTrace::device_symbol() const {
-  if (c_.scope.axis_sizes.size() != 1) return std::nullopt;
-  auto it = c_.scope.axis_symbol.find(c_.scope.axis_sizes.begin()->first);
-  if (it == c_.scope.axis_symbol.end()) return std::nullopt;
-  return it->second;
+bool ProtocolTrace::per_process() const {
+  return std::any_of(c_.scope.process_axes.begin(), c_.scope.process_axes.end(),
+                     [&](const std::string& a) { return c_.scope.axis_symbol.count(a) > 0; });
 }
 
 bool ProtocolTrace::cores_are_processes() const {
-  return c_.op.name() == "core_map" && c_.op.idents_param("mesh_axes").size() == 1 && c_.scope.axis_sizes.size() == 1;
+  return c_.op.name() == "core_map" && c_.op.idents_param("mesh_axes").size() == c_.scope.process_axes.size();
 }
 
 int64_t ProtocolTrace::devices() const {
-  return c_.scope.axis_sizes.size() == 1 ? c_.scope.axis_sizes.begin()->second : 1;
+  int64_t n = 1;
+  for (const std::string& a : c_.scope.process_axes) n = saturating_mul(n, c_.scope.axis_sizes.at(a));
+  return n;
+}
+
+// Process p's index on axis k is (p / stride_k) mod size_k, where stride_k is
+// the product of the sizes of the axes inside k.
+z3::expr ProtocolTrace::on(const z3::expr& x, const z3::expr& p) const {
+  const std::vector<std::string>& axes = c_.scope.process_axes;
+  z3::expr_vector from(c_.ctx), to(c_.ctx);
+  int64_t stride = 1;
+  for (size_t k = axes.size(); k-- > 0;) {
+    auto sym = c_.scope.axis_symbol.find(axes[k]);
+    int64_t size = c_.scope.axis_sizes.at(axes[k]);
+    if (sym != c_.scope.axis_symbol.end()) {
+      z3::expr i = axes.size() == 1 ? p : z3::mod(stride == 1 ? p : p / c_.ctx.int_val(stride), c_.ctx.int_val(size));
+      from.push_back(sym->second);
+      to.push_back(i);
+    }
+    stride = saturating_mul(stride, size);
+  }
+  if (from.empty()) return x;
+  return substituted(x, from, to);
+}
+
+z3::expr ProtocolTrace::process_id(std::vector<z3::expr>& facts) {
+  z3::expr id = c_.ctx.int_val(0);
+  for (const std::string& a : c_.scope.process_axes) {
+    int64_t size = c_.scope.axis_sizes.at(a);
+    auto sym = c_.scope.axis_symbol.find(a);
+    if (sym == c_.scope.axis_symbol.end()) {
+      sym = c_.scope.axis_symbol.emplace(a, c_.scope.fresh_int("axis_index_" + a)).first;
+      facts.push_back(sym->second >= 0 && sym->second < c_.ctx.int_val(size));
+    }
+    id = id * c_.ctx.int_val(size) + sym->second;
+  }
+  return id.simplify();
 }
 
 TraceEvent ProtocolTrace::base_event(const Op& op, TraceEvent::Kind kind) {
@@ -292,7 +326,7 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
       why_ = "semaphore_signal" + where(op) + " signals another core's semaphore: " +
              (c_.op.name() == "pallas_call"
                   ? std::string("which core runs a grid step depends on --cores and the grid order, which the program does not fix")
-                  : std::string("across the cores of a core_map inside a pmap, or of a mesh of several axes, is not modelled"));
+                  : std::string("across the cores of a core_map inside a pmap is not modelled"));
   } else if (n == "semaphore_signal" && op.num_main_operands() >= 3 && !cores_are_processes()) {
     device = exact_or_opaque(enc_->value(op.main_operand(2)), "the device id" + where(op));
   }

@@ -81,12 +81,20 @@ class ProtocolTrace {
   }
   bool any_protocol() const { return protocol_ops_ > 0; }
   IntEncoder& encoder() { return *enc_; }
-  // This device's index on the single enclosing pmap axis, if the kernel reads it.
-  std::optional<z3::expr> device_symbol() const;
-  int64_t devices() const;           // that axis's size (1 without one)
-  int device_axes() const { return static_cast<int>(c_.scope.axis_sizes.size()); }
-  // A core_map of one mesh axis outside any pmap: the "devices" above are its
-  // cores (a signal's target is its core index), and device ids name this device.
+  // The processes the protocol runs on: the devices of the enclosing pmaps
+  // (or the cores of a core_map outside any pmap), numbered flat over the
+  // scope's process axes, the outermost major, as the interpreter numbers them.
+  int64_t devices() const;           // how many (1 without any)
+  int device_axes() const { return static_cast<int>(c_.scope.process_axes.size()); }
+  // Whether the kernel reads the index of its own process on some axis.
+  bool per_process() const;
+  // `x` as process `p` (a flat id) computes it: each axis index replaced by p's coordinate.
+  z3::expr on(const z3::expr& x, const z3::expr& p) const;
+  // This process's flat id. Axes the kernel never reads the index of get a
+  // symbol here, whose range goes to `facts`.
+  z3::expr process_id(std::vector<z3::expr>& facts);
+  // A core_map outside any pmap: the processes above are its cores (a
+  // signal's target is its flat core index), and device ids name this device.
   bool cores_are_processes() const;
   const char* process_word() const { return cores_are_processes() ? "core" : "device"; }
 

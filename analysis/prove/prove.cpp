@@ -52,7 +52,7 @@ void condition_on_premises(std::vector<Obligation>& obs, const CallContext& c) {
 }  // namespace
 
 std::vector<Obligation> prove_call(const Op& op, const std::string& name, const Options& opts,
-                                   const std::map<std::string, int64_t>& axis_sizes) {
+                                   const AxisSizes& axis_sizes) {
   CallContext c(op, name, opts, axis_sizes);
   std::vector<Obligation> out;
   if (op.name() == "core_map") {
@@ -95,20 +95,20 @@ namespace {
 // Finds pallas_calls and core_maps, remembering the device axes of the pmaps
 // (and mesh axes of the core_maps) around each.
 struct Finder {
-  std::vector<std::pair<const Op*, std::map<std::string, int64_t>>> calls;
+  std::vector<std::pair<const Op*, AxisSizes>> calls;
   std::set<const Body*> seen;
-  std::map<std::string, int64_t> axes;
+  AxisSizes axes;  // outermost first
   void walk(const Body& b) {
     if (!seen.insert(&b).second) return;
     for (const Op& op : b.ops()) {
       if (op.name() == "pallas_call" || op.name() == "core_map") calls.emplace_back(&op, axes);
       if (op.name() == "pallas_call") continue;
       auto saved = axes;
-      if (op.name() == "pmap") axes[op.str_param("axis_name")] = op.int_param("axis_size");
+      if (op.name() == "pmap") axes.emplace_back(op.str_param("axis_name"), op.int_param("axis_size"));
       if (op.name() == "core_map") {
         const auto& names = op.idents_param("mesh_axes");
         const auto& shape = op.ints_param("mesh_shape");
-        for (size_t k = 0; k < names.size() && k < shape.size(); ++k) axes[names[k]] = shape[k];
+        for (size_t k = 0; k < names.size() && k < shape.size(); ++k) axes.emplace_back(names[k], shape[k]);
       }
       for (const BodyPtr& nb : op.nested_bodies()) walk(*nb);
       axes = saved;

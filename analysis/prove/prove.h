@@ -87,10 +87,14 @@ std::vector<Obligation> prove_module(const Module& m, const Options& opts = {});
 // How results name a pallas_call: its `name=` param, else its kernel's name
 // without a trailing "_kernel" (prove_module numbers repeats "#2", "#3"...).
 std::string call_name(const Op& pallas_call);
+// Named axes around a call, outermost first, with their sizes: the enclosing
+// pmaps' device axes (and a core_map's mesh axes). Device ids are flat over
+// them, the outermost major, as the interpreter numbers devices.
+using AxisSizes = std::vector<std::pair<std::string, int64_t>>;
 // The obligations of one pallas_call op; `name` names it in the results.
-// `axis_sizes`: sizes of the named device axes of enclosing pmaps, for axis_index.
+// `axis_sizes`: the device axes of enclosing pmaps, for axis_index.
 std::vector<Obligation> prove_call(const Op& pallas_call, const std::string& name, const Options& opts = {},
-                                   const std::map<std::string, int64_t>& axis_sizes = {});
+                                   const AxisSizes& axis_sizes = {});
 
 // 0: all proved; 1: some failed; 3: none failed, some unknown.
 int exit_code(const std::vector<Obligation>& obs);

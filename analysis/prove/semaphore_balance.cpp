@@ -97,7 +97,7 @@ class Balance {
   CallContext& c_;
   const ProtocolTrace* trace_ = nullptr;
   std::vector<Sym> point_;           // the symbolic grid point the trace is at
-  std::optional<z3::expr> me_;       // this device's index on the (single) pmap axis
+  bool per_process_ = false;         // the kernel reads its device's (core's) index
   int64_t devices_ = 1;
   std::string word_ = "device";     // what the processes are: the devices of a pmap, or the cores of a core_map
 };
@@ -115,11 +115,7 @@ std::string Balance::path_of(const z3::model& mo, const std::optional<z3::expr>&
 }
 
 z3::expr Balance::at(const z3::expr& x, const z3::expr& d) {
-  if (!me_) return x;
-  z3::expr_vector f(c_.ctx), t(c_.ctx);
-  f.push_back(*me_);
-  t.push_back(d);
-  return substituted(x, f, t);
+  return per_process_ ? trace_->on(x, d) : x;
 }
 
 // Why a wait the order query cannot cover is a real deadlock (or not): a
@@ -235,7 +231,7 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
     if (pos[d] == prog[d].size()) continue;
     const Step& st = prog[d][pos[d]];
     const TraceEvent& ev = *st.ev;
-    std::string who = devices_ > 1 || me_ ? word_ + " " + std::to_string(d) + " " : "";
+    std::string who = devices_ > 1 || per_process_ ? word_ + " " + std::to_string(d) + " " : "";
     std::string where = whole_grid && !c_.scope.grid_size.empty() ? " at grid point " + tuple_str(points[st.point]) : "";
     r.stuck += std::string(r.stuck.empty() ? "" : "; ") + who + "waits in " + ev.what +
                (ev.iteration.empty() ? "" : " (" + ev.iteration + ")") + where + " for " + amount_str(st.amount) + " on " +
@@ -280,7 +276,7 @@ z3::expr Balance::contribution(const TraceEvent& ev, const z3::expr& cell, const
 // stands for s, so a query over a symbolic d has the same models as the sum
 // over every sender that a known device count allows.
 std::string Balance::for_every_count(const std::vector<z3::expr>& base, const std::vector<Sym>& point, int& queries) {
-  const std::string axis = c_.scope.axis_sizes.begin()->first;
+  const std::string axis = c_.scope.process_axes[0];
   z3::expr n = c_.scope.fresh_int("axis_size_" + axis);
   c_.scope.axis_size_symbol.emplace(axis, n);
   struct Restore {
@@ -430,21 +426,18 @@ Obligation Balance::run() {
     if (!ev.varies.empty()) return finish(Verdict::unknown, ev.varies);
     flat.push_back(&ev);
   }
-  // Remote signals: the devices of the (single) enclosing pmap axis.
+  // Remote signals: the devices of the enclosing pmaps (or the cores of a core_map).
   bool remote = std::any_of(flat.begin(), flat.end(), [](const TraceEvent* ev) { return ev->device.has_value(); });
   if (remote) {
-    if (trace.device_axes() != 1)
-      return finish(Verdict::unknown, "remote signals with " + std::to_string(trace.device_axes()) +
-                                          " enclosing device axes (only one pmap axis is modelled)");
     devices_ = trace.devices();
-    me_ = trace.device_symbol();
+    per_process_ = trace.per_process();
     word_ = trace.process_word();
   }
   ob.method = "z3";
   // Written for any device count: try every count first.
   std::string every_count;
-  const std::string axis = remote ? c_.scope.axis_sizes.begin()->first : "";
-  if (remote && me_ && c_.scope.axis_size_read.count(axis)) {
+  const std::string axis = remote && trace.device_axes() == 1 ? c_.scope.process_axes[0] : "";
+  if (!axis.empty() && per_process_ && c_.scope.axis_size_read.count(axis)) {
     every_count = for_every_count(base, point, ob.queries);
     if (every_count.empty())
       return finish(Verdict::proved, std::to_string(flat.size()) + " semaphore events, for every " + word_ + " count from 2 to " +

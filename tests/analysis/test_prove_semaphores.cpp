@@ -491,3 +491,67 @@ TEST_CASE("semaphore balance for every core count of a core_map") {
                     {zeros(DType::f32, {256, 128})}) == "");
   }
 }
+
+TEST_CASE("semaphore balance with several process axes: nested pmaps, a mesh of two axes") {
+  // Process ids are flat over the axes, the outermost major, as the interpreter numbers devices and cores.
+  // Each core of a 2 x 3 mesh signals the next core of its row.
+  const std::string mesh = R"(func @main(%x: ref<f32[256,128], hbm>) {
+  core_map[body=fn(%hr: ref<f32[256,128], hbm>) {
+    %a = axis_index[axis_name=row]
+    %b = axis_index[axis_name=col]
+    %b1 = add %b, 1
+    %next = rem %b1, 3
+    %base = mul %a, 3
+    %target = add %base, %next
+    %dev = device_id
+    run_scoped[body=fn(%t: i32, %d: i32, %s: ref<sem, semaphore>) {
+      semaphore_signal %s, 1, %d, %t
+      semaphore_wait %s, 1
+    }] %target, %dev
+  }, mesh_axes=(row, col), mesh_shape=(2, 3)] %x
+}
+)";
+  Obligation o = balance(mesh);
+  CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+  CHECK(run_error(mesh, {zeros(DType::f32, {256, 128})}) == "");
+  // The same target in every row: the cores of row 1 get no signal.
+  std::string rowless = replace_once(mesh, "%target = add %base, %next", "%target = add %next, 0");
+  Obligation r = balance(rowless);
+  CHECK(r.verdict == Verdict::failed);
+  CHECK(has(r.detail, "%s on core 3 is left at -1 when the step ends"));
+  CHECK(has(run_error(rowless, {zeros(DType::f32, {256, 128})}),
+            "device 0 core 3 waits for semaphore run_scoped \"s\" to reach 1 (it holds 0)"));
+  // Three devices of two: each signals its partner in the inner pmap.
+  const std::string nested = R"(kernel @k(%x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>, %s: ref<sem, semaphore>) {
+  %a = axis_index[axis_name=outer]
+  %b = axis_index[axis_name=inner]
+  %b1 = add %b, 1
+  %next = rem %b1, 2
+  %base = mul %a, 2
+  %target = add %base, %next
+  semaphore_signal %s, 1, %target
+  semaphore_wait %s, 1
+  %v = get %x[:]
+  swap %o[:], %v
+}
+func @main(%x: f32[3,2,8]) -> f32[3,2,8] {
+  %out = pmap[axis_name=outer, axis_size=3, in_axes=(0), out_axes=(0), body=fn(%xo: f32[2,8]) -> f32[2,8] {
+    %in = pmap[axis_name=inner, axis_size=2, in_axes=(0), out_axes=(0), body=fn(%xs: f32[8]) -> f32[8] {
+      %r = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec()], out_shapes=[f32[8]],
+                       scratch=[ref<sem, semaphore>]] %xs
+      return %r
+    }] %xo
+    return %in
+  }] %x
+  return %out
+}
+)";
+  Obligation n = balance(nested);
+  CHECK_MESSAGE(n.verdict == Verdict::proved, n.line());
+  CHECK(run_error(nested, {zeros(DType::f32, {3, 2, 8})}) == "");
+  std::string outerless = replace_once(nested, "%target = add %base, %next", "%target = add %next, 0");
+  Obligation b = balance(outerless);
+  CHECK(b.verdict == Verdict::failed);
+  CHECK(has(b.detail, "%s on device 2 is left at -1 when the step ends"));
+  CHECK(has(run_error(outerless, {zeros(DType::f32, {3, 2, 8})}), "deadlock: every core is waiting"));
+}
