@@ -465,9 +465,7 @@ void PallasRun::run_core(int core) {
   KernelFrame frame;
   frame.kernel = "@" + g_.kernel->name();
   frame.grid = grid_;
-  for (int a = 0; a < static_cast<int>(grid_.size()); ++a)
-    if (std::find(g_.vmapped_dims.begin(), g_.vmapped_dims.end(), a) == g_.vmapped_dims.end())
-      frame.kernel_axes.push_back(a);
+  frame.kernel_axes = g_.kernel_axes();
   frame.grid_names = &g_.grid_names;
   frame.collective_id = op_.has_param("collective_id") && std::holds_alternative<int64_t>(op_.param("collective_id"))
                             ? op_.int_param("collective_id")

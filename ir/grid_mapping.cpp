@@ -1,5 +1,7 @@
 #include "ir/grid_mapping.h"
 
+#include <algorithm>
+
 #include "ir/primitive.h"
 
 namespace tessera {
@@ -34,6 +36,13 @@ IntPairs GridMapping::alias_param(const IntPairs& pairs) const {
   IntPairs out;
   for (auto [i, o] : pairs) out.push_back({alias_param_input(i), o});
   return out;
+}
+
+std::vector<int> GridMapping::kernel_axes() const {
+  std::vector<int> axes;
+  for (int a = 0; a < grid_rank(); ++a)
+    if (std::find(vmapped_dims.begin(), vmapped_dims.end(), a) == vmapped_dims.end()) axes.push_back(a);
+  return axes;
 }
 
 std::string GridMapping::describe(int m) const {

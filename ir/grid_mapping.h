@@ -57,6 +57,10 @@ struct GridMapping {
   BlockGeometry geometry(int m) const { return block_geometry(dims(m), array(m).shape()); }
   // "input x" / "output 0": how messages name mapping m, using kernel parameter names.
   std::string describe(int m) const;
+  // The grid axis each of the kernel's program_id axes means: a batched
+  // kernel (vmap) does not see its vmapped axes, so program_id(k) is grid axis
+  // kernel_axes()[k]. Index maps see every axis.
+  std::vector<int> kernel_axes() const;
   bool is_parallel(int axis) const {
     return axis < static_cast<int>(dimension_semantics.size()) && dimension_semantics[axis] != "arbitrary";
   }

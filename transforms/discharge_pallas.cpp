@@ -461,8 +461,7 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   // The kernel sees the grid without its vmapped axes (a batched kernel's
   // program_id(a) still means the original axis a); index maps see them all.
   GridCtx kctx;
-  for (int a = 0; a < rank; ++a) {
-    if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), a) != g.vmapped_dims.end()) continue;
+  for (int a : g.kernel_axes()) {
     kctx.pids.push_back(ctx.pids[a]);
     kctx.sizes.push_back(ctx.sizes[a]);
     if (a < static_cast<int>(ctx.names.size())) kctx.names.push_back(ctx.names[a]);

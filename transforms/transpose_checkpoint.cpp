@@ -69,7 +69,7 @@ CheckpointArray checkpoint_array(ad::SymbolSink& syms, const GridMapping& g, int
 // when there is no arbitrary axis: then no step carries state.
 std::optional<Value> chain_start(Builder& b, const GridMapping& g) {
   std::optional<Value> start;
-  std::vector<int> axes = kernel_axes(g);
+  std::vector<int> axes = g.kernel_axes();
   for (size_t ka = 0; ka < axes.size(); ++ka) {
     if (g.is_parallel(axes[ka])) continue;
     Value at0 = b.binary("eq", b.emit1("program_id", {}, {{"axis", static_cast<int64_t>(ka)}}), b.i32(0));

@@ -326,7 +326,7 @@ void reflect_into(const Body& src, const std::vector<char>* keep, Body& dst, Var
       // The kernel numbers the grid axes that are not vmapped; the transposed
       // call has none (every axis visible: its first-visit conditions may
       // need a batch axis).
-      std::vector<int> axes = kernel_axes(g);
+      std::vector<int> axes = g.kernel_axes();
       int64_t ka = op.int_param("axis");
       int a = ka >= 0 && ka < static_cast<int64_t>(axes.size()) ? axes[static_cast<size_t>(ka)] : -1;
       if (a >= 0) {
@@ -365,13 +365,6 @@ BodyPtr reflect(const BodyPtr& body, const GridMapping& g, const GridPlan& plan,
 }  // namespace
 
 bool uses_grid(const Body& kernel) { return mentions_grid(kernel); }
-
-std::vector<int> kernel_axes(const GridMapping& g) {
-  std::vector<int> axes;
-  for (int a = 0; a < g.grid_rank(); ++a)
-    if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), a) == g.vmapped_dims.end()) axes.push_back(a);
-  return axes;
-}
 
 void copy_reflected(const Body& src, const std::vector<char>& keep, Body& dst, VarToValue& map, const GridMapping& g,
                     const GridPlan& plan) {

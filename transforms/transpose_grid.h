@@ -34,10 +34,6 @@
 
 namespace tessera::transpose {
 
-// The grid axes a kernel on `g`'s grid sees, in order: its program_id(k) is
-// grid axis kernel_axes(g)[k] (vmapped axes are hidden from it).
-std::vector<int> kernel_axes(const GridMapping& g);
-
 // Which grid axes an index map reads, and whether it is a projection: every
 // result a literal or a program-id parameter, over Blocked / Squeezed dims,
 // with no scalar prefetch. A projection sends distinct values of the axes it

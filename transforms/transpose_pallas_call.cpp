@@ -200,7 +200,7 @@ std::optional<std::vector<int>> first_visit_axes(const Value& pred, const std::u
     if (!zero.is_literal() || zero.literal().as_int() != 0 || !id.is_var()) continue;
     auto d = def.find(id.var());
     if (d == def.end() || d->second->prim->name != "program_id") continue;
-    std::vector<int> axes = kernel_axes(g);
+    std::vector<int> axes = g.kernel_axes();
     int64_t ka = d->second->int_param("axis");
     if (ka >= 0 && ka < static_cast<int64_t>(axes.size())) return std::vector<int>{axes[static_cast<size_t>(ka)]};
   }

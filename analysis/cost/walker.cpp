@@ -487,9 +487,7 @@ void Walker::pallas_call(const Op& op, std::vector<Known>&) {
   entry.runs += 1;
   entry.figures += block_copy_bytes(m_, op, grid, prefetch);
 
-  std::vector<int> kernel_axes;
-  for (int a = 0; a < g.grid_rank(); ++a)
-    if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), a) == g.vmapped_dims.end()) kernel_axes.push_back(a);
+  std::vector<int> kernel_axes = g.kernel_axes();
   Env env = outer;
   env.scope = &op;
   env.grid = &grid;

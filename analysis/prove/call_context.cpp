@@ -78,8 +78,7 @@ CallContext::CallContext(const Op& call, std::string call_name, const Options& o
     base_facts.push_back(s >= ctx.int_val(lo) && s <= ctx.int_val(hi));
   }
   // program_id / num_programs in the kernel skip vmapped grid dims, as the interpreter's kernel frame does.
-  for (int a = 0; a < g.grid_rank(); ++a)
-    if (std::find(g.vmapped_dims.begin(), g.vmapped_dims.end(), a) == g.vmapped_dims.end()) scope.kernel_axis.push_back(a);
+  scope.kernel_axis = g.kernel_axes();
   // Scalar prefetch: uninterpreted functions with a declared or dtype range.
   for (int j = 0; j < g.num_scalar_prefetch(); ++j) {
     Prefetch p(ctx);

@@ -292,8 +292,7 @@ KernelInfo KernelBuilder::build() {
   b_.SetInsertPoint(entry);
   Lowering L(b_, fn_, o_.target, table(), o_.threads);
   L.grid = g_.grid;
-  for (int a = 0; a < rank; ++a)
-    if (std::find(g_.vmapped_dims.begin(), g_.vmapped_dims.end(), a) == g_.vmapped_dims.end()) L.kernel_axes.push_back(a);
+  L.kernel_axes = g_.kernel_axes();
   L.program_ids.assign(rank, nullptr);
   bool gpu = o_.target == Target::nvptx;
   int narrays = g_.num_scalar_prefetch() + g_.num_inputs() + g_.num_outputs();
