@@ -30,7 +30,6 @@ NoRule why_no_rule(const Primitive& p) {
     return {NoRule::unsupported,
             "an asynchronous copy between linear Refs transposes to a copy back with add=true, started where the wait "
             "was and waited where the start was, with its own semaphores; not implemented"};
-  if (n == "pallas_call") return {NoRule::unsupported, "its rule is transforms/transpose_pallas_call.cpp (issue 14, kernels)"};
   if (n == "custom_vjp_call")
     return {NoRule::not_linear, "jvp inlines its `fwd` for the primal and a custom_lin (transposed by `bwd`) for the "
                                 "tangents; the op itself computes primal values only"};

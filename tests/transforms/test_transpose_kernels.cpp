@@ -17,6 +17,7 @@
 #include "ir/grid_mapping.h"
 #include "ir/printer.h"
 #include "transforms/transpose.h"
+#include "transforms/transpose_checkpoint.h"
 #include "transforms/transpose_grid.h"
 
 #include "tests/transforms/ad_test_util.h"
@@ -717,4 +718,53 @@ TEST_CASE("transpose kernels: a SparseCore kernel is a located error") {
   std::string e = error_of([] { run_pipeline(example_in("sc_sort.tsr", false), "vjp"); });
   CHECK(e == "sc_sort.tsr:33:3: error: transpose: pallas_call of a SparseCore kernel (kernel_type=sc_vector_subcore) is "
              "not supported yet");
+}
+
+TEST_CASE("overwritten_at_each_step: scratch a step overwrites whole before anything else touches it carries nothing") {
+  Module m = parse_module(R"(
+kernel @k(%x: ref<f32[8,128], vmem>, %o: ref<f32[8,128], vmem>, %whole: ref<f32[8,128], vmem>,
+          %part: ref<f32[8,128], vmem>, %read: ref<f32[8,128], vmem>, %unused: ref<f32[8,128], vmem>) {
+  %v = get %x[:, :]
+  swap %whole[:, :], %v
+  %h = get %x[0:4, :]
+  swap %part[0:4, :], %h
+  %r = get %read[:, :]
+  swap %read[:, :], %v
+  %a = get %whole[:, :]
+  %b = add %a, %r
+  swap %o[:, :], %b
+}
+)", "t.tsr");
+  const Body& k = *m.find("k");
+  auto param = [&](int i) { return k.params()[static_cast<size_t>(i)]; };
+  CHECK(transpose::overwritten_at_each_step(k, param(2)));    // whole: swapped whole first
+  CHECK(!transpose::overwritten_at_each_step(k, param(3)));   // part: only rows 0..3
+  CHECK(!transpose::overwritten_at_each_step(k, param(4)));   // read: read before it is swapped
+  CHECK(!transpose::overwritten_at_each_step(k, param(5)));   // unused: no swap, so kept as carried (conservative)
+}
+
+TEST_CASE("vjp through a DMA or a core_map on linear Refs: the located error of the coverage reason") {
+  // halo_exchange sends rows of its input by remote DMA: their tangents are linear Refs a DMA copies.
+  CHECK(error_of([] { run_pipeline(example("halo_exchange.tsr"), "vjp"); }).find(
+            "halo_exchange.tsr:50:3: error: transpose: `dma_start` has no transpose rule (an asynchronous copy between linear "
+            "Refs transposes to a copy back with add=true") != std::string::npos);
+  // Cores scaling rows of a Ref in place.
+  Module cm = parse_module(R"(func @main(%x: f32[2,128]) -> f32[2,128] {
+  %y = run_scoped[body=fn(%xx: f32[2,128], %r: ref<f32[2,128], vmem>) -> f32[2,128] {
+    swap %r[:, :], %xx
+    core_map[body=fn(%rr: ref<f32[2,128], vmem>) {
+      %c = axis_index[axis_name=core]
+      %v = get %rr[%c, :]
+      %w = mul %v, 2.0
+      swap %rr[%c, :], %w
+    }, mesh_axes=(core), mesh_shape=(2)] %r
+    %o = get %r[:, :]
+    return %o
+  }] %x
+  return %y
+}
+)", "cm.tsr");
+  CHECK(error_of([&] { run_pipeline(cm, "vjp"); }) ==
+        "cm.tsr:4:5: error: transpose: `core_map` has no transpose rule (its cores communicate through Refs and semaphores; "
+        "a transpose needs the communication schedule reversed: not implemented), but takes the linear value %r_dot");
 }
