@@ -59,9 +59,12 @@ class Balance {
                       const TraceEvent* until = nullptr);
   // `x` on device `d` (x itself without a pmap).
   z3::expr at(const z3::expr& x, const z3::expr& d);
-  // The protocol run concretely: every device's events at the model's grid
-  // point, or (`whole_grid`) at every point of the grid in the interpreter's
-  // order, each device going as far as it can.
+  // The protocol run concretely, each device going as far as it can: at the
+  // model's grid point (`one_point`), at every point of the grid in the
+  // interpreter's order (`whole_grid`), every point on its own from zero
+  // counts (`each_point`), or each parallel position on its own
+  // (`per_position`, below).
+  enum class Mode { one_point, whole_grid, each_point, per_position };
   struct Run {
     bool decided = false;  // every path, amount, element and target was a number
     std::string stuck;     // who is blocked and where; "" when every device finished
@@ -70,14 +73,24 @@ class Balance {
     // of the whole grid, what the interpreter finds at kernel exit.
     std::map<std::tuple<int64_t, const void*, int64_t>, int64_t> count;
   };
-  Run run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool whole_grid, bool per_position = false);
+  Run run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, Mode mode);
   // The run of the whole grid, made once per claim: every grid point and
   // device are substituted, so it is the same for every semaphore asked about.
   const Run& whole_grid(const z3::model& mo, const std::vector<const TraceEvent*>& flat) {
-    if (!whole_grid_) whole_grid_ = run(mo, flat, true);
+    if (!whole_grid_) whole_grid_ = run(mo, flat, Mode::whole_grid);
     return *whole_grid_;
   }
   std::optional<Run> whole_grid_;
+  // Whether every grid point's step runs to its end on its own, from zero
+  // counts on every device (made once per claim, as whole_grid).
+  bool each_point_runs(const z3::model& mo, const std::vector<const TraceEvent*>& flat) {
+    if (!each_point_) {
+      Run r = run(mo, flat, Mode::each_point);
+      each_point_ = r.decided && r.stuck.empty();
+    }
+    return *each_point_;
+  }
+  std::optional<bool> each_point_;
   // With parallel axes, on one device: each parallel position (the steps
   // with the same parallel coordinates, in the interpreter's order along the
   // arbitrary axes) runs from zero counts, as on a core of its own. Any
@@ -131,8 +144,8 @@ z3::expr Balance::at(const z3::expr& x, const z3::expr& d) {
 // kMaxRunEvents events in all.
 constexpr int64_t kMaxRunEvents = int64_t{1} << 18;
 
-Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, bool whole_grid,
-                          bool per_position) {
+Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, Mode mode) {
+  const bool whole_grid = mode != Mode::one_point;
   Run r;
   auto num = [&](const z3::expr& x, int64_t& v) { return mo.eval(x, false).simplify().is_numeral_i64(v); };
   // The grid points to run, as values of the point's symbols (one: the model's).
@@ -193,7 +206,7 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
     }
   }
   r.decided = true;
-  if (per_position) {
+  if (mode == Mode::per_position) {
     // Counts per parallel position (its parallel coordinates), each from 0.
     std::vector<int> par = parallel_axes(c_);
     std::map<std::vector<int64_t>, std::map<std::tuple<int64_t, const void*, int64_t>, int64_t>> counts;
@@ -215,37 +228,54 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
     // negative, and they add up to the whole grid's, 0 (checked before).
     return r;
   }
-  std::vector<size_t> pos(static_cast<size_t>(devices_), 0);
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (size_t d = 0; d < pos.size(); ++d)
-      for (; pos[d] < prog[d].size(); ++pos[d], moved = true) {
-        const Step& st = prog[d][pos[d]];
-        int64_t& n = r.count[{st.target, st.ev->sem_key, st.cell}];
-        if (st.ev->wait && n < -st.amount) break;
-        n += st.amount;
-      }
-  }
-  std::string path;
-  for (size_t d = 0; d < pos.size(); ++d) {
-    if (pos[d] == prog[d].size()) continue;
-    const Step& st = prog[d][pos[d]];
-    const TraceEvent& ev = *st.ev;
-    std::string who = devices_ > 1 || per_process_ ? word_ + " " + std::to_string(d) + " " : "";
-    std::string where = whole_grid && !c_.scope.grid_size.empty() ? " at grid point " + tuple_str(points[st.point]) : "";
-    r.stuck += std::string(r.stuck.empty() ? "" : "; ") + who + "waits in " + ev.what +
-               (ev.iteration.empty() ? "" : " (" + ev.iteration + ")") + where + " for " + amount_str(st.amount) + " on " +
-               ev.sem_name + (ev.numel > 1 ? "[" + std::to_string(st.cell) + "]" : "") + ", which holds " +
-               std::to_string(r.count[{st.target, ev.sem_key, st.cell}]);
-    if (r.stuck_point.empty()) {  // the first blocked one: its path
-      r.stuck_point = points[st.point];
-      if (!whole_grid) {
-        std::string taken = path_of(mo, c_.ctx.int_val(static_cast<int64_t>(d)), flat, &ev);
-        if (!taken.empty()) path = " (" + who + "took " + taken.substr(8) + ")";
+  // Each device as far as it can go through `steps`, counting in r.count;
+  // false (and r.stuck saying who waits where) when some device blocks.
+  auto greedy = [&](const std::vector<std::vector<Step>>& steps) {
+    std::vector<size_t> pos(static_cast<size_t>(devices_), 0);
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (size_t d = 0; d < pos.size(); ++d)
+        for (; pos[d] < steps[d].size(); ++pos[d], moved = true) {
+          const Step& st = steps[d][pos[d]];
+          int64_t& n = r.count[{st.target, st.ev->sem_key, st.cell}];
+          if (st.ev->wait && n < -st.amount) break;
+          n += st.amount;
+        }
+    }
+    std::string path;
+    for (size_t d = 0; d < pos.size(); ++d) {
+      if (pos[d] == steps[d].size()) continue;
+      const Step& st = steps[d][pos[d]];
+      const TraceEvent& ev = *st.ev;
+      std::string who = devices_ > 1 || per_process_ ? word_ + " " + std::to_string(d) + " " : "";
+      std::string where = whole_grid && !c_.scope.grid_size.empty() ? " at grid point " + tuple_str(points[st.point]) : "";
+      r.stuck += std::string(r.stuck.empty() ? "" : "; ") + who + "waits in " + ev.what +
+                 (ev.iteration.empty() ? "" : " (" + ev.iteration + ")") + where + " for " + amount_str(st.amount) + " on " +
+                 ev.sem_name + (ev.numel > 1 ? "[" + std::to_string(st.cell) + "]" : "") + ", which holds " +
+                 std::to_string(r.count[{st.target, ev.sem_key, st.cell}]);
+      if (r.stuck_point.empty()) {  // the first blocked one: its path
+        r.stuck_point = points[st.point];
+        if (!whole_grid) {
+          std::string taken = path_of(mo, c_.ctx.int_val(static_cast<int64_t>(d)), flat, &ev);
+          if (!taken.empty()) path = " (" + who + "took " + taken.substr(8) + ")";
+        }
       }
     }
+    r.stuck += path;
+    return r.stuck.empty();
+  };
+  if (mode != Mode::each_point) {
+    greedy(prog);
+    return r;
   }
-  r.stuck += path;
+  for (size_t pi = 0; pi < points.size(); ++pi) {
+    std::vector<std::vector<Step>> one(prog.size());
+    for (size_t d = 0; d < prog.size(); ++d)
+      for (const Step& st : prog[d])
+        if (st.point == pi) one[d].push_back(st);
+    r.count.clear();
+    if (!greedy(one)) return r;
+  }
   return r;
 }
 
@@ -253,7 +283,7 @@ std::optional<Balance::Run> Balance::per_position(const z3::model& mo, const std
   if (devices_ != 1 || parallel_axes(c_).empty()) return std::nullopt;
   for (const TraceEvent* ev : flat)
     if (ev->device) return std::nullopt;  // remote signals: the devices' runs interleave
-  Run r = run(mo, flat, true, true);
+  Run r = run(mo, flat, Mode::per_position);
   if (!r.decided) return std::nullopt;
   return r;
 }
@@ -590,7 +620,7 @@ Obligation Balance::run() {
     const z3::model& mo = *r3.model;
     if (incoming) {
       std::vector<int64_t> gp = c_.eval(mo, point);
-      Run here = run(mo, flat, false);
+      Run here = run(mo, flat, Mode::one_point);
       if (!here.decided) {
         if (unknown_reason.empty())
           unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
@@ -615,6 +645,15 @@ Obligation Balance::run() {
                                            whole.stuck + ": a deadlock across " + word_ + "s");
       }
       if (whole.decided && parallel_axes(c_).empty()) continue;  // the one order runs to its end
+      // With parallel axes: every step is balanced (query 1 above, for each
+      // semaphore), so when the devices go through the grid in lock-step,
+      // whatever order of the steps they share, each step starts from zero
+      // counts. If every step then runs to its end on its own, each such
+      // order does; and since signals never block and a wait that can go on
+      // stays able to, every interleaving of the devices runs as the
+      // lock-step one does. (The devices share the order and core split, as
+      // they run the same kernel: the assumption the whole-grid run makes.)
+      if (whole.decided && each_point_runs(mo, flat)) continue;
       if (unknown_reason.empty())
         unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
                          " can wait forever at grid point " + tuple_str(gp) + ": a wait may need a signal another " + word_ +

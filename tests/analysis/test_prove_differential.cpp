@@ -436,3 +436,33 @@ TEST_CASE("semaphore balance for every device count: a protocol proved so runs o
   CHECK(every >= 20);
   CHECK(seen["FAILED broken"] >= 20);
 }
+
+TEST_CASE("semaphore balance across devices with a parallel grid axis: proved protocols run in every order tried") {
+  // The ring protocols above, each step of a grid of 3 along a parallel axis.
+  int proved = 0;
+  std::map<std::string, int> seen;
+  for (uint32_t seed = 0; seed < 150; ++seed) {
+    RingGen gen(seed + 2000);
+    int64_t devices = gen.pick(2, 3);
+    std::string text = replace_once(gen.program(devices), "grid=(1), in_specs=[spec()], out_specs=[spec()]",
+                                    "grid=(3), dimension_semantics=(parallel), in_specs=[spec()], out_specs=[spec()]");
+    CAPTURE(text);
+    compare_with_run(text, {zeros(DType::f32, {devices, 8})}, seen);
+    Obligation o = balance(text);
+    if (o.verdict != Verdict::proved) continue;
+    ++proved;
+    Module m = parse_verified(text);
+    for (int cores : {1, 2})
+      for (uint64_t order : {0u, 1u, 2u}) {
+        CAPTURE(cores);
+        CAPTURE(order);
+        interp::RunOptions opts;
+        opts.cores = cores;
+        if (order) opts.grid_seed = order;
+        CHECK_NOTHROW(interp::run_function(m, "main", {zeros(DType::f32, {devices, 8})}, opts));
+      }
+  }
+  MESSAGE("verdict / run: " << summary(seen));
+  CHECK(proved >= 10);
+  CHECK(seen["FAILED broken"] >= 20);
+}
