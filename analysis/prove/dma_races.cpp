@@ -87,7 +87,7 @@ std::string incoming_races(CallContext& c, ProtocolTrace& trace, const std::vect
     for (int64_t s = 0; s < trace.devices(); ++s) {
       z3::expr here = at(sem.path, s) && at(*sem.device, s) == me;
       z3::expr cell = at(sem.cell, s);
-      std::string what = d.what() + " from device " + std::to_string(s);
+      std::string what = d.what() + " from " + trace.process_name(s);
       // Any other signal of the element on this device.
       z3::expr other = c.ctx.bool_val(false);
       for (const TraceEvent& f : evs) {

@@ -140,6 +140,13 @@ z3::expr ProtocolTrace::on(const z3::expr& x, const z3::expr& p) const {
   return substituted(x, from, to);
 }
 
+std::string ProtocolTrace::process_name(int64_t p) const {
+  if (c_.op.name() != "core_map" || cores_are_processes()) return std::string(process_word()) + " " + std::to_string(p);
+  int64_t cores = 1;
+  for (const std::string& a : c_.op.idents_param("mesh_axes")) cores = saturating_mul(cores, c_.scope.axis_sizes.at(a));
+  return "device " + std::to_string(p / cores) + " core " + std::to_string(p % cores);
+}
+
 z3::expr ProtocolTrace::process_id(std::vector<z3::expr>& facts) {
   z3::expr id = c_.ctx.int_val(0);
   for (const std::string& a : c_.scope.process_axes) {
@@ -243,6 +250,33 @@ void ProtocolTrace::add_access(const Op& op, const Access& a, bool read, bool wr
   events_.push_back(std::move(ev));
 }
 
+// In a core_map inside pmaps the processes are (device, core) pairs, the
+// core the inner coordinate: a remote signal or copy lands on core `core` of
+// device `dev`, or on this core's namesake there (as the interpreter sends it).
+Sym ProtocolTrace::on_core(Sym dev, const std::optional<Sym>& core) {
+  if (c_.op.name() != "core_map" || cores_are_processes()) return dev;
+  const auto& mesh = c_.op.idents_param("mesh_axes");
+  int64_t cores = 1;
+  z3::expr mine = c_.ctx.int_val(0);
+  for (const std::string& a : mesh) {
+    int64_t size = c_.scope.axis_sizes.at(a);
+    cores = saturating_mul(cores, size);
+    auto sym = c_.scope.axis_symbol.find(a);
+    if (sym == c_.scope.axis_symbol.end()) {
+      sym = c_.scope.axis_symbol.emplace(a, c_.scope.fresh_int("axis_index_" + a)).first;
+      enc_->facts.push_back(sym->second >= 0 && sym->second < c_.ctx.int_val(size));
+    }
+    mine = mine * c_.ctx.int_val(size) + sym->second;
+  }
+  Sym c = core ? *core : Sym{mine, Interval::range(0, cores - 1), {}, {}};
+  // A core index outside the mesh is a run-time error, not another device's
+  // core: such a signal goes to no process (-1).
+  z3::expr id = z3::ite(c.e >= 0 && c.e < c_.ctx.int_val(cores), dev.e * c_.ctx.int_val(cores) + c.e, c_.ctx.int_val(-1));
+  Sym flat{id, Interval::top(), merge_opaque(dev.opaque, c.opaque), dev.deps};
+  flat.deps.insert(flat.deps.end(), c.deps.begin(), c.deps.end());
+  return flat;
+}
+
 Sym ProtocolTrace::exact_or_opaque(const Sym& v, const std::string& what) {
   // Kernel bounds proves the guards of indices and paths, not of amounts and
   // device ids: one whose integer code may wrap is any value to the model.
@@ -298,7 +332,7 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
         if (s) opq = merge_opaque(opq, s->opaque), enc_->need(s->deps);
     z3::expr bytes = elements * c_.ctx.int_val(dtype_bytes(t.dtype()));
     std::optional<Sym> device;
-    if (remote) device = exact_or_opaque(enc_->value(op.main_operand(4)), "the device id" + where(op));
+    if (remote) device = on_core(exact_or_opaque(enc_->value(op.main_operand(4)), "the device id" + where(op)), std::nullopt);
     add_sem(op, 2, access_of(2), bytes, false, device, opq);                    // where the data lands
     if (remote) add_sem(op, 3, access_of(3), bytes, false, std::nullopt, opq);  // the source side, here
     return;
@@ -320,15 +354,16 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
   if (n == "semaphore_signal" && op.num_main_operands() >= 4) {
     // The cores of a core_map outside any pmap are the processes (one
     // device: its id names this device, any other is a run-time error).
+    Sym core = exact_or_opaque(enc_->value(op.main_operand(3)), "the core index" + where(op));
     if (cores_are_processes())
-      device = exact_or_opaque(enc_->value(op.main_operand(3)), "the core index" + where(op));
+      device = core;
+    else if (c_.op.name() == "core_map")
+      device = on_core(exact_or_opaque(enc_->value(op.main_operand(2)), "the device id" + where(op)), core);
     else if (why_.empty())
-      why_ = "semaphore_signal" + where(op) + " signals another core's semaphore: " +
-             (c_.op.name() == "pallas_call"
-                  ? std::string("which core runs a grid step depends on --cores and the grid order, which the program does not fix")
-                  : std::string("across the cores of a core_map inside a pmap is not modelled"));
+      why_ = "semaphore_signal" + where(op) + " signals another core's semaphore: which core runs a grid step depends on "
+             "--cores and the grid order, which the program does not fix";
   } else if (n == "semaphore_signal" && op.num_main_operands() >= 3 && !cores_are_processes()) {
-    device = exact_or_opaque(enc_->value(op.main_operand(2)), "the device id" + where(op));
+    device = on_core(exact_or_opaque(enc_->value(op.main_operand(2)), "the device id" + where(op)), std::nullopt);
   }
   add_sem(op, 0, access_of(0), amount.e, n == "semaphore_wait", device, amount.opaque);
 }

@@ -96,7 +96,10 @@ class ProtocolTrace {
   // A core_map outside any pmap: the processes above are its cores (a
   // signal's target is its flat core index), and device ids name this device.
   bool cores_are_processes() const;
-  const char* process_word() const { return cores_are_processes() ? "core" : "device"; }
+  const char* process_word() const { return cores_are_processes() || c_.op.name() == "core_map" ? "core" : "device"; }
+  // How messages name process p: "device 3", "core 1", or "device 1 core 0"
+  // (a core_map inside pmaps: processes are (device, core) pairs, the core minor).
+  std::string process_name(int64_t p) const;
 
  private:
   void on_op(const Op& op, const std::vector<Access>& acc);
@@ -105,6 +108,7 @@ class ProtocolTrace {
   void add_access(const Op& op, const Access& a, bool read, bool write, TraceEvent::By by, bool remote);
   TraceEvent base_event(const Op& op, TraceEvent::Kind kind);
   Sym exact_or_opaque(const Sym& v, const std::string& what);
+  Sym on_core(Sym dev, const std::optional<Sym>& core);
   bool unroll(size_t b, size_t e, size_t depth, z3::expr_vector& from, z3::expr_vector& to, const std::string& it);
   void mark_varying(const std::vector<Sym>& point);
 

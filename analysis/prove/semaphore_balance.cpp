@@ -113,6 +113,8 @@ class Balance {
   bool per_process_ = false;         // the kernel reads its device's (core's) index
   int64_t devices_ = 1;
   std::string word_ = "device";     // what the processes are: the devices of a pmap, or the cores of a core_map
+  // "device 3", "core 1", or "device 1 core 0" for a core_map inside pmaps.
+  std::string process(int64_t p) const { return trace_->process_name(p); }
 };
 
 std::string Balance::path_of(const z3::model& mo, const std::optional<z3::expr>& d, const std::vector<const TraceEvent*>& evs,
@@ -247,7 +249,7 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
       if (pos[d] == steps[d].size()) continue;
       const Step& st = steps[d][pos[d]];
       const TraceEvent& ev = *st.ev;
-      std::string who = devices_ > 1 || per_process_ ? word_ + " " + std::to_string(d) + " " : "";
+      std::string who = devices_ > 1 || per_process_ ? process(d) + " " : "";
       std::string where = whole_grid && !c_.scope.grid_size.empty() ? " at grid point " + tuple_str(points[st.point]) : "";
       r.stuck += std::string(r.stuck.empty() ? "" : "; ") + who + "waits in " + ev.what +
                  (ev.iteration.empty() ? "" : " (" + ev.iteration + ")") + where + " for " + amount_str(st.amount) + " on " +
@@ -355,9 +357,9 @@ std::string Balance::for_every_count(const std::vector<z3::expr>& base, const st
       const z3::model& mo = *r.model;
       int64_t to = c_.eval(mo, t1);
       std::string what = to < 0 || to >= c_.eval(mo, n)
-                             ? word_ + " " + std::to_string(c_.eval(mo, s1)) + " would signal " + word_ + " " + std::to_string(to)
+                             ? process(c_.eval(mo, s1)) + " would signal " + process(to)
                              : word_ + "s " + std::to_string(c_.eval(mo, s1)) + " and " + std::to_string(c_.eval(mo, s2)) +
-                                   " would both signal " + word_ + " " + std::to_string(to);
+                                   " would both signal " + process(to);
       return "the target of " + ev->what + " is not a permutation of the " + word_ + "s: with " + count_of(mo) + ", " + what;
     }
   }
@@ -392,7 +394,7 @@ std::string Balance::for_every_count(const std::vector<z3::expr>& base, const st
     QueryResult r = ask(q, net != 0, "exit." + std::to_string(k));
     if (r.result == z3::unknown) return "(" + r.reason + ")";
     if (r.result == z3::sat)
-      return "with " + count_of(*r.model) + ", " + name + " on " + word_ + " " + std::to_string(c_.eval(*r.model, device)) +
+      return "with " + count_of(*r.model) + ", " + name + " on " + process(c_.eval(*r.model, device)) +
              " is left at " + std::to_string(c_.eval(*r.model, net)) + " when a step ends";
     r = ask(q, blocked, "order." + std::to_string(k++));
     if (r.result == z3::unknown) return "(" + r.reason + ")";
@@ -509,7 +511,7 @@ Obligation Balance::run() {
     std::string name = first.sem_name;
     auto cell_name = [&](const z3::model& mo) {
       return name + (first.numel > 1 ? "[" + std::to_string(c_.eval(mo, cell)) + "]" : std::string()) +
-             (device ? " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) : std::string());
+             (device ? " on " + process(c_.eval(mo, *device)) : std::string());
     };
     // 1. Balance at the end of a step.
     std::vector<z3::expr> q1 = q;
@@ -562,7 +564,7 @@ Obligation Balance::run() {
             const auto& [dev, sem_key, elem] = key;
             if (sem_key != sem || left_at_exit == 0) continue;
             return finish(Verdict::failed, "running the grid in order, " + name + (first.numel > 1 ? "[" + std::to_string(elem) + "]" : "") +
-                                               (remote ? " on " + word_ + " " + std::to_string(dev) : "") + " is left at " +
+                                               (remote ? " on " + process(dev) : "") + " is left at " +
                                                std::to_string(left_at_exit) + " at kernel exit");
           }
           // Balanced at exit, whatever the order (the sum of every step's
@@ -623,7 +625,7 @@ Obligation Balance::run() {
       Run here = run(mo, flat, Mode::one_point);
       if (!here.decided) {
         if (unknown_reason.empty())
-          unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
+          unknown_reason = "cannot decide whether " + name + " on " + process(c_.eval(mo, *device)) +
                            " can wait forever: a wait there may need a signal another " + word_ + " sends later in the program, "
                            "and the protocol at grid point " + tuple_str(gp) + " depends on values the prover does not model" +
                            (opq.empty() ? std::string() : " (" + opq[0] + ")");
@@ -655,7 +657,7 @@ Obligation Balance::run() {
       // they run the same kernel: the assumption the whole-grid run makes.)
       if (whole.decided && each_point_runs(mo, flat)) continue;
       if (unknown_reason.empty())
-        unknown_reason = "cannot decide whether " + name + " on " + word_ + " " + std::to_string(c_.eval(mo, *device)) +
+        unknown_reason = "cannot decide whether " + name + " on " + process(c_.eval(mo, *device)) +
                          " can wait forever at grid point " + tuple_str(gp) + ": a wait may need a signal another " + word_ +
                          " sends in a later grid step" +
                          (whole.decided ? "; the grid runs to its end in order, but another order of its parallel axes might block"

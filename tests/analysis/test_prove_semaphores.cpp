@@ -570,3 +570,43 @@ func @main(%x: f32[3,2,8]) -> f32[3,2,8] {
   CHECK(has(b.detail, "%s on device 2 is left at -1 when the step ends"));
   CHECK(has(run_error(outerless, {zeros(DType::f32, {3, 2, 8})}), "deadlock: every core is waiting"));
 }
+
+TEST_CASE("semaphore balance across the cores of a core_map inside a pmap: processes are (device, core) pairs") {
+  // Each core signals its namesake on the other device.
+  const std::string text = R"(func @main(%x: f32[2,8]) -> f32[2,8] {
+  %out = pmap[axis_name=dev, axis_size=2, in_axes=(0), out_axes=(0), body=fn(%xs: f32[8]) -> f32[8] {
+    %o = run_scoped[body=fn(%v: f32[8], %r: ref<f32[8], vmem>) -> f32[8] {
+      swap %r[:], %v
+      core_map[body=fn(%rr: ref<f32[8], vmem>) {
+        %d = axis_index[axis_name=dev]
+        %c = axis_index[axis_name=core]
+        %d1 = add %d, 1
+        %other = rem %d1, 2
+        run_scoped[body=fn(%t: i32, %cc: i32, %s: ref<sem, semaphore>) {
+          semaphore_signal %s, 1, %t, %cc
+          semaphore_wait %s, 1
+        }] %other, %c
+      }, mesh_axes=(core), mesh_shape=(2)] %r
+      %w = get %r[:]
+      return %w
+    }] %xs
+    return %o
+  }] %x
+  return %out
+}
+)";
+  interp::Array x = zeros(DType::f32, {2, 8});
+  Obligation o = balance(text);
+  CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+  CHECK(run_error(text, {x}) == "");
+  // Every core signals core 0 of the other device: core 1 waits forever.
+  std::string core0 = replace_once(text, "semaphore_signal %s, 1, %t, %cc", "semaphore_signal %s, 1, %t, 0");
+  Obligation b = balance(core0);
+  CHECK(b.verdict == Verdict::failed);
+  CHECK(has(b.detail, "%s on device 0 core 1 is left at -1 when the step ends"));
+  CHECK(has(run_error(core0, {x}), "device 0 core 1 waits for semaphore run_scoped \"s\" to reach 1 (it holds 0)"));
+  // A core index outside the mesh reaches no core: FAILED, and a run-time error.
+  std::string beyond = replace_once(text, "semaphore_signal %s, 1, %t, %cc", "semaphore_signal %s, 1, %t, 2");
+  CHECK(balance(beyond).verdict == Verdict::failed);
+  CHECK(has(run_error(beyond, {x}), "core index 2 is out of range"));
+}
