@@ -91,7 +91,7 @@ class Balance {
     return *each_point_;
   }
   std::optional<bool> each_point_;
-  // With parallel axes, on one device: each parallel position (the steps
+  // With parallel axes: each parallel position (the steps
   // with the same parallel coordinates, in the interpreter's order along the
   // arbitrary axes) runs from zero counts, as on a core of its own. Any
   // order of the positions, interleaved on one core or split over several,
@@ -99,7 +99,11 @@ class Balance {
   // so if no position blocks, a wait always finds at least what its own
   // position signalled before it (and, the grid being balanced, every count
   // ends at zero). If one blocks, giving it a core of its own (`run
-  // --cores`) shows it. Null when not decided or not applicable.
+  // --cores`) shows it. With several devices, each position runs on every
+  // device at once, from zero counts: the devices share the order and the
+  // core split (a remote signal reaches the same core there), so the same
+  // holds per core, lock-step across devices, and by the argument of `run`
+  // for every interleaving of them. Null when not decided or not applicable.
   std::optional<Run> per_position(const z3::model& mo, const std::vector<const TraceEvent*>& flat);
 
   // A protocol written for any device count (it reads axis_size of its
@@ -208,7 +212,7 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
     }
   }
   r.decided = true;
-  if (mode == Mode::per_position) {
+  if (mode == Mode::per_position && devices_ == 1) {
     // Counts per parallel position (its parallel coordinates), each from 0.
     std::vector<int> par = parallel_axes(c_);
     std::map<std::vector<int64_t>, std::map<std::tuple<int64_t, const void*, int64_t>, int64_t>> counts;
@@ -266,15 +270,26 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
     r.stuck += path;
     return r.stuck.empty();
   };
-  if (mode != Mode::each_point) {
+  if (mode == Mode::one_point || mode == Mode::whole_grid) {
     greedy(prog);
     return r;
   }
-  for (size_t pi = 0; pi < points.size(); ++pi) {
+  // Each grid point, or each parallel position, on its own on every device, from zero counts.
+  std::vector<int> par = parallel_axes(c_);
+  auto key = [&](size_t pi) {
+    if (mode == Mode::each_point) return points[pi];
+    std::vector<int64_t> position;
+    for (int a : par) position.push_back(points[pi][static_cast<size_t>(a)]);
+    return position;
+  };
+  std::vector<std::vector<int64_t>> keys;
+  for (size_t pi = 0; pi < points.size(); ++pi)
+    if (std::find(keys.begin(), keys.end(), key(pi)) == keys.end()) keys.push_back(key(pi));
+  for (const std::vector<int64_t>& k : keys) {
     std::vector<std::vector<Step>> one(prog.size());
     for (size_t d = 0; d < prog.size(); ++d)
       for (const Step& st : prog[d])
-        if (st.point == pi) one[d].push_back(st);
+        if (key(st.point) == k) one[d].push_back(st);
     r.count.clear();
     if (!greedy(one)) return r;
   }
@@ -282,9 +297,7 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
 }
 
 std::optional<Balance::Run> Balance::per_position(const z3::model& mo, const std::vector<const TraceEvent*>& flat) {
-  if (devices_ != 1 || parallel_axes(c_).empty()) return std::nullopt;
-  for (const TraceEvent* ev : flat)
-    if (ev->device) return std::nullopt;  // remote signals: the devices' runs interleave
+  if (parallel_axes(c_).empty()) return std::nullopt;
   Run r = run(mo, flat, Mode::per_position);
   if (!r.decided) return std::nullopt;
   return r;

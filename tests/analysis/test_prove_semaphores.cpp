@@ -610,3 +610,50 @@ TEST_CASE("semaphore balance across the cores of a core_map inside a pmap: proce
   CHECK(balance(beyond).verdict == Verdict::failed);
   CHECK(has(run_error(beyond, {x}), "core index 2 is out of range"));
 }
+
+TEST_CASE("counts handed between grid steps across devices with a parallel axis: each position on every device from zero") {
+  // Along the arbitrary axis, step 0 signals the other device and step 1 waits for its signal.
+  const std::string text = R"(kernel @k(%x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>, %s: ref<sem, semaphore>) {
+  %d = axis_index[axis_name=dev]
+  %other = sub 1, %d
+  %j = program_id[axis=1]
+  %first = eq %j, 0
+  cond[branches=[fn(%s0: ref<sem, semaphore>, %t0: i32) {
+    semaphore_wait %s0, 1
+  }, fn(%s1: ref<sem, semaphore>, %t1: i32) {
+    semaphore_signal %s1, 1, %t1
+  }]] %first, %s, %other
+  %a = get %x[:]
+  swap %o[:], %a
+}
+func @main(%x: f32[2,8]) -> f32[2,8] {
+  %out = pmap[axis_name=dev, axis_size=2, in_axes=(0), out_axes=(0), body=fn(%xs: f32[8]) -> f32[8] {
+    %r = pallas_call[kernel=@k, grid=(2, 2), in_specs=[spec()], out_specs=[spec()], out_shapes=[f32[8]],
+                     scratch=[ref<sem, semaphore>], dimension_semantics=(parallel, arbitrary)] %xs
+    return %r
+  }] %x
+  return %out
+}
+)";
+  interp::Array x = zeros(DType::f32, {2, 8});
+  Obligation o = balance(text);
+  CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+  Module m = parse_verified(text);
+  for (int cores : {1, 2})
+    for (uint64_t seed : {1u, 2u}) {
+      interp::RunOptions opts;
+      opts.cores = cores;
+      opts.grid_seed = seed;
+      CHECK_NOTHROW(interp::run_function(m, "main", {x}, opts));
+    }
+  // Position 0 signals twice and position 1 waits twice: fine in order, not on cores of their own.
+  std::string handed = replace_once(text, "%j = program_id[axis=1]", "%j = program_id[axis=0]");
+  Obligation b = balance(handed);
+  CHECK(b.verdict == Verdict::failed);
+  CHECK(has(b.detail, "counts are handed between parallel positions: running each position on a core of its own"));
+  CHECK(has(b.detail, "device 0 waits in semaphore_wait at <test>:7:5 at grid point (1, 0) for 1 on %s0, which holds 0"));
+  CHECK(run_error(handed, {x}) == "");
+  interp::RunOptions two;
+  two.cores = 2;
+  CHECK(has(error_of([&] { interp::run_function(parse_verified(handed), "main", {x}, two); }), "deadlock"));
+}
