@@ -3,6 +3,9 @@
 // test_prove_mutants.cpp (the mutant table), test_prove_differential.cpp.
 #pragma once
 
+#include <initializer_list>
+#include <optional>
+
 #include "prove_test_util.h"
 
 namespace tessera::prove::testing {
@@ -20,6 +23,25 @@ inline std::string run_error(const std::string& text, const std::vector<interp::
     return e.what();
   }
   return "";
+}
+
+// Runs @main on 1 and 2 cores, in the interpreter's grid order and in the
+// shuffled orders of `seeds`: a protocol proved for every order runs in each.
+inline void check_runs_in_orders(const std::string& text, const std::vector<interp::Array>& inputs,
+                                 std::initializer_list<uint64_t> seeds = {1, 2}) {
+  Module m = parse_verified(text);
+  for (int cores : {1, 2}) {
+    std::vector<std::optional<uint64_t>> orders{std::nullopt};
+    for (uint64_t s : seeds) orders.push_back(s);
+    for (const std::optional<uint64_t>& order : orders) {
+      CAPTURE(cores);
+      CAPTURE(order.value_or(0));
+      interp::RunOptions opts;
+      opts.cores = cores;
+      opts.grid_seed = order;
+      CHECK_NOTHROW(interp::run_function(m, "main", inputs, opts));
+    }
+  }
 }
 
 inline std::string run_races(const std::string& text, const std::vector<interp::Array>& inputs) {

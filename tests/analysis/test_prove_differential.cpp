@@ -451,16 +451,7 @@ TEST_CASE("semaphore balance across devices with a parallel grid axis: proved pr
     Obligation o = balance(text);
     if (o.verdict != Verdict::proved) continue;
     ++proved;
-    Module m = parse_verified(text);
-    for (int cores : {1, 2})
-      for (uint64_t order : {0u, 1u, 2u}) {
-        CAPTURE(cores);
-        CAPTURE(order);
-        interp::RunOptions opts;
-        opts.cores = cores;
-        if (order) opts.grid_seed = order;
-        CHECK_NOTHROW(interp::run_function(m, "main", {zeros(DType::f32, {devices, 8})}, opts));
-      }
+    check_runs_in_orders(text, {zeros(DType::f32, {devices, 8})});
   }
   MESSAGE("verdict / run: " << summary(seen));
   CHECK(proved >= 10);

@@ -377,14 +377,7 @@ TEST_CASE("deadlocks across devices in a grid of several steps: the whole grid i
   std::string parallel = replace_once(ping, "dimension_semantics=(arbitrary)", "dimension_semantics=(parallel)");
   Obligation pp = balance(parallel);
   CHECK_MESSAGE(pp.verdict == Verdict::proved, pp.line());
-  Module m = parse_verified(parallel);
-  for (int cores : {1, 2})
-    for (uint64_t seed : {1u, 2u, 3u}) {
-      interp::RunOptions opts;
-      opts.cores = cores;
-      opts.grid_seed = seed;
-      CHECK_NOTHROW(interp::run_function(m, "main", {x}, opts));
-    }
+  check_runs_in_orders(parallel, {x}, {1, 2, 3});
   // One step whose devices both wait first: blocked on its own, so in every order.
   std::string stuck_one = replace_once(parallel, "%first = eq %d, 0", "%p = program_id[axis=0]\n  %q = mul %p, 7\n  %first = eq %d, %q");
   Obligation so = balance(stuck_one);
@@ -638,14 +631,7 @@ func @main(%x: f32[2,8]) -> f32[2,8] {
   interp::Array x = zeros(DType::f32, {2, 8});
   Obligation o = balance(text);
   CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
-  Module m = parse_verified(text);
-  for (int cores : {1, 2})
-    for (uint64_t seed : {1u, 2u}) {
-      interp::RunOptions opts;
-      opts.cores = cores;
-      opts.grid_seed = seed;
-      CHECK_NOTHROW(interp::run_function(m, "main", {x}, opts));
-    }
+  check_runs_in_orders(text, {x});
   // Position 0 signals twice and position 1 waits twice: fine in order, not on cores of their own.
   std::string handed = replace_once(text, "%j = program_id[axis=1]", "%j = program_id[axis=0]");
   Obligation b = balance(handed);
