@@ -781,10 +781,17 @@ struct Exec {
       Ctx cc = ctx_for(i);
       std::vector<Val> a = args_for(i);
       std::vector<Val>* slot = &results[static_cast<size_t>(i)];
-      tasks.push_back(in.sched().spawn("device " + std::to_string(cc.device),
+      tasks.push_back(in.sched().spawn("device " + std::to_string(cc.device) + " core 0",
                                        [&interp, &b, a, cc, slot]() mutable { *slot = interp.eval(b, a, cc); }));
     }
+    // Device 0 of this axis runs on the calling task, which a nested pmap's
+    // report would otherwise name after the outer device.
     Ctx c0 = ctx_for(0);
+    struct Named {
+      tpu::Scheduler& s;
+      std::string outer;
+      ~Named() { s.rename_current(std::move(outer)); }
+    } named{in.sched(), in.sched().rename_current("device " + std::to_string(c0.device) + " core 0")};
     results[0] = in.eval(b, args_for(0), c0);
     in.sched().join(tasks);
     std::vector<Val> outs;

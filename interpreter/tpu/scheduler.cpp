@@ -26,6 +26,12 @@ Scheduler::~Scheduler() {
 
 int Scheduler::current() const { return tls_task; }
 
+std::string Scheduler::rename_current(std::string name) {
+  std::lock_guard<std::mutex> guard(mu_);
+  std::swap(tasks_[static_cast<size_t>(tls_task)]->name, name);
+  return name;
+}
+
 void Scheduler::record_failure(const Error& e) {
   if (!failure_) failure_ = e;
   abort_ = true;

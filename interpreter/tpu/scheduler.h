@@ -56,6 +56,8 @@ class Scheduler {
   void maybe_yield();
   // The id of the calling task (0 = the thread that created the scheduler).
   int current() const;
+  // Renames the calling task (a deadlock report names tasks); returns the old name.
+  std::string rename_current(std::string name);
   bool multi() const { return tasks_.size() > 1; }
 
  private:

@@ -34,8 +34,9 @@ inline void check_runs_in_orders(const std::string& text, const std::vector<inte
     std::vector<std::optional<uint64_t>> orders{std::nullopt};
     for (uint64_t s : seeds) orders.push_back(s);
     for (const std::optional<uint64_t>& order : orders) {
+      uint64_t seed = order.value_or(0);  // 0: the interpreter's order
       CAPTURE(cores);
-      CAPTURE(order.value_or(0));
+      CAPTURE(seed);
       interp::RunOptions opts;
       opts.cores = cores;
       opts.grid_seed = order;

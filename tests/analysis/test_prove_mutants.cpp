@@ -498,7 +498,7 @@ std::vector<ProtocolMutant> protocol_mutants() {
         "device 1 waits in semaphore_wait at <test>:11:5 for 1 on %s2, which holds 0 (device 0 took branch 1 of cond at <test>:6:3): "
         "a deadlock across devices"},
        {"device 0 core 0 waits for semaphore scratch \"s\" to reach 1 (it holds 0) in semaphore_wait at <test>:7:5",
-        "device 1 waits for semaphore scratch \"s\" to reach 1 (it holds 0) in semaphore_wait at <test>:11:5"},
+        "device 1 core 0 waits for semaphore scratch \"s\" to reach 1 (it holds 0) in semaphore_wait at <test>:11:5"},
        {zeros(DType::f32, {2, 8})}},
       {"a read of a DMA destination before its wait",
        copy_kernel("  dma_start %x[:, :], %o[:, :], %sem\n  %v = get %o[0:8, :]\n  dma_wait %sem, %o[:, :]\n"),
@@ -534,7 +534,8 @@ std::vector<ProtocolMutant> protocol_mutants() {
 
 TEST_CASE("protocol mutants are FAILED with a counterexample the interpreter reproduces") {
   for (const ProtocolMutant& m : protocol_mutants()) {
-    CAPTURE(m.name);
+    std::string name = m.name;
+    CAPTURE(name);
     Obligation o = find(prove_text(m.text), "kernel", m.claim);
     CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
     for (const std::string& part : m.prover) CHECK_MESSAGE(has(o.detail, part), o.detail);

@@ -100,7 +100,8 @@ func @main(%x: f32[4]) -> f32[4] {
 // pipeline parser, which names the column.
 TEST_CASE("pipeline parsing: every pass rejects an option it does not declare, and values of the wrong type") {
   for (const PassInfo& p : all_passes()) {
-    CAPTURE(p.name);
+    std::string pass = std::string(p.name);
+    CAPTURE(pass);
     std::string pipeline = "dce," + std::string(p.name) + "{bogus=1}";
     CHECK(error_of([&] { parse_pipeline(pipeline); }) ==
           "error: bad pipeline '" + pipeline + "' at column " + std::to_string(6 + std::string(p.name).size()) +
@@ -287,7 +288,8 @@ func @f(%x: f32[4], %y: f32[4]) -> f32[4] { %a = exp %x  %b = mul %a, %y  return
   CHECK(run_pipeline(m, "jvp{func=main}", po).entry("main")->params().size() == 2);
   po.entry = "g";
   for (const PassInfo& p : all_passes()) {
-    CAPTURE(p.name);
+    std::string pass = std::string(p.name);
+    CAPTURE(pass);
     std::string step = std::string(p.name) + (p.name == std::string("vmap") ? "{axis_size=2}" : p.name == std::string("partial_eval") ? "{known=0}" : "");
     CHECK(error_of([&] { run_pipeline(m, step, po); }).find("no function @g in module") != std::string::npos);
   }
