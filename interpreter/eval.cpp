@@ -436,33 +436,23 @@ struct Exec {
     return ctx.kernel->point[g];
   }
 
-  void axis_index() {
+  // axis_index / axis_size of a name: a grid name of the kernel (its program
+  // id, the grid's size), else an enclosing core_map mesh or pmap axis.
+  void named_axis() {
     const std::string& name = op().str_param("axis_name");
+    bool size = op().name() == "axis_size";
+    auto put = [&](int64_t v) { set(0, Val{Array::scalar(DType::i32, static_cast<double>(v)), nullptr}); };
     if (ctx.kernel && ctx.kernel->grid_names) {
       const std::vector<std::string>& names = *ctx.kernel->grid_names;
       auto it = std::find(names.begin(), names.end(), name);
-      if (it != names.end())
-        return set(0, Val{Array::scalar(DType::i32, static_cast<double>(grid_point(static_cast<int>(it - names.begin())))), nullptr});
+      if (it != names.end()) {
+        int g = static_cast<int>(it - names.begin());
+        return put(size ? ctx.kernel->grid[static_cast<size_t>(g)] : grid_point(g));
+      }
     }
-    for (const Axis& a : ctx.mesh)
-      if (a.name == name) return set(0, Val{Array::scalar(DType::i32, static_cast<double>(a.index)), nullptr});
-    for (const Axis& a : ctx.axes)
-      if (a.name == name) return set(0, Val{Array::scalar(DType::i32, static_cast<double>(a.index)), nullptr});
-    fail("unknown axis name '" + name + "' (not bound by an enclosing pmap, core_map or pallas_call grid_names)");
-  }
-
-  void axis_size() {
-    const std::string& name = op().str_param("axis_name");
-    auto size = [&](int64_t n) { set(0, Val{Array::scalar(DType::i32, static_cast<double>(n)), nullptr}); };
-    if (ctx.kernel && ctx.kernel->grid_names) {
-      const std::vector<std::string>& names = *ctx.kernel->grid_names;
-      auto it = std::find(names.begin(), names.end(), name);
-      if (it != names.end()) return size(ctx.kernel->grid[static_cast<size_t>(it - names.begin())]);
-    }
-    for (const Axis& a : ctx.mesh)
-      if (a.name == name) return size(a.size);
-    for (const Axis& a : ctx.axes)
-      if (a.name == name) return size(a.size);
+    for (const std::vector<Axis>* axes : {&ctx.mesh, &ctx.axes})
+      for (const Axis& a : *axes)
+        if (a.name == name) return put(size ? a.size : a.index);
     fail("unknown axis name '" + name + "' (not bound by an enclosing pmap, core_map or pallas_call grid_names)");
   }
 
@@ -817,8 +807,8 @@ const RuleTable<ExecRule>& exec_rules() {
     t.set("addupdate", &Exec::addupdate);
     t.set("program_id", &Exec::program_id);
     t.set("num_programs", &Exec::num_programs);
-    t.set("axis_index", &Exec::axis_index);
-    t.set("axis_size", &Exec::axis_size);
+    t.set("axis_index", &Exec::named_axis);
+    t.set("axis_size", &Exec::named_axis);
     t.set("device_id", &Exec::device_id);
     t.set("dma_start", &Exec::dma_start);
     t.set("dma_wait", &Exec::dma_wait);

@@ -140,16 +140,21 @@ z3::expr ProtocolTrace::on(const z3::expr& x, const z3::expr& p) const {
   return substituted(x, from, to);
 }
 
-std::string ProtocolTrace::process_name(int64_t p) const {
-  if (c_.op.name() != "core_map" || cores_are_processes()) return std::string(process_word()) + " " + std::to_string(p);
+int64_t ProtocolTrace::mesh_cores() const {
   int64_t cores = 1;
-  for (const std::string& a : c_.op.idents_param("mesh_axes")) cores = saturating_mul(cores, c_.scope.axis_sizes.at(a));
-  return "device " + std::to_string(p / cores) + " core " + std::to_string(p % cores);
+  if (c_.op.name() == "core_map")
+    for (const std::string& a : c_.op.idents_param("mesh_axes")) cores = saturating_mul(cores, c_.scope.axis_sizes.at(a));
+  return cores;
 }
 
-z3::expr ProtocolTrace::process_id(std::vector<z3::expr>& facts) {
+std::string ProtocolTrace::process_name(int64_t p) const {
+  if (c_.op.name() != "core_map" || cores_are_processes()) return std::string(process_word()) + " " + std::to_string(p);
+  return "device " + std::to_string(p / mesh_cores()) + " core " + std::to_string(p % mesh_cores());
+}
+
+z3::expr ProtocolTrace::flat_index(const std::vector<std::string>& axes, std::vector<z3::expr>& facts) {
   z3::expr id = c_.ctx.int_val(0);
-  for (const std::string& a : c_.scope.process_axes) {
+  for (const std::string& a : axes) {
     int64_t size = c_.scope.axis_sizes.at(a);
     auto sym = c_.scope.axis_symbol.find(a);
     if (sym == c_.scope.axis_symbol.end()) {
@@ -160,6 +165,8 @@ z3::expr ProtocolTrace::process_id(std::vector<z3::expr>& facts) {
   }
   return id.simplify();
 }
+
+z3::expr ProtocolTrace::process_id(std::vector<z3::expr>& facts) { return flat_index(c_.scope.process_axes, facts); }
 
 TraceEvent ProtocolTrace::base_event(const Op& op, TraceEvent::Kind kind) {
   TraceEvent ev(c_.ctx);
@@ -255,20 +262,8 @@ void ProtocolTrace::add_access(const Op& op, const Access& a, bool read, bool wr
 // device `dev`, or on this core's namesake there (as the interpreter sends it).
 Sym ProtocolTrace::on_core(Sym dev, const std::optional<Sym>& core) {
   if (c_.op.name() != "core_map" || cores_are_processes()) return dev;
-  const auto& mesh = c_.op.idents_param("mesh_axes");
-  int64_t cores = 1;
-  z3::expr mine = c_.ctx.int_val(0);
-  for (const std::string& a : mesh) {
-    int64_t size = c_.scope.axis_sizes.at(a);
-    cores = saturating_mul(cores, size);
-    auto sym = c_.scope.axis_symbol.find(a);
-    if (sym == c_.scope.axis_symbol.end()) {
-      sym = c_.scope.axis_symbol.emplace(a, c_.scope.fresh_int("axis_index_" + a)).first;
-      enc_->facts.push_back(sym->second >= 0 && sym->second < c_.ctx.int_val(size));
-    }
-    mine = mine * c_.ctx.int_val(size) + sym->second;
-  }
-  Sym c = core ? *core : Sym{mine, Interval::range(0, cores - 1), {}, {}};
+  int64_t cores = mesh_cores();
+  Sym c = core ? *core : Sym{flat_index(c_.op.idents_param("mesh_axes"), enc_->facts), Interval::range(0, cores - 1), {}, {}};
   // A core index outside the mesh is a run-time error, not another device's
   // core: such a signal goes to no process (-1).
   z3::expr id = z3::ite(c.e >= 0 && c.e < c_.ctx.int_val(cores), dev.e * c_.ctx.int_val(cores) + c.e, c_.ctx.int_val(-1));

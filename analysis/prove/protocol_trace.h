@@ -96,7 +96,7 @@ class ProtocolTrace {
   // A core_map outside any pmap: the processes above are its cores (a
   // signal's target is its flat core index), and device ids name this device.
   bool cores_are_processes() const;
-  const char* process_word() const { return cores_are_processes() || c_.op.name() == "core_map" ? "core" : "device"; }
+  const char* process_word() const { return c_.op.name() == "core_map" ? "core" : "device"; }
   // How messages name process p: "device 3", "core 1", or "device 1 core 0"
   // (a core_map inside pmaps: processes are (device, core) pairs, the core minor).
   std::string process_name(int64_t p) const;
@@ -109,6 +109,10 @@ class ProtocolTrace {
   TraceEvent base_event(const Op& op, TraceEvent::Kind kind);
   Sym exact_or_opaque(const Sym& v, const std::string& what);
   Sym on_core(Sym dev, const std::optional<Sym>& core);
+  int64_t mesh_cores() const;  // cores of the core_map's mesh (1 for a pallas_call)
+  // The flat index over `axes` (outermost major) of this process; axes the
+  // kernel never reads the index of get a symbol, whose range goes to `facts`.
+  z3::expr flat_index(const std::vector<std::string>& axes, std::vector<z3::expr>& facts);
   bool unroll(size_t b, size_t e, size_t depth, z3::expr_vector& from, z3::expr_vector& to, const std::string& it);
   void mark_varying(const std::vector<Sym>& point);
 

@@ -43,6 +43,14 @@ namespace {
 
 std::string amount_str(int64_t v) { return std::to_string(v < 0 ? -v : v); }
 
+// The semaphore Refs the events change, in order of first use.
+std::vector<const void*> semaphores(const std::vector<const TraceEvent*>& flat) {
+  std::vector<const void*> sems;
+  for (const TraceEvent* ev : flat)
+    if (std::find(sems.begin(), sems.end(), ev->sem_key) == sems.end()) sems.push_back(ev->sem_key);
+  return sems;
+}
+
 class Balance {
  public:
   explicit Balance(CallContext& c) : c_(c) {}
@@ -274,22 +282,23 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
     greedy(prog);
     return r;
   }
-  // Each grid point, or each parallel position, on its own on every device, from zero counts.
+  // Each grid point, or each parallel position, on its own on every device,
+  // from zero counts: the steps sorted into groups (in order of first use).
   std::vector<int> par = parallel_axes(c_);
-  auto key = [&](size_t pi) {
-    if (mode == Mode::each_point) return points[pi];
-    std::vector<int64_t> position;
-    for (int a : par) position.push_back(points[pi][static_cast<size_t>(a)]);
-    return position;
-  };
-  std::vector<std::vector<int64_t>> keys;
-  for (size_t pi = 0; pi < points.size(); ++pi)
-    if (std::find(keys.begin(), keys.end(), key(pi)) == keys.end()) keys.push_back(key(pi));
-  for (const std::vector<int64_t>& k : keys) {
-    std::vector<std::vector<Step>> one(prog.size());
-    for (size_t d = 0; d < prog.size(); ++d)
-      for (const Step& st : prog[d])
-        if (key(st.point) == k) one[d].push_back(st);
+  std::map<std::vector<int64_t>, size_t> group_of;
+  std::vector<size_t> group(points.size());
+  for (size_t pi = 0; pi < points.size(); ++pi) {
+    std::vector<int64_t> key = points[pi];
+    if (mode == Mode::per_position) {
+      key.clear();
+      for (int a : par) key.push_back(points[pi][static_cast<size_t>(a)]);
+    }
+    group[pi] = group_of.emplace(std::move(key), group_of.size()).first->second;
+  }
+  std::vector<std::vector<std::vector<Step>>> groups(group_of.size(), std::vector<std::vector<Step>>(prog.size()));
+  for (size_t d = 0; d < prog.size(); ++d)
+    for (const Step& st : prog[d]) groups[group[st.point]][d].push_back(st);
+  for (const std::vector<std::vector<Step>>& one : groups) {
     r.count.clear();
     if (!greedy(one)) return r;
   }
@@ -376,11 +385,8 @@ std::string Balance::for_every_count(const std::vector<z3::expr>& base, const st
       return "the target of " + ev->what + " is not a permutation of the " + word_ + "s: with " + count_of(mo) + ", " + what;
     }
   }
-  std::vector<const void*> sems;
-  for (const TraceEvent* ev : flat)
-    if (std::find(sems.begin(), sems.end(), ev->sem_key) == sems.end()) sems.push_back(ev->sem_key);
   int k = 0;
-  for (const void* sem : sems) {
+  for (const void* sem : semaphores(flat)) {
     z3::expr cell = c_.scope.fresh_int("sem_cell"), device = c_.scope.fresh_int("device");
     std::vector<z3::expr> q = facts;
     q.push_back(device >= 0 && device < n);
@@ -412,8 +418,7 @@ std::string Balance::for_every_count(const std::vector<z3::expr>& base, const st
     r = ask(q, blocked, "order." + std::to_string(k++));
     if (r.result == z3::unknown) return "(" + r.reason + ")";
     if (r.result == z3::sat)
-      return "with " + count_of(*r.model) + ", a wait on " + name + " on " + word_ + " " +
-             std::to_string(c_.eval(*r.model, device)) + " may need a signal that another " + word_ +
+      return "with " + count_of(*r.model) + ", a wait on " + name + " on " + process(c_.eval(*r.model, device)) + " may need a signal that another " + word_ +
              " sends later in the program, which this proof does not follow";
   }
   return "";
@@ -497,10 +502,7 @@ Obligation Balance::run() {
     int64_t v = 0;
     single_step &= s.is_numeral_i64(v) && v == 1;
   }
-  // The semaphore Refs, in order of first use.
-  std::vector<const void*> sems;
-  for (const TraceEvent* ev : flat)
-    if (std::find(sems.begin(), sems.end(), ev->sem_key) == sems.end()) sems.push_back(ev->sem_key);
+  std::vector<const void*> sems = semaphores(flat);
   std::string unknown_reason;
   int k = 0;
   for (const void* sem : sems) {
