@@ -340,8 +340,8 @@ func @main(%a: f32[64]) -> f32[64] {
 }
 
 TEST_CASE("a deadlock found by running the protocol names the scalar prefetch values it ran with") {
-  // Device `who` sends first; who = 2 names no device of two, and both wait.
-  const std::string text = R"(# prove: assume who in [0, 3)
+  // Device `who` sends first; any other value names no device of two, and both wait.
+  const std::string text = R"(
 kernel @k(%who: ref<i32[1], smem>, %x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>, %s: ref<sem, semaphore>) {
   %d = axis_index[axis_name=dev]
   %w = get %who[0]
@@ -369,7 +369,7 @@ func @main(%who: i32[1], %x: f32[2,8]) -> f32[2,8] {
   interp::Array x = zeros(DType::f32, {2, 8});
   Obligation o = balance(text);
   CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
-  CHECK(has(o.detail, "a deadlock across devices (with wh[0] = 2)"));
+  CHECK_MESSAGE(has(o.detail, "a deadlock across devices (with wh[0] = "), o.detail);
   CHECK(has(run_error(text, {ints({1}, {2}), x}), "deadlock"));
   CHECK(run_error(text, {ints({1}, {1}), x}) == "");
 }
