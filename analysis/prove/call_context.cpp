@@ -38,7 +38,7 @@ int64_t known_grid_size(const Op& call, const GridMapping& g, int axis) {
 }
 
 CallContext::CallContext(const Op& call, std::string call_name, const Options& options,
-                         const AxisSizes& axis_sizes)
+                         const AxisSizes& axis_sizes, const PerDevice& per_device)
     : op(call), g(call.name() == "pallas_call" ? grid_mapping(call) : GridMapping{}), name(std::move(call_name)),
       opts(options), scope(ctx), solver(ctx, options.timeout_ms, options.rlimit, options.smt2_dir, name) {
   for (const auto& [axis, size] : axis_sizes) {
@@ -73,6 +73,8 @@ CallContext::CallContext(const Op& call, std::string call_name, const Options& o
     int64_t lo = 1, hi = (int64_t{1} << 31) - 1;
     if (const Assumption* as = find_assumption(opts, names)) lo = std::max<int64_t>(1, as->lo), hi = as->hi - 1;
     z3::expr s = ctx.int_const(("grid_size_" + std::to_string(a)).c_str());
+    if (static_cast<size_t>(a) < per_device.grid_size.size() && !per_device.grid_size[a].empty())
+      scope.grid_size_per_device.emplace(a, per_device.grid_size[a]);
     scope.grid_size.push_back(s);
     scope.grid_size_iv.push_back(Interval::range(lo, hi));
     base_facts.push_back(s >= ctx.int_val(lo) && s <= ctx.int_val(hi));
@@ -99,8 +101,11 @@ CallContext::CallContext(const Op& call, std::string call_name, const Options& o
       p.lo = as->lo;
       p.hi = as->hi;
     }
+    // Each device reads its own values of a per-device operand: the function
+    // takes the device's index on those axes first.
+    if (static_cast<size_t>(j) < per_device.prefetch.size()) p.per_device = per_device.prefetch[j];
     z3::sort_vector dom(ctx);
-    for (size_t d = 0; d < p.shape.size(); ++d) dom.push_back(ctx.int_sort());
+    for (size_t d = 0; d < p.per_device.size() + p.shape.size(); ++d) dom.push_back(ctx.int_sort());
     p.fn = ctx.function(("prefetch_" + std::to_string(j)).c_str(), dom, ctx.int_sort());
     scope.prefetch.push_back(std::move(p));
   }

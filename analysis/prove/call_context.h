@@ -36,7 +36,9 @@ int64_t known_grid_size(const Op& call, const GridMapping& g, int axis);
 class CallContext {
  public:
   // `axis_sizes`: the named device axes of enclosing pmaps (and core_maps), outermost first.
-  CallContext(const Op& op, std::string name, const Options& opts, const AxisSizes& axis_sizes);
+  // `per_device`: which of the call's scalar prefetch and grid sizes each device has its own of.
+  CallContext(const Op& op, std::string name, const Options& opts, const AxisSizes& axis_sizes,
+              const PerDevice& per_device = {});
 
   const Op& op;
   GridMapping g;                     // empty for a core_map

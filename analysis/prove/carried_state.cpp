@@ -10,9 +10,22 @@
 // core split chose. So: at a grid point whose arbitrary coordinates are all 0,
 // every read of a scratch Ref or an output block (get, load, a swap whose old
 // value is used, addupdate, a DMA source) must follow, on its path, a write
-// in the same step that covers the read region (swap, store, or the dma_wait
-// of a DMA into it). Writes inside a loop the read is not in do not count:
-// which iterations run is unknown, so such a read is `unknown`.
+// in the same step that covers the read region (swap, store, or a local DMA
+// into it, once a dma_wait on its semaphore element has completed it). Writes
+// inside a loop the read is not in do not count: which iterations run is
+// unknown, so such a read is `unknown`.
+//
+// A DMA writes the region of its destination operand. The region a dma_wait
+// names only says how many bytes it waits for (the interpreter, like
+// jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py, takes the byte
+// count of the wait's Ref and nothing else), so it is no write: a wait that
+// names buf[0] for a copy into buf[1] leaves buf[0] as it was. Every copy
+// queued on the element is complete after the wait: eagerly run DMAs copy at
+// their start, the others when a wait on their semaphore runs them.
+//
+// A read whose value only reaches the rest of the kernel through the cases
+// of a select_n (a mask such as `iota < n`) may never show what it read: such
+// a read is `unknown`, not FAILED. One whose value goes nowhere shows nothing.
 //
 // The tail of a bounded input block past the size its map returns is state
 // too: the copy-in fills only the head.
@@ -30,6 +43,7 @@
 
 #include "analysis/prove/block_region.h"
 #include "analysis/prove/kernel_walker.h"
+#include "ir/effects.h"
 #include "ir/primitive.h"
 
 namespace tessera::prove {
@@ -83,6 +97,8 @@ struct StateRead {
   std::string what;                  // "get %carry at f.tsr:3:4 reads scratch 0"
   std::vector<std::string> opaque;
   std::string loop_write;            // a write to the state inside a loop the read is not in ("" if none)
+  const Var* root = nullptr;         // the state it reads
+  std::string mask;                  // its value reaches the kernel only through this select_n ("" if not)
   int input = -1;                    // the input whose block this reads, or -1 (scratch, output)
   z3::expr in_tail;                  // an input read reaching past the filled part of a bounded dim
   bool done = false;
@@ -90,6 +106,86 @@ struct StateRead {
 
 bool is_prefix(const std::vector<int>& a, const std::vector<int>& b) {
   return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+// A local DMA into state, started on `path`, not yet completed by a wait.
+struct Copy {
+  const Var* dst;
+  z3::expr path;
+  const Var* sem;                    // its destination semaphore Ref
+  z3::expr cell;                     // the element of it (row-major)
+  std::vector<std::string> opaque;
+  std::vector<Range> region;
+  std::vector<int> loops;
+  Loc loc;
+};
+
+// Where the value `reader` reads goes in its body: nowhere, only through the
+// cases of select_n ops (which may mask what it read), or into something that
+// keeps or decides (a write, an index, a branch, a loop, the body's results).
+struct Flow {
+  enum Kind { dead, masked, reaches } kind = dead;
+  std::string mask;                  // "select_n at f.tsr:3:4" (masked)
+};
+
+Flow flow_of(const Body& b, const Op& reader) {
+  std::set<const Var*> full(reader.results.begin(), reader.results.end());  // the value, as read
+  std::set<const Var*> part;  // what passed through a select_n case
+  Flow f;
+  bool after = false;
+  auto sink = [&](bool uses_full, bool uses_part) {
+    if (uses_full) f.kind = Flow::reaches;
+    else if (uses_part && f.kind == Flow::dead) f.kind = Flow::masked;
+  };
+  for (const Op& o : b.ops()) {
+    if (&o == &reader) {
+      after = true;
+      continue;
+    }
+    if (!after) continue;
+    bool uses_full = false, uses_part = false, as_case = false, pure = o.nested_bodies().empty() && !has_side_effects(o);
+    for (size_t k = 0; k < o.operands.size(); ++k) {
+      const Value& v = o.operands[k];
+      pure &= !v.type().is_ref();
+      if (!v.is_var()) continue;
+      bool is_full = full.count(v.var()) > 0;
+      if (is_full && o.name() == "select_n" && k > 0) as_case = true, is_full = false;
+      uses_full |= is_full;
+      uses_part |= part.count(v.var()) > 0;
+    }
+    if (!pure) {
+      sink(uses_full, uses_part || as_case);
+      continue;
+    }
+    if (as_case && f.mask.empty()) f.mask = o.name() + where(o);
+    for (const Var* r : o.results) {
+      if (uses_full) full.insert(r);
+      else if (uses_part || as_case) part.insert(r);
+    }
+  }
+  for (const Value& v : b.outputs())
+    if (v.is_var()) sink(full.count(v.var()) > 0, part.count(v.var()) > 0);
+  return f;
+}
+
+// The semaphore element main operand `k` of a DMA op names: its Ref and the
+// row-major index of the element (0 for a lone semaphore).
+std::pair<const Var*, Sym> sem_element(CallContext& c, const KernelWalker& w, const Op& op, int k, const std::vector<Access>& acc) {
+  const Value& ref = op.main_operand(k);
+  Sym cell{c.ctx.int_val(0), Interval::of(0), {}, {}};
+  const Var* root = ref.is_var() ? w.root(ref.var()) : nullptr;
+  for (const Access& a : acc) {
+    if (a.ix.base != op.main_operand_index(k)) continue;
+    const Shape& shape = ref.type().shape();
+    z3::expr e = c.ctx.int_val(0);
+    for (size_t d = 0; d < shape.size() && d < a.starts.size(); ++d) {
+      e = e * c.ctx.int_val(shape[d]) + a.starts[d].e;
+      cell.opaque = merge_opaque(cell.opaque, a.starts[d].opaque);
+      cell.deps = merge_deps(cell.deps, a.starts[d].deps);
+    }
+    cell.e = e.simplify();
+  }
+  return {root, cell};
 }
 
 }  // namespace
@@ -163,6 +259,53 @@ Obligation prove_carried_state(CallContext& c) {
   std::vector<StateWrite> writes;
   std::vector<StateRead> reads;
   std::set<const Var*> written;
+  std::vector<Copy> copies;
+  std::set<const Var*> remote_into;  // state a remote DMA (another device's, by symmetry) writes
+  auto loop_ids = [&] {
+    std::vector<int> ids;
+    for (const LoopInfo& l : w.loops()) ids.push_back(l.id);
+    return ids;
+  };
+  // A DMA's destination is written once a wait on its semaphore element completes it.
+  w.on_op = [&](const Op& op, const std::vector<Access>& acc) {
+    const std::string& n = op.name();
+    if (n == "dma_start") {
+      const Value& dst = op.main_operand(1);
+      const Var* root = dst.is_var() ? w.root(dst.var()) : nullptr;
+      if (!state.count(root)) return;
+      if (op.num_main_operands() >= 5) {
+        remote_into.insert(root);
+        return;
+      }
+      const Access* d = nullptr;
+      for (const Access& a : acc)
+        if (a.ix.base == op.main_operand_index(1)) d = &a;
+      std::vector<Range> region;
+      std::vector<std::string> opq = w.path_opaque();
+      if (d) {
+        region = ranges(c.ctx, *d, dst.type().shape());
+        for (const Sym& s : d->starts) opq = merge_opaque(opq, s.opaque), enc.need(s.deps);
+      } else {
+        for (int64_t extent : dst.type().shape()) region.push_back({c.ctx.int_val(0), c.ctx.int_val(extent - 1), true});
+      }
+      auto [sem, cell] = sem_element(c, w, op, 2, acc);
+      enc.need(cell.deps);
+      enc.need(enc.path_deps());
+      copies.push_back({root, enc.path(), sem, cell.e, merge_opaque(opq, cell.opaque), region, loop_ids(), op.loc});
+    } else if (n == "dma_wait") {
+      auto [sem, cell] = sem_element(c, w, op, 0, acc);
+      enc.need(cell.deps);
+      enc.need(enc.path_deps());
+      std::vector<int> here = loop_ids();
+      for (const Copy& cp : copies) {
+        if (cp.sem != sem) continue;
+        written.insert(cp.dst);
+        std::vector<std::string> opq = merge_opaque(merge_opaque(cp.opaque, cell.opaque), w.path_opaque());
+        writes.push_back({cp.dst, cp.path && enc.path() && cp.cell == cell.e, opq, cp.region,
+                          here.size() > cp.loops.size() ? here : cp.loops, cp.loc});
+      }
+    }
+  };
   w.on_access = [&](const Access& a) {
     auto it = state.find(a.root);
     if (it == state.end()) return;
@@ -173,7 +316,7 @@ Obligation prove_carried_state(CallContext& c) {
     bool read, write;
     if (n == "dma_start" || n == "dma_wait") {
       read = n == "dma_start" && a.ix.base == a.op.main_operand_index(0);
-      write = n == "dma_wait";
+      write = false;  // see on_op
     } else if (n == "swap") {
       read = w.result_used(a.op);
       write = true;
@@ -187,11 +330,16 @@ Obligation prove_carried_state(CallContext& c) {
     for (const Sym& s : a.starts) enc.need(s.deps);
     const Shape& shape = a.op.operands.at(a.ix.base).type().shape();
     std::vector<Range> region = ranges(c.ctx, a, shape);
-    if (read) {
+    // What the core reads into a value (not addupdate's, which stays in the
+    // state) shows only where that value goes.
+    Flow flow;
+    flow.kind = Flow::reaches;
+    if (read && (n == "get" || n == "load" || n == "swap") && w.body()) flow = flow_of(*w.body(), a.op);
+    if (read && flow.kind != Flow::dead) {
       const Value& ref = a.op.operands.at(a.ix.base);
       std::string name = ref.is_var() ? "%" + ref.var()->name : "a Ref";
-      StateRead r{c.ctx.bool_val(true), n + " " + name + where(a.op) + " reads " + it->second, {}, "", -1,
-                  c.ctx.bool_val(false)};
+      StateRead r{c.ctx.bool_val(true), n + " " + name + where(a.op) + " reads " + it->second, {}, "", a.root,
+                  flow.kind == Flow::masked ? flow.mask : "", -1, c.ctx.bool_val(false)};
       if (auto in = input_of.find(a.root); in != input_of.end()) {
         r.input = in->second;
         r.in_tail = past_filled(r.input, region);
@@ -291,11 +439,14 @@ Obligation prove_carried_state(CallContext& c) {
       if (r.done || !c.eval(mo, r.bad)) continue;
       progress = true;
       r.done = true;
-      if (!r.loop_write.empty() || !r.opaque.empty()) {
-        if (unknown_reason.empty())
-          unknown_reason = "cannot decide whether " + r.what + " before this grid step writes it: " +
-                           (!r.loop_write.empty() ? "it is written inside a loop at " + r.loop_write
-                                                  : "it depends on values the prover does not model (" + r.opaque[0] + ")");
+      std::string why = !r.loop_write.empty()         ? "it is written inside a loop at " + r.loop_write
+                        : !r.opaque.empty()           ? "it depends on values the prover does not model (" + r.opaque[0] + ")"
+                        : remote_into.count(r.root)   ? "another device's remote DMA may write it, which this claim does not model"
+                        : !r.mask.empty()             ? "what it reads reaches the kernel only through " + r.mask +
+                                                            ", which may mask the stale elements: not modelled"
+                                                      : "";
+      if (!why.empty()) {
+        if (unknown_reason.empty()) unknown_reason = "cannot decide whether " + r.what + " before this grid step writes it: " + why;
         continue;
       }
       std::vector<int64_t> gp = c.eval(mo, point);

@@ -240,19 +240,9 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
     // This device's (or core's) index along an enclosing pmap's or core_map's
     // axis: [0, axis_size). Every device runs the kernel, so it is not opaque.
     t.set("axis_index", {[](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
-             auto it = e.scope_.axis_sizes.find(op.str_param("axis_name"));
-             if (it == e.scope_.axis_sizes.end()) return "axis_index of an axis no enclosing pmap or core_map binds" + where(op);
-             auto sym = e.scope_.axis_symbol.find(it->first);
-             if (sym == e.scope_.axis_symbol.end())
-               sym = e.scope_.axis_symbol.emplace(it->first, e.scope_.fresh_int("axis_index_" + it->first)).first;
-             z3::expr v = sym->second;
-             auto n = e.scope_.axis_size_symbol.find(it->first);
-             if (n != e.scope_.axis_size_symbol.end()) {
-               e.facts.push_back(v >= 0 && v < n->second);
-               return Sym{v, Interval{0, kMaxAxisSize - 1}, {}, {}};
-             }
-             e.facts.push_back(v >= 0 && v < e.ctx().int_val(it->second));
-             return Sym{v, Interval{0, it->second - 1}, {}, {}};
+             std::variant<Sym, std::string> r = e.axis_index(op.str_param("axis_name"));
+             if (const std::string* why = std::get_if<std::string>(&r)) return *why + where(op);
+             return std::get<Sym>(r);
            }, false});
     t.set("axis_size", {[](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
              auto it = e.scope_.axis_sizes.find(op.str_param("axis_name"));
@@ -405,8 +395,24 @@ bool IntEncoder::encode(const Op& op) {
   return true;
 }
 
+std::variant<Sym, std::string> IntEncoder::axis_index(const std::string& axis) {
+  auto it = scope_.axis_sizes.find(axis);
+  if (it == scope_.axis_sizes.end()) return "axis_index of an axis no enclosing pmap or core_map binds";
+  auto sym = scope_.axis_symbol.find(it->first);
+  if (sym == scope_.axis_symbol.end()) sym = scope_.axis_symbol.emplace(it->first, scope_.fresh_int("axis_index_" + it->first)).first;
+  z3::expr v = sym->second;
+  auto n = scope_.axis_size_symbol.find(it->first);
+  if (n != scope_.axis_size_symbol.end()) {
+    facts.push_back(v >= 0 && v < n->second);
+    return Sym{v, Interval{0, kMaxAxisSize - 1}, {}, {}};
+  }
+  facts.push_back(v >= 0 && v < ctx().int_val(it->second));
+  return Sym{v, Interval{0, it->second - 1}, {}, {}};
+}
+
 // A scalar read of a scalar-prefetch Ref: an uninterpreted function of the
-// indices, within the declared range; any other Ref read is opaque.
+// indices (after this device's index on the axes the operand varies along),
+// within the declared range; any other Ref read is opaque.
 IntEncoder::Encoded IntEncoder::prefetch_read(const Op& op) {
   const Value& base = op.main_operand(0);
   const Indexer* ix = op.indexer_for(op.main_operand_index(0));
@@ -414,6 +420,11 @@ IntEncoder::Encoded IntEncoder::prefetch_read(const Op& op) {
   if (j < 0) return "a read of the Ref %" + (base.is_var() ? base.var()->name : std::string("?")) + where(op);
   Prefetch& p = scope_.prefetch[j];
   z3::expr_vector args(ctx());
+  for (const std::string& axis : p.per_device) {
+    std::variant<Sym, std::string> dev = axis_index(axis);
+    if (const std::string* why = std::get_if<std::string>(&dev)) return "a per-device read of " + p.name + ": " + *why + where(op);
+    args.push_back(std::get<Sym>(dev).e);
+  }
   std::vector<Sym> idx;
   for (size_t d = 0; d < p.shape.size(); ++d) {
     const IndexEntry e = ix && d < ix->entries.size() ? ix->entries[d] : IndexEntry::full();

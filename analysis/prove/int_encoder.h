@@ -71,6 +71,10 @@ struct Prefetch {
   DType dtype = DType::i32;
   int64_t lo = 0, hi = 0;            // value range [lo, hi)
   bool declared = false;             // false: the dtype's full range
+  // The device axes along which each device has its own values (a pmap
+  // splits the operand, or computes it from axis_index): `fn` takes the
+  // device's index on each of them before the element's indices.
+  std::vector<std::string> per_device;
   z3::func_decl fn;
 
   explicit Prefetch(z3::context& c) : fn(c) {}
@@ -100,6 +104,9 @@ struct Scope {
   // semaphore-balance claim proves a protocol for every device count with it.
   std::map<std::string, z3::expr> axis_size_symbol;
   std::set<std::string> axis_size_read;  // axes the kernel reads axis_size of
+  // Dynamic grid axes whose size each device computes for itself, with the
+  // device axes it varies along: devices may then run different grids.
+  std::map<int, std::vector<std::string>> grid_size_per_device;
   int fresh = 0;
 
   explicit Scope(z3::context& c) : ctx(c) {}
@@ -134,6 +141,9 @@ class IntEncoder {
   void set_grid_point(std::vector<Sym> point) { point_ = std::move(point); }
 
   Sym value(const Value& v);
+  // This device's (core's) index on named axis `axis`: one symbol per axis,
+  // in [0, size); why not, when no enclosing pmap or core_map binds it.
+  std::variant<Sym, std::string> axis_index(const std::string& axis);
   bool has(const Var* v) const { return env_.count(v) > 0; }
   // A fresh unconstrained value of dtype d, tagged with `reason`.
   Sym opaque(DType d, const std::string& reason);

@@ -62,6 +62,8 @@ class KernelWalker {
   // Whether a result of `op` (in the body being walked) is used: a swap whose
   // old value nobody reads is a plain write.
   bool result_used(const Op& op);
+  // The body being walked (the one the op being visited sits in).
+  const Body* body() const { return body_; }
   // Why the current path depends on unmodelled values (empty: it does not).
   const std::vector<std::string>& path_opaque() const { return path_opaque_; }
   // The loops around the op being visited, outermost first.

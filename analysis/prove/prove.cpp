@@ -3,6 +3,7 @@
 #include <set>
 
 #include "analysis/prove/call_context.h"
+#include "analysis/prove/device_variance.h"
 
 namespace tessera::prove {
 
@@ -52,8 +53,8 @@ void condition_on_premises(std::vector<Obligation>& obs, const CallContext& c) {
 }  // namespace
 
 std::vector<Obligation> prove_call(const Op& op, const std::string& name, const Options& opts,
-                                   const AxisSizes& axis_sizes) {
-  CallContext c(op, name, opts, axis_sizes);
+                                   const AxisSizes& axis_sizes, const PerDevice& per_device) {
+  CallContext c(op, name, opts, axis_sizes, per_device);
   std::vector<Obligation> out;
   if (op.name() == "core_map") {
     out.push_back(prove_kernel_bounds(c));
@@ -95,22 +96,55 @@ namespace {
 // Finds pallas_calls and core_maps, remembering the device axes of the pmaps
 // (and mesh axes of the core_maps) around each.
 struct Finder {
-  std::vector<std::pair<const Op*, AxisSizes>> calls;
+  struct Call {
+    const Op* op;
+    AxisSizes axes;
+    PerDevice per_device;
+  };
+  std::vector<Call> calls;
   std::set<const Body*> seen;
   AxisSizes axes;  // outermost first
+  DeviceVariance variance;
+  std::vector<std::string> axis_names() const {
+    std::vector<std::string> names;
+    for (const auto& [a, n] : axes) names.push_back(a);
+    return names;
+  }
+  // Which axes a pallas_call's scalar prefetch and dynamic grid sizes vary along.
+  PerDevice per_device(const Op& call) const {
+    PerDevice pd;
+    if (axes.empty()) return pd;
+    GridMapping g = grid_mapping(call);
+    auto along = [&](int operand) {
+      DeviceVariance::Axes a = variance.of(call.operands.at(operand), axis_names());
+      return std::vector<std::string>(a.begin(), a.end());
+    };
+    for (int j = 0; j < g.num_scalar_prefetch(); ++j) pd.prefetch.push_back(along(g.scalar_prefetch_operand(j)));
+    for (int a = 0; a < g.grid_rank(); ++a) {
+      int operand = dynamic_grid_operand(g, a);
+      pd.grid_size.push_back(operand < 0 ? std::vector<std::string>{} : along(operand));
+    }
+    return pd;
+  }
   void walk(const Body& b) {
     if (!seen.insert(&b).second) return;
     for (const Op& op : b.ops()) {
-      if (op.name() == "pallas_call" || op.name() == "core_map") calls.emplace_back(&op, axes);
+      if (op.name() == "pallas_call") calls.push_back({&op, axes, per_device(op)});
+      if (op.name() == "core_map") calls.push_back({&op, axes, {}});
+      variance.visit(op, axis_names());
       if (op.name() == "pallas_call") continue;
       auto saved = axes;
+      std::vector<std::string> outside = axis_names();
       if (op.name() == "pmap") axes.emplace_back(op.str_param("axis_name"), op.int_param("axis_size"));
       if (op.name() == "core_map") {
         const auto& names = op.idents_param("mesh_axes");
         const auto& shape = op.ints_param("mesh_shape");
         for (size_t k = 0; k < names.size() && k < shape.size(); ++k) axes.emplace_back(names[k], shape[k]);
       }
-      for (const BodyPtr& nb : op.nested_bodies()) walk(*nb);
+      for (const BodyPtr& nb : op.nested_bodies()) {
+        variance.enter(op, *nb, outside);
+        walk(*nb);
+      }
       axes = saved;
     }
   }
@@ -137,12 +171,12 @@ std::vector<Obligation> prove_module(const Module& m, const Options& opts) {
   std::map<std::string, int> uses;
   std::vector<Obligation> out;
   std::set<std::string> names;
-  for (const auto& [op, axes] : f.calls) {
+  for (const auto& [op, axes, per_device] : f.calls) {
     GridMapping g = op->name() == "pallas_call" ? grid_mapping(*op) : GridMapping{};
     std::string name = op->name() == "core_map" ? "core_map" : call_name(*op);
     int k = ++uses[name];
     if (k > 1) name += "#" + std::to_string(k);
-    std::vector<Obligation> obs = prove_call(*op, name, opts, axes);
+    std::vector<Obligation> obs = prove_call(*op, name, opts, axes, per_device);
     out.insert(out.end(), obs.begin(), obs.end());
     // Remember which names assumptions could refer to.
     for (int a = 0; a < g.grid_rank(); ++a) {

@@ -91,10 +91,17 @@ std::string call_name(const Op& pallas_call);
 // pmaps' device axes (and a core_map's mesh axes). Device ids are flat over
 // them, the outermost major, as the interpreter numbers devices.
 using AxisSizes = std::vector<std::pair<std::string, int64_t>>;
+// For a call inside pmaps: the device axes along which each scalar-prefetch
+// operand and each dynamic grid size may differ from device to device (an
+// operand split by the pmap, or computed from axis_index); empty: shared.
+struct PerDevice {
+  std::vector<std::vector<std::string>> prefetch;   // per scalar-prefetch operand
+  std::vector<std::vector<std::string>> grid_size;  // per grid axis
+};
 // The obligations of one pallas_call op; `name` names it in the results.
 // `axis_sizes`: the device axes of enclosing pmaps, for axis_index.
 std::vector<Obligation> prove_call(const Op& pallas_call, const std::string& name, const Options& opts = {},
-                                   const AxisSizes& axis_sizes = {});
+                                   const AxisSizes& axis_sizes = {}, const PerDevice& per_device = {});
 
 // 0: all proved; 1: some failed; 3: none failed, some unknown.
 int exit_code(const std::vector<Obligation>& obs);

@@ -75,6 +75,10 @@ class Balance {
   enum class Mode { one_point, whole_grid, each_point, per_position };
   struct Run {
     bool decided = false;  // every path, amount, element and target was a number
+    // The values the model chose that the run depends on (scalar prefetch:
+    // "flag[0] = 1 on device 0, ..."), "" when none: a run that finishes is a
+    // proof only without them, one that blocks is a counterexample with them.
+    std::string chosen;
     std::string stuck;     // who is blocked and where; "" when every device finished
     std::vector<int64_t> stuck_point;
     // Counts left at the end, per (device, semaphore, element): after a run
@@ -113,6 +117,16 @@ class Balance {
   // holds per core, lock-step across devices, and by the argument of `run`
   // for every interleaving of them. Null when not decided or not applicable.
   std::optional<Run> per_position(const z3::model& mo, const std::vector<const TraceEvent*>& flat);
+
+  // Every remote signal and copy targets an existing device (core): FAILED
+  // detail naming the first that may not, else "" (`unknown` gets why not).
+  std::string out_of_range(const std::vector<z3::expr>& facts, const std::vector<const TraceEvent*>& flat, Obligation& ob,
+                           std::string& unknown);
+  // The values of the model that `x` depends on beyond the grid point and
+  // the process, added to `out` ("flag[0] = 1 on dev 1": a per-device
+  // operand's value on device 1 of axis dev). With `prefetch_only`, only
+  // scalar-prefetch reads.
+  void chosen_values(const z3::model& mo, const z3::expr& x, std::set<std::string>& out, bool prefetch_only = false) const;
 
   // A protocol written for any device count (it reads axis_size of its
   // device axis): the two queries again with the count a symbol N, 2 <= N <=
@@ -161,7 +175,11 @@ constexpr int64_t kMaxRunEvents = int64_t{1} << 18;
 Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEvent*>& flat, Mode mode) {
   const bool whole_grid = mode != Mode::one_point;
   Run r;
-  auto num = [&](const z3::expr& x, int64_t& v) { return mo.eval(x, false).simplify().is_numeral_i64(v); };
+  std::set<std::string> chosen;
+  auto num = [&](const z3::expr& x, int64_t& v) {
+    if (!x.simplify().is_numeral()) chosen_values(mo, x, chosen);
+    return mo.eval(x, false).simplify().is_numeral_i64(v);
+  };
   // The grid points to run, as values of the point's symbols (one: the model's).
   std::vector<std::vector<int64_t>> points;
   if (!whole_grid) {
@@ -220,6 +238,7 @@ Balance::Run Balance::run(const z3::model& mo, const std::vector<const TraceEven
     }
   }
   r.decided = true;
+  for (const std::string& v : chosen) r.chosen += (r.chosen.empty() ? "" : ", ") + v;
   if (mode == Mode::per_position && devices_ == 1) {
     // Counts per parallel position (its parallel coordinates), each from 0.
     std::vector<int> par = parallel_axes(c_);
@@ -310,6 +329,75 @@ std::optional<Balance::Run> Balance::per_position(const z3::model& mo, const std
   Run r = run(mo, flat, Mode::per_position);
   if (!r.decided) return std::nullopt;
   return r;
+}
+
+void Balance::chosen_values(const z3::model& mo, const z3::expr& x, std::set<std::string>& out, bool prefetch_only) const {
+  std::vector<z3::expr> todo{x};
+  std::set<unsigned> seen;
+  while (!todo.empty()) {
+    z3::expr e = todo.back();
+    todo.pop_back();
+    if (!e.is_app() || !seen.insert(e.id()).second) continue;
+    z3::func_decl f = e.decl();
+    if (f.decl_kind() != Z3_OP_UNINTERPRETED) {
+      for (unsigned k = 0; k < e.num_args(); ++k) todo.push_back(e.arg(k));
+      continue;
+    }
+    auto p = std::find_if(c_.scope.prefetch.begin(), c_.scope.prefetch.end(),
+                          [&](const Prefetch& q) { return z3::eq(q.fn, f); });
+    if (p == c_.scope.prefetch.end() && prefetch_only) continue;
+    std::string name = p == c_.scope.prefetch.end() ? f.name().str() : p->name;
+    size_t skip = p == c_.scope.prefetch.end() ? 0 : p->per_device.size();
+    if (e.num_args() > skip) {
+      name += "[";
+      for (unsigned k = static_cast<unsigned>(skip); k < e.num_args(); ++k)
+        name += (k > skip ? ", " : "") + std::to_string(c_.eval(mo, e.arg(k)));
+      name += "]";
+    }
+    std::string on;
+    for (size_t k = 0; k < skip; ++k)
+      on += (k ? ", " : " on ") + p->per_device[k] + " " + std::to_string(c_.eval(mo, e.arg(static_cast<unsigned>(k))));
+    out.insert(name + " = " + std::to_string(c_.eval(mo, e)) + on);
+  }
+}
+
+std::string Balance::out_of_range(const std::vector<z3::expr>& facts, const std::vector<const TraceEvent*>& flat, Obligation& ob,
+                                  std::string& unknown) {
+  for (const TraceEvent* ev : flat) {
+    if (!ev->device) continue;
+    z3::expr sender = c_.scope.fresh_int("sender");
+    std::vector<z3::expr> q = facts;
+    q.push_back(sender >= 0 && sender < c_.ctx.int_val(devices_));
+    z3::expr to = at(*ev->device, sender);
+    q.push_back(at(ev->path, sender) && (to < 0 || to >= c_.ctx.int_val(devices_)));
+    QueryResult r = c_.solver.check(q, "semaphore_balance.target_range");
+    ob.queries++;
+    if (r.result == z3::unsat) continue;
+    if (r.result == z3::unknown || !ev->opaque.empty()) {
+      if (unknown.empty())
+        unknown = r.result == z3::unknown ? "(" + r.reason + ")"
+                                          : "cannot decide whether " + ev->what + " targets an existing " + word_ +
+                                                ": it depends on values the prover does not model (" + ev->opaque[0] + ")";
+      continue;
+    }
+    const z3::model& mo = *r.model;
+    std::vector<int64_t> gp = c_.eval(mo, point_);
+    int64_t target = c_.eval(mo, to);
+    // In a core_map inside pmaps a core index outside the mesh maps to no process (-1).
+    bool inner_core = c_.op.name() == "core_map" && !trace_->cores_are_processes();
+    std::string whom = target < 0 && inner_core ? "a core outside the mesh" : process(target);
+    std::set<std::string> values;
+    z3::expr from = c_.ctx.int_val(c_.eval(mo, sender));
+    chosen_values(mo, at(ev->path, from) && at(*ev->device, from) == 0, values, true);
+    std::string with;
+    for (const std::string& v : values) with += (with.empty() ? " (with " : ", ") + v;
+    ob.grid_points = {gp};
+    return (c_.scope.grid_size.empty() ? std::string() : "at grid point " + tuple_str(gp) + ", ") + ev->what +
+           (ev->iteration.empty() ? "" : " (" + ev->iteration + ")") + " on " + process(c_.eval(mo, sender)) + " targets " +
+           whom + ", which does not exist (there are " + std::to_string(devices_) + " " + word_ + "s)" +
+           (with.empty() ? "" : with + ")") + ": the run stops there";
+  }
+  return "";
 }
 
 z3::expr Balance::contribution(const TraceEvent& ev, const z3::expr& cell, const std::optional<z3::expr>& device) {
@@ -482,28 +570,46 @@ Obligation Balance::run() {
     devices_ = trace.devices();
     per_process_ = trace.per_process();
     word_ = trace.process_word();
+    // Devices that compute their own grid size may run different numbers of
+    // steps; every argument below has them run the same grid.
+    if (!c_.scope.grid_size_per_device.empty()) {
+      const auto& [a, along] = *c_.scope.grid_size_per_device.begin();
+      return finish(Verdict::unknown, "the size of grid axis " + std::to_string(a) + " is computed on each device (it may differ along " +
+                                          along[0] + "), so the devices may run different numbers of grid steps, which this "
+                                          "claim does not model");
+    }
   }
   ob.method = "z3";
-  // Written for any device count: try every count first.
+  std::vector<z3::expr> facts = base;
+  CallContext::add_facts(trace.encoder(), facts, true);  // kernel bounds proves the guards indices rely on
+  std::string unknown_reason;
+  if (remote) {
+    std::string bad = out_of_range(facts, flat, ob, unknown_reason);
+    if (!bad.empty()) return finish(Verdict::failed, bad);
+  }
+  // Written for any device count: try every count first. The proof covers
+  // 2 to kMaxAxisSize devices; any other count given is checked as given.
   std::string every_count;
   const std::string axis = remote && trace.device_axes() == 1 ? c_.scope.process_axes[0] : "";
   if (!axis.empty() && per_process_ && c_.scope.axis_size_read.count(axis)) {
     every_count = for_every_count(base, point, ob.queries);
-    if (every_count.empty())
+    bool covered = devices_ >= 2 && devices_ <= kMaxAxisSize;
+    if (every_count.empty() && covered)
       return finish(Verdict::proved, std::to_string(flat.size()) + " semaphore events, for every " + word_ + " count from 2 to " +
                                          std::to_string(kMaxAxisSize) + " (the kernel reads axis_size of " + axis + ")");
-    every_count = "; for the " + std::to_string(devices_) + " " + word_ + "s given, not for every count (the kernel reads axis_size of " +
-                  axis + "): " + every_count;
+    if (every_count.empty())
+      every_count = "; for the " + std::to_string(devices_) + " " + word_ + (devices_ == 1 ? "" : "s") +
+                    " given, which the proof for every count from 2 to " + std::to_string(kMaxAxisSize) + " does not cover";
+    else
+      every_count = "; for the " + std::to_string(devices_) + " " + word_ + "s given, not for every count (the kernel reads axis_size of " +
+                    axis + "): " + every_count;
   }
-  std::vector<z3::expr> facts = base;
-  CallContext::add_facts(trace.encoder(), facts, true);  // kernel bounds proves the guards indices rely on
   bool single_step = true;
   for (const z3::expr& s : c_.scope.grid_size) {
     int64_t v = 0;
     single_step &= s.is_numeral_i64(v) && v == 1;
   }
   std::vector<const void*> sems = semaphores(flat);
-  std::string unknown_reason;
   int k = 0;
   for (const void* sem : sems) {
     std::vector<const TraceEvent*> evs;
@@ -541,8 +647,12 @@ Obligation Balance::run() {
       const z3::model& mo = *r.model;
       std::vector<int64_t> gp = c_.eval(mo, point);
       int64_t left = c_.eval(mo, net);
+      std::set<std::string> values;
+      chosen_values(mo, net, values, true);
+      std::string with;
+      for (const std::string& v : values) with += (with.empty() ? ", with " : ", ") + v;
       std::string detail = "at grid point " + tuple_str(gp) + ": " + cell_name(mo) + " is left at " + std::to_string(left) +
-                           " when the step ends (" + describe(mo, evs, cell) + path_of(mo, device, evs) + ")";
+                           " when the step ends (" + describe(mo, evs, cell) + path_of(mo, device, evs) + with + ")";
       if (!opq.empty()) {
         if (unknown_reason.empty())
           unknown_reason = "cannot decide whether " + name + " is balanced: it depends on values the prover does not model (" +
@@ -581,6 +691,13 @@ Obligation Balance::run() {
             return finish(Verdict::failed, "running the grid in order, " + name + (first.numel > 1 ? "[" + std::to_string(elem) + "]" : "") +
                                                (remote ? " on " + process(dev) : "") + " is left at " +
                                                std::to_string(left_at_exit) + " at kernel exit");
+          }
+          // A run on values the model chose proves nothing for the others.
+          if (!whole.chosen.empty()) {
+            if (unknown_reason.empty())
+              unknown_reason = "counts are handed from one grid step to the next, and the grid runs to its end in order only for "
+                               "the values of one model (" + whole.chosen + "): the protocol depends on them";
+            continue;
           }
           // Balanced at exit, whatever the order (the sum of every step's
           // counts); no deadlock in the interpreter's order, the only one
@@ -646,12 +763,21 @@ Obligation Balance::run() {
                            (opq.empty() ? std::string() : " (" + opq[0] + ")");
         continue;
       }
-      if (here.stuck.empty() && single_step) continue;  // the one grid step runs to its end on every device
+      // A run on values the model chose (scalar prefetch) proves nothing for the others.
+      std::string model_only = "cannot decide whether " + name + " on " + process(c_.eval(mo, *device)) +
+                               " can wait forever: a wait there may need a signal another " + word_ +
+                               " sends later in the program, and the run that follows the protocol decides it only for the "
+                               "values of one model (" + here.chosen + ")";
+      if (here.stuck.empty() && single_step) {  // the one grid step runs to its end on every device
+        if (!here.chosen.empty() && unknown_reason.empty()) unknown_reason = model_only;
+        continue;
+      }
+      std::string with = here.chosen.empty() ? "" : " (with " + here.chosen + ")";
       if (single_step) {
         ob.grid_points = {gp};
         return finish(Verdict::failed, (c_.scope.grid_size.empty() ? std::string() : "at grid point " + tuple_str(gp) + ", ") +
                                            "every " + word_ + " that has not finished is blocked: " + here.stuck +
-                                           ": a deadlock across " + word_ + "s");
+                                           ": a deadlock across " + word_ + "s" + with);
       }
       // Several steps: a later step of another device may send what a wait
       // needs. Run the whole grid.
@@ -659,7 +785,12 @@ Obligation Balance::run() {
       if (whole.decided && !whole.stuck.empty()) {
         ob.grid_points = {whole.stuck_point};
         return finish(Verdict::failed, "running the grid in order, every " + word_ + " that has not finished is blocked: " +
-                                           whole.stuck + ": a deadlock across " + word_ + "s");
+                                           whole.stuck + ": a deadlock across " + word_ + "s" +
+                                           (whole.chosen.empty() ? "" : " (with " + whole.chosen + ")"));
+      }
+      if (whole.decided && !whole.chosen.empty()) {
+        if (unknown_reason.empty()) unknown_reason = model_only;
+        continue;
       }
       if (whole.decided && parallel_axes(c_).empty()) continue;  // the one order runs to its end
       // With parallel axes: every step is balanced (query 1 above, for each
