@@ -120,5 +120,7 @@ Obligation prove_alias_parallel_safety(CallContext& c, int in, int out);
 Obligation prove_carried_state(CallContext& c);
 Obligation prove_semaphore_balance(CallContext& c);
 Obligation prove_dma_races(CallContext& c);
+Obligation prove_output_coverage(CallContext& c, int out);
+Obligation prove_core_map_races(CallContext& c);
 
 }  // namespace tessera::prove

@@ -50,38 +50,10 @@ namespace tessera::prove {
 
 namespace {
 
-// The elements one indexer entry touches, [lo, hi] (a strided slice is
-// widened to its hull), and whether a write entry fills all of them.
-struct Range {
-  z3::expr lo, hi;
-  bool dense;
-};
-
-std::vector<Range> ranges(z3::context& ctx, const Access& a, const Shape& shape) {
-  std::vector<Range> out;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    const IndexEntry e = d < a.ix.entries.size() ? a.ix.entries[d] : IndexEntry::full();
-    if (e.kind == IndexEntry::Full) {
-      out.push_back({ctx.int_val(0), ctx.int_val(shape[d] - 1), true});
-      continue;
-    }
-    // The rows of a gather / scatter are data: a read may touch any row, a
-    // write covers none for sure.
-    if (e.kind == IndexEntry::Indirect) {
-      out.push_back({ctx.int_val(0), ctx.int_val(shape[d] - 1), false});
-      continue;
-    }
-    // A dynamic size (`ds(s, %n)`, DMAs only) is over-approximated by its
-    // static bound: a read may touch up to the bound, and a write fills an
-    // unknown part of it, so it covers no later read (sound, maybe `failed`
-    // where the exact size would prove it).
-    int64_t span = e.kind == IndexEntry::Point ? 0 : std::max<int64_t>(e.size - 1, 0) * e.stride;
-    const z3::expr& s = a.starts.at(d).e;
-    bool dense = !e.has_dynamic_size() && (e.kind == IndexEntry::Point || e.stride == 1 || e.size <= 1);
-    out.push_back({s, s + ctx.int_val(span), dense});
-  }
-  return out;
-}
+// A dynamic-size write (`ds(s, %n)`) fills an unknown part of its bound, so
+// it covers no later read (sound, maybe `failed` where the exact size would
+// prove it).
+using Range = AccessRange;
 
 struct StateWrite {
   const Var* state;
@@ -283,7 +255,7 @@ Obligation prove_carried_state(CallContext& c) {
       std::vector<Range> region;
       std::vector<std::string> opq = w.path_opaque();
       if (d) {
-        region = ranges(c.ctx, *d, dst.type().shape());
+        region = access_ranges(c.ctx, *d, dst.type().shape());
         for (const Sym& s : d->starts) opq = merge_opaque(opq, s.opaque), enc.need(s.deps);
       } else {
         for (int64_t extent : dst.type().shape()) region.push_back({c.ctx.int_val(0), c.ctx.int_val(extent - 1), true});
@@ -329,7 +301,7 @@ Obligation prove_carried_state(CallContext& c) {
     enc.need(enc.path_deps());
     for (const Sym& s : a.starts) enc.need(s.deps);
     const Shape& shape = a.op.operands.at(a.ix.base).type().shape();
-    std::vector<Range> region = ranges(c.ctx, a, shape);
+    std::vector<Range> region = access_ranges(c.ctx, a, shape);
     // What the core reads into a value (not addupdate's, which stays in the
     // state) shows only where that value goes.
     Flow flow;

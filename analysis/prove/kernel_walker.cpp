@@ -1,5 +1,7 @@
 #include "analysis/prove/kernel_walker.h"
 
+#include <algorithm>
+
 namespace tessera::prove {
 
 namespace {
@@ -7,6 +9,31 @@ namespace {
 bool int_scalar(const Type& t) { return !t.is_ref() && t.is_scalar() && (is_int(t.dtype()) || is_bool(t.dtype())); }
 
 }  // namespace
+
+std::vector<AccessRange> access_ranges(z3::context& ctx, const Access& a, const Shape& shape) {
+  std::vector<AccessRange> out;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const IndexEntry e = d < a.ix.entries.size() ? a.ix.entries[d] : IndexEntry::full();
+    if (e.kind == IndexEntry::Full) {
+      out.push_back({ctx.int_val(0), ctx.int_val(shape[d] - 1), true});
+      continue;
+    }
+    // The rows of a gather / scatter are data: a read may touch any row, a
+    // write covers none for sure.
+    if (e.kind == IndexEntry::Indirect) {
+      out.push_back({ctx.int_val(0), ctx.int_val(shape[d] - 1), false});
+      continue;
+    }
+    // A dynamic size (`ds(s, %n)`, DMAs only) is over-approximated by its
+    // static bound: a read may touch up to the bound, and a write fills an
+    // unknown part of it.
+    int64_t span = e.kind == IndexEntry::Point ? 0 : std::max<int64_t>(e.size - 1, 0) * e.stride;
+    const z3::expr& s = a.starts.at(d).e;
+    bool dense = !e.has_dynamic_size() && (e.kind == IndexEntry::Point || e.stride == 1 || e.size <= 1);
+    out.push_back({s, s + ctx.int_val(span), dense});
+  }
+  return out;
+}
 
 void KernelWalker::bind_loop(const LoopParts<Var*>& params, const LoopParts<Value>& operands, const std::string& loop) {
   for (size_t p = 0; p < params.consts.size() && p < operands.consts.size(); ++p) bind(params.consts[p], operands.consts[p]);

@@ -42,6 +42,17 @@ struct LoopInfo {
   std::string index_name;            // "c"
 };
 
+// The elements one indexer entry of an access touches, [lo, hi] (a strided
+// slice is widened to its hull), and whether a write entry fills all of them.
+struct AccessRange {
+  z3::expr lo, hi;
+  bool dense;
+};
+// Per dim of the accessed Ref (of shape `shape`). The rows of a gather /
+// scatter may be any row and a dynamic size (`ds(s, %n)`) any size up to its
+// static bound: both span the bound but are not dense.
+std::vector<AccessRange> access_ranges(z3::context& ctx, const Access& a, const Shape& shape);
+
 class KernelWalker {
  public:
   KernelWalker(CallContext& c, IntEncoder& enc) : c_(c), enc_(enc) {}

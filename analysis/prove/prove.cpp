@@ -28,9 +28,12 @@ void condition_on_premises(std::vector<Obligation>& obs, const CallContext& c) {
   for (Obligation& ob : obs) {
     if (ob.verdict != Verdict::proved) continue;
     std::vector<std::string> premises;
-    if (ob.kind == "semaphore balance" || ob.kind == "DMA races") {
+    if (ob.kind == "semaphore balance" || ob.kind == "DMA races" || ob.kind == "core races") {
       // Only the guards of kernel bounds: an access it cannot decide (the rows of a gather) voids nothing here.
       if (!c.kernel_guards_proved) premises.push_back("kernel");
+    } else if (ob.kind == "output coverage") {
+      premises.push_back("kernel");
+      premises.push_back(ob.subject);
     } else if (ob.kind == "carried state") {
       premises.push_back("kernel");
       for (int i = 0; i < c.g.num_inputs(); ++i) premises.push_back(c.subject(i));
@@ -50,6 +53,22 @@ void condition_on_premises(std::vector<Obligation>& obs, const CallContext& c) {
   }
 }
 
+// An unwritten element shows in the output only if no other parallel
+// position copies the same block out later: a FAILED output coverage needs
+// the output's parallel safety.
+void reproducible_coverage(std::vector<Obligation>& obs) {
+  for (Obligation& ob : obs) {
+    if (ob.kind != "output coverage" || ob.verdict != Verdict::failed) continue;
+    for (const Obligation& p : obs)
+      if (p.subject == ob.subject && p.kind == "parallel safety" && p.verdict != Verdict::proved) {
+        ob.verdict = Verdict::unknown;
+        ob.detail = "another parallel position may copy the same block out later, so whether the output shows it depends on " +
+                    ob.subject + " parallel safety, which is not proved: " + ob.detail;
+        break;
+      }
+  }
+}
+
 }  // namespace
 
 std::vector<Obligation> prove_call(const Op& op, const std::string& name, const Options& opts,
@@ -60,6 +79,7 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
     out.push_back(prove_kernel_bounds(c));
     out.push_back(prove_semaphore_balance(c));
     out.push_back(prove_dma_races(c));
+    out.push_back(prove_core_map_races(c));
     condition_on_premises(out, c);
     for (Obligation& o : out) o.op = &op;
     return out;
@@ -75,6 +95,7 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
     for (const auto& [i, oo] : c.g.aliases) aliased |= oo == o;
     if (!aliased) out.push_back(prove_non_revisiting(c, o));
     out.push_back(prove_parallel_safety(c, o));
+    out.push_back(prove_output_coverage(c, o));
   }
   // An aliased input's blocks are read from the buffer the output writes.
   for (const auto& [i, o] : c.g.aliases) {
@@ -87,6 +108,7 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
   out.push_back(prove_semaphore_balance(c));
   out.push_back(prove_dma_races(c));
   condition_on_premises(out, c);
+  reproducible_coverage(out);
   for (Obligation& o : out) o.op = &op;
   return out;
 }

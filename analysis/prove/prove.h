@@ -1,6 +1,6 @@
 // `tessera prove`: formal checks of every pallas_call in a module, with Z3.
 //
-// Per pallas_call, seven kinds of obligation (docs/prove.md explains each and
+// Per pallas_call, eight kinds of obligation (docs/prove.md explains each and
 // its encoding):
 //   bounds          per input / output block mapping: every block index is
 //                   valid for the padded array, at every grid point and for
@@ -24,9 +24,13 @@
 //                   deadlocks across the devices of a pmap or the cores of
 //                   a core_map;
 //   DMA races       nothing touches an in-flight DMA's destination or writes
-//                   its source before the wait that completes it.
-// A core_map outside any pallas_call gets kernel bounds, semaphore balance
-// and DMA races for its body.
+//                   its source before the wait that completes it;
+//   output coverage per output with blocks: every element of a block that is
+//                   copied out (and lies inside the array) was written during
+//                   the block's visit.
+// A core_map outside any pallas_call gets kernel bounds, semaphore balance,
+// DMA races and core races (no two of its cores touch the same elements of
+// a shared Ref, one writing, unordered) for its body.
 // Proofs never enumerate the grid: cost does not depend on the grid's size.
 #pragma once
 
@@ -70,7 +74,8 @@ std::string_view verdict_name(Verdict v);  // "proved", "FAILED", "unknown"
 struct Obligation {
   std::string call;       // the pallas_call's name
   std::string subject;    // "in[1]", "out[0]", "kernel"
-  std::string kind;       // "bounds", "non-revisiting", "parallel safety", "carried state", "semaphore balance", "DMA races"
+  std::string kind;       // "bounds", "non-revisiting", "parallel safety", "output coverage", "carried state",
+                          // "semaphore balance", "DMA races", "core races"
   Verdict verdict = Verdict::unknown;
   std::string detail;     // the counterexample, or why it is unknown
   std::vector<std::vector<int64_t>> grid_points;  // counterexample grid points, in order
