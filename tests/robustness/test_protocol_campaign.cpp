@@ -5,10 +5,12 @@
 // output blocks, cores sharing a Ref). Per program, the runs are:
 //
 // * 1, 2 and 3 cores per device, each in the interpreter's grid order and
-//   under two grid seeds; `--dma eager` on 1 and 2 cores; one run with
-//   uninitialized memory as NaN (the others read it as zero); all with race
-//   detection. Programs whose values come from inputs (split prefetch or grid
-//   sizes) also run on two more input draws.
+//   under two grid seeds; the same with race detection on 1, 2 and 3 cores
+//   and one seed (a run stops at its first race, which may hide a deadlock
+//   further on); `--dma eager` on 1 and 2 cores; one run with uninitialized
+//   memory as NaN (the others read it as zero). Programs whose values come
+//   from inputs (split prefetch or grid sizes) also run on two more input
+//   draws.
 //
 // What the runs show is evidence: a deadlock or a semaphore left non-zero, a
 // device / core index out of range, a race, an out-of-bounds access, outputs
