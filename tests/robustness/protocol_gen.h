@@ -43,11 +43,13 @@ inline const std::vector<std::string>& protocol_shapes() {
       "prefetch-amount",     // a signal / wait amount read from scalar prefetch
       "dynamic-grid-axis",   // a grid size computed from axis_index
       "dynamic-grid-split",  // a grid size read from an input split over the pmap axis
+      "dynamic-grid-zero",   // a per-device grid size that is 0 on some devices (they run no step)
       "unmodded-target",     // a signal / DMA target or core index without a modulo
       "remote-dma",          // a dma_start to another device, in a grid of one step
       "remote-dma-steps",    // the same in a grid of several steps (or a dynamic one)
       "skip-self-signal",    // a signal skipped when its target is this device (a ring of 1 waits forever)
       "wait-other-region",   // a dma_wait naming another region than the DMA wrote
+      "scratch-read-before-write",  // such a wait on a grid with no parallel axis: step 0 reads unwritten scratch
       "partial-output",      // an output block written only in part
       "core-unordered",      // a core reads a row another core writes, no semaphore between
   };
@@ -61,6 +63,9 @@ inline bool shape_possible(const std::string& shape, const std::set<std::string>
   if (shape == "prefetch-flag" || shape == "prefetch-amount")
     return shape_possible("prefetch-split", off) || shape_possible("prefetch-axis", off);
   if (shape == "core-map" || shape == "core-unordered") return !off.count("core-map");
+  if (shape == "scratch-read-before-write") return shape_possible("wait-other-region", off);
+  if (shape == "dynamic-grid-zero")
+    return shape_possible("dynamic-grid-axis", off) || shape_possible("dynamic-grid-split", off);
   if (shape != "pmap" && off.count("pmap")) return shape == "unmodded-target" || shape == "skip-self-signal";
   return true;
 }
@@ -111,6 +116,7 @@ class ProtocolGen {
     int64_t devices = 1;
     bool prefetch = false;
     bool static_grid = true;
+    bool parallel = false;
     int64_t grid = 1;
     std::string body;
     std::vector<std::string> scratch_params, scratch_types;
@@ -215,7 +221,12 @@ class ProtocolGen {
     std::string slot = line(k.body, "l", "rem %i, 2");
     k.body += "  dma_start %x[ds(" + row + ", 4), :], " + buf + "[" + slot + ", :, :], " + sem + "\n";
     std::string waited = slot;
-    if (use("wait-other-region", 0.4)) waited = line(k.body, "l", "sub 1, " + slot);
+    // Without a parallel axis the other slot is read before any step wrote it.
+    bool first_read = !k.parallel && may("scratch-read-before-write");
+    if ((k.parallel || first_read) && use("wait-other-region", 0.4)) {
+      if (!k.parallel) used_.insert("scratch-read-before-write");
+      waited = line(k.body, "l", "sub 1, " + slot);
+    }
     k.body += "  dma_wait " + sem + ", " + buf + "[" + waited + ", :, :]\n";
     std::string r = line(k.body, "v", "get " + buf + "[" + waited + ", :, :]");
     k.acc = k.acc.empty() ? r : line(k.body, "v", "add " + k.acc + ", " + r);
@@ -236,7 +247,7 @@ class ProtocolGen {
     else if (use("dynamic-grid-split", 0.15)) size_source = "split";
     k.static_grid = size_source.empty();
     k.grid = k.static_grid ? pick(1, 3) : 0;
-    bool parallel = k.static_grid && k.grid > 1 && chance(0.4);
+    k.parallel = k.static_grid && k.grid > 1 && chance(0.4);
     bool x_in_hbm = chance(0.4);
 
     k.body += "  %me = axis_index[axis_name=dev]\n  %i = program_id[axis=0]\n";
@@ -271,7 +282,6 @@ class ProtocolGen {
     kparams += "%o: ref<f32[4,8], vmem>, %s: ref<sem[2], semaphore>";
     for (size_t j = 0; j < k.scratch_params.size(); ++j) kparams += ", " + k.scratch_params[j] + ": " + k.scratch_types[j];
     std::string assume = split ? "# prove: assume p in [0, 8)\n" : "";
-    if (size_source == "split") assume += "# prove: assume grid[0] in [0, 8)\n";
     text_ = assume + "kernel @k(" + kparams + ") {\n" + k.body + "}\n";
 
     std::string map_params = "%mi: i32" + std::string(k.prefetch ? ", %mp: ref<i32[2], smem>" : "");
@@ -286,16 +296,19 @@ class ProtocolGen {
     std::string pre;  // the pmap body's code before the call
     std::string call_operands;
     if (!k.static_grid) {
+      // The size: 1 + (v mod m), or with dynamic-grid-zero v mod m, which
+      // is 0 on some devices; v is axis_index or an input in [0, 8).
+      std::string v = "%d";
       if (size_source == "split") {
         main_params.push_back("%n: i32[" + d + "]"), body_params.push_back("%ns: i32");
         pmap_operands.push_back("%n"), in_axes.push_back("0");
-        call_operands += "%ns, ";
+        v = "%ns";
       } else {
         pre += "                %d = axis_index[axis_name=dev]\n";
-        std::string v = chance(0.5) ? "add %d, 1" : "rem %d, " + str(pick(2, 3));  // the second may be 0
-        pre += "                %gs = " + v + "\n";
-        call_operands += "%gs, ";
       }
+      pre += "                %gm = rem " + v + ", " + str(pick(2, 3)) + "\n";
+      pre += use("dynamic-grid-zero", 0.4) ? "                %gs = add %gm, 0\n" : "                %gs = add %gm, 1\n";
+      call_operands += "%gs, ";
     }
     if (split) {
       main_params.push_back("%pf: i32[" + d + ",2]"), body_params.push_back("%ps: i32[2]");
@@ -325,7 +338,7 @@ class ProtocolGen {
              (k.prefetch ? ", num_scalar_prefetch=1" : "") + ",\n" +
              "                                 in_specs=[" + in_spec + "], out_specs=[spec((4, 8), " + block_map + ")],\n" +
              "                                 out_shapes=[f32[" + out_rows + ",8]], scratch=[" + scratch + "],\n" +
-             "                                 dimension_semantics=(" + (parallel ? "parallel" : "arbitrary") + ")] " +
+             "                                 dimension_semantics=(" + (k.parallel ? "parallel" : "arbitrary") + ")] " +
              call_operands + "\n" + "                return %r\n              }] " + join(pmap_operands) + "\n" +
              "  return %out\n}\n";
   }
