@@ -372,4 +372,12 @@ func @main(%who: i32[1], %x: f32[2,8]) -> f32[2,8] {
   CHECK_MESSAGE(has(o.detail, "a deadlock across devices (with wh[0] = "), o.detail);
   CHECK(has(run_error(text, {ints({1}, {2}), x}), "deadlock"));
   CHECK(run_error(text, {ints({1}, {1}), x}) == "");
+  // With who in [0, 2) every value runs, but a run on one model's value
+  // proves nothing for the others: unknown, naming the value it ran with.
+  Options opts;
+  opts.assumptions.push_back({"who", 0, 2});
+  Obligation u = find(prove_text(text, opts), "kernel", "semaphore balance");
+  CHECK_MESSAGE(u.verdict == Verdict::unknown, u.line());
+  CHECK(has(u.detail, "decides it only for the values of one model (wh[0] = "));
+  for (double who : {0.0, 1.0}) CHECK(run_error(text, {ints({1}, {who}), x}) == "");
 }
