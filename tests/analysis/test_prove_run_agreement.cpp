@@ -381,3 +381,33 @@ func @main(%who: i32[1], %x: f32[2,8]) -> f32[2,8] {
   CHECK(has(u.detail, "decides it only for the values of one model (wh[0] = "));
   for (double who : {0.0, 1.0}) CHECK(run_error(text, {ints({1}, {who}), x}) == "");
 }
+
+TEST_CASE("a core_map ring proved for every core count from 2 is checked as given on one core") {
+  const std::string text = R"(
+func @main(%x: ref<f32[256,128], hbm>) {
+  core_map[body=fn(%hr: ref<f32[256,128], hbm>) {
+    %c = axis_index[axis_name=core]
+    %n = axis_size[axis_name=core]
+    %c1 = add %c, 1
+    %right = rem %c1, %n
+    %dev = device_id
+    run_scoped[body=fn(%r: i32, %d: i32, %me: i32, %s: ref<sem, semaphore>) {
+      %alone = eq %r, %me
+      cond[branches=[fn(%s0: ref<sem, semaphore>, %t0: i32, %d0: i32) {
+        semaphore_signal %s0, 1, %d0, %t0
+      }, fn(%s1: ref<sem, semaphore>, %t1: i32, %d1: i32) { }]] %alone, %s, %r, %d
+      semaphore_wait %s, 1
+    }] %right, %dev, %c
+  }, mesh_axes=(core), mesh_shape=(1)] %x
+}
+)";
+  interp::Array x = zeros(DType::f32, {256, 128});
+  Obligation o = balance(text);
+  CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
+  CHECK(has(run_error(text, {x}), "deadlock"));
+  std::string two = replace_once(text, "mesh_shape=(1)", "mesh_shape=(2)");
+  Obligation p = balance(two);
+  CHECK_MESSAGE(p.verdict == Verdict::proved, p.line());
+  CHECK(has(p.detail, "for every core count from 2"));
+  check_runs_in_orders(two, {x});
+}
