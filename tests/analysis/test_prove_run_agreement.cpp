@@ -29,25 +29,27 @@ interp::Array ramp(const Shape& shape) {
 
 // The first output of @main on `cores` cores, in the order of `seed` (none: the interpreter's).
 std::vector<double> output(const std::string& text, const std::vector<interp::Array>& inputs, int cores,
-                           std::optional<uint64_t> seed) {
+                           std::optional<uint64_t> seed, interp::RunOptions::Dma dma = interp::RunOptions::Dma::on_wait) {
   interp::RunOptions opts;
   opts.cores = cores;
   opts.grid_seed = seed;
+  opts.dma = dma;
   std::vector<interp::Array> out = interp::run_function(parse_verified(text), "main", inputs, opts);
   std::vector<double> v;
   for (int64_t i = 0; i < out.at(0).size(); ++i) v.push_back(out[0].get(i));
   return v;
 }
 
-// Whether some core count or grid order changes the output (NaNs compare equal).
+// Whether some core count, grid order or DMA mode changes the output (NaNs compare equal).
 bool output_varies(const std::string& text, const std::vector<interp::Array>& inputs) {
   std::vector<double> first = output(text, inputs, 1, std::nullopt);
-  for (int cores : {1, 2})
-    for (uint64_t seed : {1, 2, 3}) {
-      std::vector<double> v = output(text, inputs, cores, seed);
-      for (size_t i = 0; i < v.size(); ++i)
-        if (v[i] != first[i] && !(std::isnan(v[i]) && std::isnan(first[i]))) return true;
-    }
+  for (auto dma : {interp::RunOptions::Dma::on_wait, interp::RunOptions::Dma::eager})
+    for (int cores : {1, 2})
+      for (uint64_t seed : {1, 2, 3}) {
+        std::vector<double> v = output(text, inputs, cores, seed, dma);
+        for (size_t i = 0; i < v.size(); ++i)
+          if (v[i] != first[i] && !(std::isnan(v[i]) && std::isnan(first[i]))) return true;
+      }
   return false;
 }
 
