@@ -67,7 +67,7 @@ Obligation prove_core_map_races(CallContext& c) {
   std::set<const Var*> shared(c.kernel->params().begin(), c.kernel->params().end());
   std::vector<z3::expr> facts = c.base_facts;
   std::vector<Sym> point = c.make_point("cm", facts);  // a core_map has no grid: empty
-  ProtocolTrace trace(c, point);
+  ProtocolTrace trace(c, point, true);
   const std::vector<TraceEvent>& evs = trace.events();
   std::vector<const TraceEvent*> accesses;
   for (const TraceEvent& e : evs)

@@ -25,7 +25,7 @@
 // per position, or a seed that puts it first) e holds the uninitialized fill,
 // so `--uninit zero` changes the output. A write in a loop, under control the
 // prover does not model, or of a region it cannot tell (a gather's rows)
-// makes a counterexample `unknown`, as does a write at a middle step of the
+// or a masked store makes a counterexample `unknown`, as does a write at a middle step of the
 // visit (the claim follows F and L only).
 //
 // Five symbolic grid points (L, S, F, P and M for the confirmation), so the
@@ -75,7 +75,8 @@ StepWrites writes_at(CallContext& c, const Var* block, const std::vector<Sym>& p
     for (const Sym& s : a.starts) enc.need(s.deps);
     std::vector<AccessRange> region = access_ranges(c.ctx, a, a.op.operands.at(a.ix.base).type().shape());
     std::string why;
-    if (!w.loops().empty()) why = "it is written inside a loop (" + w.loops().back().what + ")";
+    if (n == "store" && a.op.num_main_operands() == 3) why = "it is written by a masked store";
+    else if (!w.loops().empty()) why = "it is written inside a loop (" + w.loops().back().what + ")";
     else if (!w.path_opaque().empty()) why = "it is written under a condition the prover does not model (" + w.path_opaque()[0] + ")";
     for (const Sym& s : a.starts)
       if (why.empty() && !s.opaque.empty()) why = "it is written at an index the prover does not model (" + s.opaque[0] + ")";

@@ -69,7 +69,7 @@ std::string branches_taken(const std::vector<TraceEvent>& events, const std::fun
   return s;
 }
 
-ProtocolTrace::ProtocolTrace(CallContext& c, const std::vector<Sym>& point) : c_(c) {
+ProtocolTrace::ProtocolTrace(CallContext& c, const std::vector<Sym>& point, bool with_plain_accesses) : c_(c) {
   enc_ = std::make_unique<IntEncoder>(c_.scope, c_.ctx.bool_val(true));
   enc_->set_grid_point(point);
   const Body& kernel = *c_.kernel;
@@ -92,7 +92,7 @@ ProtocolTrace::ProtocolTrace(CallContext& c, const std::vector<Sym>& point) : c_
   };
   w.walk(kernel);
   walker_ = nullptr;
-  if (!why_.empty() || protocol_ops_ == 0) return;
+  if (!why_.empty() || (protocol_ops_ == 0 && !with_plain_accesses)) return;
   z3::expr_vector from(c_.ctx), to(c_.ctx);
   if (!unroll(0, events_.size(), 0, from, to, "")) {
     // The semaphore ops alone may still unroll: the accesses are then incomplete.

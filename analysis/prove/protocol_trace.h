@@ -67,8 +67,9 @@ class ProtocolTrace {
  public:
   // Walks the kernel of `c` at `point` and unrolls its loops; `why()` says
   // why the trace could not be built (a slice of several semaphores, a loop
-  // without a static trip count around an event, too many events).
-  ProtocolTrace(CallContext& c, const std::vector<Sym>& point);
+  // without a static trip count around an event, too many events). A kernel
+  // without semaphores or DMAs has an empty trace unless `with_plain_accesses`.
+  ProtocolTrace(CallContext& c, const std::vector<Sym>& point, bool with_plain_accesses = false);
 
   const std::vector<TraceEvent>& events() const { return flat_; }
   const std::string& why() const { return why_; }

@@ -76,7 +76,7 @@ class Balance {
   struct Run {
     bool decided = false;  // every path, amount, element and target was a number
     // The values the model chose that the run depends on (scalar prefetch:
-    // "flag[0] = 1 on device 0, ..."), "" when none: a run that finishes is a
+    // "flag[0] = 1 on dev 0, ..."), "" when none: a run that finishes is a
     // proof only without them, one that blocks is a counterexample with them.
     std::string chosen;
     std::string stuck;     // who is blocked and where; "" when every device finished
@@ -388,7 +388,8 @@ std::string Balance::out_of_range(const std::vector<z3::expr>& facts, const std:
     std::string whom = target < 0 && inner_core ? "a core outside the mesh" : process(target);
     std::set<std::string> values;
     z3::expr from = c_.ctx.int_val(c_.eval(mo, sender));
-    chosen_values(mo, at(ev->path, from) && at(*ev->device, from) == 0, values, true);
+    chosen_values(mo, at(ev->path, from), values, true);
+    chosen_values(mo, at(*ev->device, from), values, true);
     std::string with;
     for (const std::string& v : values) with += (with.empty() ? " (with " : ", ") + v;
     ob.grid_points = {gp};

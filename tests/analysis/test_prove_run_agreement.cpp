@@ -29,25 +29,27 @@ interp::Array ramp(const Shape& shape) {
 
 // The first output of @main on `cores` cores, in the order of `seed` (none: the interpreter's).
 std::vector<double> output(const std::string& text, const std::vector<interp::Array>& inputs, int cores,
-                           std::optional<uint64_t> seed) {
+                           std::optional<uint64_t> seed, interp::RunOptions::Dma dma = interp::RunOptions::Dma::on_wait) {
   interp::RunOptions opts;
   opts.cores = cores;
   opts.grid_seed = seed;
+  opts.dma = dma;
   std::vector<interp::Array> out = interp::run_function(parse_verified(text), "main", inputs, opts);
   std::vector<double> v;
   for (int64_t i = 0; i < out.at(0).size(); ++i) v.push_back(out[0].get(i));
   return v;
 }
 
-// Whether some core count or grid order changes the output (NaNs compare equal).
+// Whether some core count, grid order or DMA mode changes the output (NaNs compare equal).
 bool output_varies(const std::string& text, const std::vector<interp::Array>& inputs) {
   std::vector<double> first = output(text, inputs, 1, std::nullopt);
-  for (int cores : {1, 2})
-    for (uint64_t seed : {1, 2, 3}) {
-      std::vector<double> v = output(text, inputs, cores, seed);
-      for (size_t i = 0; i < v.size(); ++i)
-        if (v[i] != first[i] && !(std::isnan(v[i]) && std::isnan(first[i]))) return true;
-    }
+  for (auto dma : {interp::RunOptions::Dma::on_wait, interp::RunOptions::Dma::eager})
+    for (int cores : {1, 2})
+      for (uint64_t seed : {1, 2, 3}) {
+        std::vector<double> v = output(text, inputs, cores, seed, dma);
+        for (size_t i = 0; i < v.size(); ++i)
+          if (v[i] != first[i] && !(std::isnan(v[i]) && std::isnan(first[i]))) return true;
+      }
   return false;
 }
 
@@ -372,4 +374,42 @@ func @main(%who: i32[1], %x: f32[2,8]) -> f32[2,8] {
   CHECK_MESSAGE(has(o.detail, "a deadlock across devices (with wh[0] = "), o.detail);
   CHECK(has(run_error(text, {ints({1}, {2}), x}), "deadlock"));
   CHECK(run_error(text, {ints({1}, {1}), x}) == "");
+  // With who in [0, 2) every value runs, but a run on one model's value
+  // proves nothing for the others: unknown, naming the value it ran with.
+  Options opts;
+  opts.assumptions.push_back({"who", 0, 2});
+  Obligation u = find(prove_text(text, opts), "kernel", "semaphore balance");
+  CHECK_MESSAGE(u.verdict == Verdict::unknown, u.line());
+  CHECK(has(u.detail, "decides it only for the values of one model (wh[0] = "));
+  for (double who : {0.0, 1.0}) CHECK(run_error(text, {ints({1}, {who}), x}) == "");
+}
+
+TEST_CASE("a core_map ring proved for every core count from 2 is checked as given on one core") {
+  const std::string text = R"(
+func @main(%x: ref<f32[256,128], hbm>) {
+  core_map[body=fn(%hr: ref<f32[256,128], hbm>) {
+    %c = axis_index[axis_name=core]
+    %n = axis_size[axis_name=core]
+    %c1 = add %c, 1
+    %right = rem %c1, %n
+    %dev = device_id
+    run_scoped[body=fn(%r: i32, %d: i32, %me: i32, %s: ref<sem, semaphore>) {
+      %alone = eq %r, %me
+      cond[branches=[fn(%s0: ref<sem, semaphore>, %t0: i32, %d0: i32) {
+        semaphore_signal %s0, 1, %d0, %t0
+      }, fn(%s1: ref<sem, semaphore>, %t1: i32, %d1: i32) { }]] %alone, %s, %r, %d
+      semaphore_wait %s, 1
+    }] %right, %dev, %c
+  }, mesh_axes=(core), mesh_shape=(1)] %x
+}
+)";
+  interp::Array x = zeros(DType::f32, {256, 128});
+  Obligation o = balance(text);
+  CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
+  CHECK(has(run_error(text, {x}), "deadlock"));
+  std::string two = replace_once(text, "mesh_shape=(1)", "mesh_shape=(2)");
+  Obligation p = balance(two);
+  CHECK_MESSAGE(p.verdict == Verdict::proved, p.line());
+  CHECK(has(p.detail, "for every core count from 2"));
+  check_runs_in_orders(two, {x});
 }
