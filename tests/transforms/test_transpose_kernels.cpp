@@ -109,15 +109,15 @@ void check_dot(const Module& src, double tol, uint32_t seed = 1) {
 TEST_CASE("transpose grid: axis use of index maps") {
   Module m = example("matmul.tsr");
   GridMapping g = grid_mapping(only_op(*m.entry(), "pallas_call"));
-  transpose::AxisUse x = transpose::index_map_axis_use(g.in_specs[0], g.dims(0), 3);
+  transpose::AxisUse x = transpose::index_map_axis_use(g.in_specs[0], g.dims(0), g.grid);
   CHECK(x.reads == std::vector<bool>{true, false, true});
   CHECK(x.projection);
-  transpose::AxisUse y = transpose::index_map_axis_use(g.in_specs[1], g.dims(1), 3);
+  transpose::AxisUse y = transpose::index_map_axis_use(g.in_specs[1], g.dims(1), g.grid);
   CHECK(y.reads == std::vector<bool>{false, true, true});
 
   Module gr = example("gather_rows.tsr");
   GridMapping gg = grid_mapping(only_op(*gr.entry(), "pallas_call"));
-  transpose::AxisUse t = transpose::index_map_axis_use(gg.in_specs[0], gg.dims(0), 1);
+  transpose::AxisUse t = transpose::index_map_axis_use(gg.in_specs[0], gg.dims(0), gg.grid);
   CHECK(t.reads == std::vector<bool>{true});  // through idx[i]
   CHECK_FALSE(t.projection);                  // data-dependent: rows may repeat
 }
