@@ -448,7 +448,10 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     const Var* p = tk->params()[g.output_param(o)];
     map[p] = kb.param(p->type, p->name);
   }
-  // Cotangent outputs that start from zeros: the zeros, whole, in `any` memory.
+  // Cotangent outputs that start from zeros: the zeros, whole, in `any`
+  // memory; where the output's blocks pad its array (element padding, a
+  // partial last block), in the output's own blocks, so that both buffers are
+  // padded alike, as an alias requires.
   auto partial_type = [&](const OutputPlan& out) {
     Type t = g.in_types[out.mapping];
     if (!out.partial) return t;
@@ -460,10 +463,15 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     if (out.covers) continue;
     Type t = partial_type(out);
     aliases.push_back({static_cast<int64_t>(in_specs.size()), static_cast<int64_t>(&out - plan.outputs.data())});
+    operands.push_back(c.b.zeros(t));
+    if (g.geometry(out.mapping).is_padded()) {
+      in_specs.push_back(transposed_spec(c.syms, g, plan, out.mapping, out.partial ? &out : nullptr));
+      kb.param(tk->params()[g.input_param(out.mapping)]->type, "zeros");
+      continue;
+    }
     BlockSpec whole;
     whole.mem = MemSpace::any;
     in_specs.push_back(whole);
-    operands.push_back(c.b.zeros(t));
     kb.param(Type::ref(t.dtype(), t.shape(), MemSpace::any), "zeros");
   }
   std::vector<Value> ct_refs;
@@ -576,9 +584,15 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
                             ") is not supported yet");
   for (int j = 0; j < g.num_dynamic + nsp; ++j)
     if (linear[j]) throw Error(op.loc, "transpose: pallas_call: a scalar-prefetch operand or grid size is linear");
-  if (!g.aliases.empty())
-    throw Error(op.loc, "transpose: pallas_call with input_output_aliases is not supported (an aliased output's "
-                        "cotangent would flow to its input)");
+  // An output aliased to a non-linear input (the zeros a cotangent summed
+  // from partials starts from, in a vjp'd program) starts from values the
+  // tangent does not depend on: its cotangent stops there. One aliased to a
+  // linear input would pass its cotangent on to that input.
+  for (auto [i, o] : g.aliases)
+    if (linear[g.input_operand(static_cast<int>(i))])
+      throw Error(op.loc, "transpose: pallas_call with input_output_aliases is not supported: " +
+                              g.describe(ni + static_cast<int>(o)) + " starts from the linear " +
+                              g.describe(static_cast<int>(i)) + " (its cotangent would flow to that input)");
   for (int i = 0; i < ni; ++i)
     if (linear[g.input_operand(i)] && x[g.input_operand(i)].is_var() && x[g.input_operand(i)].type().is_ref())
       throw Error(op.loc, "transpose: pallas_call with the linear Ref operand " + g.describe(i) + " is not supported");
