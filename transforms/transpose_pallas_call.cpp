@@ -203,30 +203,46 @@ std::vector<char> live_ops(const Body& body, const std::vector<char>& dropped) {
   return keep;
 }
 
-// The grid axes a `cond` predicate requires at 0 for it to hold, when it is
-// `eq(program_id(a), 0)` or an `and` of such (a first-visit test); nullopt
-// otherwise.
-std::optional<std::vector<int>> first_visit_axes(const Value& pred, const std::unordered_map<const Var*, const Op*>& def,
-                                                 const GridMapping& g) {
+// The grid axes a `cond` predicate requires at their first step (0) or at
+// their last (n - 1, a literal or `num_programs - 1`) for it to hold, when it
+// is such an `eq` of a program id or an `and` of them; nullopt otherwise.
+enum class Step { first, last };
+
+std::optional<std::vector<int>> visit_axes(const Value& pred, const std::unordered_map<const Var*, const Op*>& def,
+                                           const GridMapping& g, Step step) {
   if (!pred.is_var()) return std::nullopt;
   auto it = def.find(pred.var());
   if (it == def.end()) return std::nullopt;
   const Op& op = *it->second;
   if (op.prim->name == "and") {
-    auto x = first_visit_axes(op.operands[0], def, g), y = first_visit_axes(op.operands[1], def, g);
+    auto x = visit_axes(op.operands[0], def, g, step), y = visit_axes(op.operands[1], def, g, step);
     if (!x || !y) return std::nullopt;
     x->insert(x->end(), y->begin(), y->end());
     return x;
   }
   if (op.prim->name != "eq") return std::nullopt;
-  for (int side = 0; side < 2; ++side) {
-    const Value &id = op.operands[side], &zero = op.operands[1 - side];
-    if (!zero.is_literal() || zero.literal().as_int() != 0 || !id.is_var()) continue;
-    auto d = def.find(id.var());
-    if (d == def.end() || d->second->prim->name != "program_id") continue;
-    std::vector<int> axes = g.kernel_axes();
+  std::vector<int> axes = g.kernel_axes();
+  auto axis_of = [&](const Value& v, const char* prim) -> int {  // the grid axis of a program_id / num_programs
+    if (!v.is_var()) return -1;
+    auto d = def.find(v.var());
+    if (d == def.end() || d->second->prim->name != prim) return -1;
     int64_t ka = d->second->int_param("axis");
-    if (ka >= 0 && ka < static_cast<int64_t>(axes.size())) return std::vector<int>{axes[static_cast<size_t>(ka)]};
+    return ka >= 0 && ka < static_cast<int64_t>(axes.size()) ? axes[static_cast<size_t>(ka)] : -1;
+  };
+  auto is_last = [&](const Value& v, int a) {
+    if (v.is_literal()) return v.literal().as_int() == g.grid[a] - 1;
+    auto d = def.find(v.var());
+    if (d == def.end() || d->second->prim->name != "sub") return false;
+    const Op& sub = *d->second;
+    return axis_of(sub.operands[0], "num_programs") == a && sub.operands[1].is_literal() &&
+           sub.operands[1].literal().as_int() == 1;
+  };
+  for (int side = 0; side < 2; ++side) {
+    const Value &id = op.operands[side], &bound = op.operands[1 - side];
+    int a = axis_of(id, "program_id");
+    if (a < 0) continue;
+    if (step == Step::first ? bound.is_literal() && bound.literal().as_int() == 0 : is_last(bound, a))
+      return std::vector<int>{a};
   }
   return std::nullopt;
 }
@@ -252,9 +268,10 @@ bool accesses_besides_accumulating(const Body& body, const Var* ref) {
 // How the tangent kernel touches output o's block, op by op at its top
 // level: accumulates into it (`addupdate`, or a `cond` / `run_scoped` whose
 // bodies only do that), touches it only inside a `cond` that runs at the
-// block's first forward visit (matmul's zeroing at k == 0), or otherwise
-// (reads or overwrites it).
-enum class BlockAccess { accumulate, first_visit, other };
+// block's first forward visit (matmul's zeroing at k == 0) or at its last
+// (flash attention's write at the last kv step), or otherwise (reads or
+// overwrites it).
+enum class BlockAccess { accumulate, first_visit, last_visit, other };
 
 std::vector<BlockAccess> output_accesses(const Body& k, const GridMapping& g, int o) {
   const Var* ref = k.params()[g.output_param(o)];
@@ -283,11 +300,18 @@ std::vector<BlockAccess> output_accesses(const Body& k, const GridMapping& g, in
         continue;
       }
       if (fed.first_operand == 1) {  // a cond
-        std::optional<std::vector<int>> at0 = first_visit_axes(op.operands[0], defs(), g);
-        bool first_only = at0.has_value();
-        for (int a : ignored) first_only = first_only && std::find(at0->begin(), at0->end(), a) != at0->end();
-        if (first_only) {
+        auto only_at = [&](Step step) {
+          std::optional<std::vector<int>> at = visit_axes(op.operands[0], defs(), g, step);
+          bool only = at.has_value();
+          for (int a : ignored) only = only && std::find(at->begin(), at->end(), a) != at->end();
+          return only;
+        };
+        if (only_at(Step::first)) {
           out.push_back(BlockAccess::first_visit);
+          continue;
+        }
+        if (only_at(Step::last)) {
+          out.push_back(BlockAccess::last_visit);
           continue;
         }
       }
@@ -307,19 +331,44 @@ std::vector<BlockAccess> output_accesses(const Body& k, const GridMapping& g, in
 // revisits must then stay consecutive.
 bool stateful_output(const Body& k, const GridMapping& g, int o) {
   for (BlockAccess a : output_accesses(k, g, o))
-    if (a == BlockAccess::other) return true;
+    if (a == BlockAccess::other || a == BlockAccess::last_visit) return true;
   return false;
+}
+
+// Does each branch of the `cond`s taking output o's block touch it with one
+// op at most, without nested bodies (so its transpose reads the cotangent
+// no more after zeroing it)?
+bool touched_once_per_branch(const Body& k, const GridMapping& g, int o) {
+  const Var* ref = k.params()[g.output_param(o)];
+  for (const Op& op : k.ops())
+    for (size_t i = 1; i < op.operands.size(); ++i) {
+      if (op.prim->name != "cond" || !op.operands[i].is_var() || op.operands[i].var() != ref) continue;
+      for (const BodyPtr& branch : op.bodies_param("branches")) {
+        int uses = 0;
+        for (const Op& inner : branch->ops())
+          for (const Value& v : inner.operands)
+            if (v.is_var() && v.var() == branch->params().at(i - 1))
+              uses += inner.nested_bodies().empty() ? 1 : 2;
+        if (uses > 1) return false;
+      }
+    }
+  return true;
 }
 
 // Are the transposed kernel's writes into output o's cotangent block (an
 // input block of the transposed call) dead? They are when the output is not
 // stateful and its first-visit `cond`s come before every accumulation: in
 // reverse, their transposes (which read and zero the cotangent) run last at
-// the block's last visit, and nothing reads the block after them.
+// the block's last visit, and nothing reads the block after them. So are
+// they when the block's only access is one last-visit `cond`: in reverse it
+// runs at the block's first visit, and no later visit reads the block.
 bool cotangent_writes_dead(const Body& k, const GridMapping& g, int o) {
+  std::vector<BlockAccess> accesses = output_accesses(k, g, o);
+  if (accesses.size() == 1 && accesses[0] == BlockAccess::last_visit) return touched_once_per_branch(k, g, o);
   bool accumulated = false;
-  for (BlockAccess a : output_accesses(k, g, o)) {
-    if (a == BlockAccess::other || (a == BlockAccess::first_visit && accumulated)) return false;
+  for (BlockAccess a : accesses) {
+    if (a == BlockAccess::other || a == BlockAccess::last_visit || (a == BlockAccess::first_visit && accumulated))
+      return false;
     accumulated |= a == BlockAccess::accumulate;
   }
   return true;
@@ -644,6 +693,13 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
     if (std::optional<CarriedRead> left = find_carried_residual(k, lin_param, after))
       throw carried_residual_error(k, g, *left);
     if (restored) throw carried_residual_error(k, g, *r);  // a guard: the rebuilt call restores all of `saved`
+    // The checkpoint call's operands differ from this call's: its aliases
+    // would not carry over.
+    if (!g.aliases.empty())
+      throw Error(op.loc, "transpose: pallas_call kernel @" + k.name() +
+                              " carries scratch from step to step that its tangent reads, and has input_output_aliases "
+                              "(the zeros partial cotangents start from, when an earlier vjp made this call): "
+                              "checkpointing such a call is not supported");
 
     if (note_sink())
       note_sink()(op.loc.str() + ": note: transpose: kernel @" + k.name() + " carries " +
