@@ -21,6 +21,13 @@ bool is_splittable_cond(const Op& op, const KernelTaint& t) {
   return op.prim->family == Family::control && op.prim->name == "cond" && !t.has(op.operands[0]);
 }
 
+// A run_scoped is a cond with one branch and no predicate: body parameter p
+// is operand p (the scoped allocations follow), output r is result r.
+bool is_scope(const Op& op) { return op.prim->family == Family::control && op.prim->name == "run_scoped"; }
+
+using Branches = FedBodies;
+Branches branches_of(const Op& op) { return fed_bodies(op); }
+
 bool propagate(const Body& b, KernelTaint& t);
 
 // A loop read through its view (ir/control_views.h): the operands that feed
@@ -79,7 +86,9 @@ bool is_splittable_loop(const Op& op, const KernelTaint& t) {
   return true;
 }
 
-bool is_splittable(const Op& op, const KernelTaint& t) { return is_splittable_cond(op, t) || is_splittable_loop(op, t); }
+bool is_splittable_branches(const Op& op, const KernelTaint& t) { return is_splittable_cond(op, t) || is_scope(op); }
+
+bool is_splittable(const Op& op, const KernelTaint& t) { return is_splittable_branches(op, t) || is_splittable_loop(op, t); }
 
 // Carry r is tainted when its initial value or its next value is; the caller's
 // fixpoint takes the next value's taint back to the carry parameters.
@@ -111,15 +120,19 @@ bool propagate_loop(const Op& op, KernelTaint& t) {
   return grew;
 }
 
-bool propagate_cond(const Op& op, KernelTaint& t) {
+// A cond with a known predicate, or a run_scoped: taint flows in and out
+// position by position (a run_scoped's allocations have no operand).
+bool propagate_branches(const Op& op, KernelTaint& t) {
   bool grew = false;
-  for (const BodyPtr& br : op.bodies_param("branches")) {
+  Branches bs = branches_of(op);
+  size_t first = bs.first_operand, num_fed = op.operands.size() - first;
+  for (const BodyPtr& br : bs.bodies) {
     const auto& params = br->params();
-    for (size_t p = 0; p < params.size(); ++p)
-      if (t.has(op.operands[p + 1])) grew |= insert(t, params[p]);
+    for (size_t p = 0; p < num_fed; ++p)
+      if (t.has(op.operands[p + first])) grew |= insert(t, params[p]);
     grew |= propagate(*br, t);
-    for (size_t p = 0; p < params.size(); ++p)
-      if (t.has(params[p]) && op.operands[p + 1].is_var()) grew |= insert(t, op.operands[p + 1].var());
+    for (size_t p = 0; p < num_fed; ++p)
+      if (t.has(params[p]) && op.operands[p + first].is_var()) grew |= insert(t, op.operands[p + first].var());
     for (size_t r = 0; r < op.results.size(); ++r)
       if (t.has(br->outputs()[r])) grew |= insert(t, op.results[r]);
   }
@@ -130,8 +143,8 @@ bool propagate_cond(const Op& op, KernelTaint& t) {
 bool propagate(const Body& b, KernelTaint& t) {
   bool grew = false;
   for (const Op& op : b.ops()) {
-    if (is_splittable_cond(op, t)) {
-      grew |= propagate_cond(op, t);
+    if (is_splittable_branches(op, t)) {
+      grew |= propagate_branches(op, t);
       continue;
     }
     if (is_splittable_loop(op, t)) {
@@ -161,16 +174,18 @@ void add_untainted_results(const Op& op, Op& made, Body& dst, const KernelTaint&
     }
 }
 
-// The cond over the untainted operands, with each branch restricted alike.
-Op restrict_cond(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
+// The cond (or run_scoped) over the untainted operands, with each branch
+// restricted alike (a run_scoped keeps its untainted allocations).
+Op restrict_branches(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
   Op c;
   c.prim = op.prim;
   c.loc = op.loc;
-  c.operands.push_back(remap(op.operands[0], map));
-  for (size_t i = 1; i < op.operands.size(); ++i)
+  Branches bs = branches_of(op);
+  if (bs.first_operand) c.operands.push_back(remap(op.operands[0], map));
+  for (size_t i = bs.first_operand; i < op.operands.size(); ++i)
     if (!t.has(op.operands[i])) c.operands.push_back(remap(op.operands[i], map));
   std::vector<BodyPtr> branches;
-  for (const BodyPtr& br : op.bodies_param("branches")) {
+  for (const BodyPtr& br : bs.bodies) {
     BodyPtr nb = make_body(br->name(), br->kind());
     nb->set_loc(br->loc());
     for (const Var* p : br->params())
@@ -182,7 +197,8 @@ Op restrict_cond(const Op& op, Body& dst, const KernelTaint& t, ValueMap& map) {
     nb->set_outputs(std::move(outs));
     branches.push_back(std::move(nb));
   }
-  c.params = params_with(op, {{"branches", std::move(branches)}});
+  c.params = bs.first_operand ? params_with(op, {{"branches", std::move(branches)}})
+                              : params_with(op, {{"body", std::move(branches.front())}});
   add_untainted_results(op, c, dst, t, map);
   return c;
 }
@@ -234,7 +250,8 @@ void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& ma
     bool any = false;
     for (const Value& v : op.operands) any |= t.has(v);
     if (any && is_splittable(op, t)) {
-      dst.ops().push_back(is_splittable_cond(op, t) ? restrict_cond(op, dst, t, map) : restrict_loop(op, dst, t, map));
+      dst.ops().push_back(is_splittable_branches(op, t) ? restrict_branches(op, dst, t, map)
+                                                        : restrict_loop(op, dst, t, map));
       continue;
     }
     if (!any) copy_op(op, dst, map);
@@ -242,6 +259,13 @@ void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& ma
 }
 
 }  // namespace
+
+FedBodies fed_bodies(const Op& op) {
+  if (op.prim->family != Family::control) return {};
+  if (op.prim->name == "run_scoped") return {{op.body_param("body")}, 0};
+  if (op.prim->name == "cond") return {op.bodies_param("branches"), 1};
+  return {};
+}
 
 KernelTaint kernel_taint(const Body& kernel, const std::vector<char>& tainted_params) {
   KernelTaint t;

@@ -8,6 +8,8 @@
 // a tainted operand writes. `cond` with a known predicate is looked into: its
 // branches are split the same way, so a branch that zeroes both a primal and a
 // tangent output (jvp of matmul's `k == 0` init) keeps the primal half. So
+// is `run_scoped` (a branch that always runs: the primal half keeps the
+// primal scratch, an f32 accumulator beside its tangent twin), and so
 // are `for` loops with known bounds, `while` loops with a known predicate and
 // `scan`s: a carry is tainted when its initial or next value is, and the
 // restricted loop keeps the untainted carries.
@@ -31,9 +33,18 @@ struct KernelTaint {
 
 KernelTaint kernel_taint(const Body& kernel, const std::vector<char>& tainted_params);
 
+// The bodies a `cond` or `run_scoped` hands its operands to, position by
+// position from operand `first_operand` on (after a cond's predicate; a
+// run_scoped's allocations follow them). Empty for other ops.
+struct FedBodies {
+  std::vector<BodyPtr> bodies;
+  size_t first_operand = 0;
+};
+FedBodies fed_bodies(const Op& op);
+
 // `kernel` without its tainted parameters and every op that depends on them;
-// a `cond`, `for`, `while` or `scan` with some tainted operands keeps its
-// untainted operands and results.
+// a `cond`, `run_scoped`, `for`, `while` or `scan` with some tainted operands
+// keeps its untainted operands and results.
 BodyPtr restrict_kernel(const Body& kernel, const KernelTaint& taint, std::string name);
 
 }  // namespace tessera

@@ -51,7 +51,7 @@ Tables& tables() {
     add_linear_rules(ts.rules, ts.results, ts.checks);
     add_state_rules(ts.rules, ts.results, ts.forward);
     add_control_rules(ts.rules, ts.results, ts.forward);
-    add_pallas_call_rule(ts.rules);
+    add_pallas_call_rule(ts.rules, ts.results);
     return ts;
   }();
   return t;
@@ -337,7 +337,7 @@ std::vector<bool> linear_refs(const Body& src, const std::vector<bool>& linear) 
 
 std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::vector<Value>& params,
                                         const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct,
-                                        std::vector<Value>* nonlinear_outs, const Given* given) {
+                                        std::vector<std::optional<Value>>* nonlinear_outs, const Given* given) {
   Linearity lin(table_size(src));
   analyse(src, linear, true, lin);
   Builder& b = ctx.b;
@@ -348,7 +348,8 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
   emit_forward(&ctx, b, src, lin, map, given);
   if (nonlinear_outs) {
     nonlinear_outs->clear();
-    for (const Value& v : src.outputs()) nonlinear_outs->push_back(lin.has(v) ? Value() : remap(v, map));
+    for (const Value& v : src.outputs())
+      nonlinear_outs->push_back(lin.has(v) ? std::nullopt : std::optional<Value>(remap(v, map)));
   }
 
   // Backward.

@@ -73,7 +73,7 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
 // one cotangent per param (nullopt for non-linear ones and Refs). The rules
 // of nested bodies (cond, loops, run_scoped, call) recurse through here.
 // `nonlinear_outs`, when given, receives src's non-linear outputs as computed
-// by the forward part (an undefined Value for linear ones). `given`: values
+// by the forward part (nullopt for linear ones). `given`: values
 // of src variables computed earlier (residuals), used instead of recomputing
 // them; when given, src's non-linear writes to Refs already ran forward and
 // are not repeated.
@@ -83,7 +83,8 @@ struct Given {
 };
 std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::vector<Value>& params,
                                         const std::vector<bool>& linear, const std::vector<Cotangent>& out_ct,
-                                        std::vector<Value>* nonlinear_outs = nullptr, const Given* given = nullptr);
+                                        std::vector<std::optional<Value>>* nonlinear_outs = nullptr,
+                                        const Given* given = nullptr);
 
 // Which outputs of `src` depend on its parameters marked `linear`; which of
 // its Ref parameters end up holding linear contents (linear ones, and those a
@@ -152,6 +153,6 @@ void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& 
                      RuleTable<ForwardRule>& f);                                         // transpose_state.cpp
 void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
                        RuleTable<ForwardRule>& f);                                       // transpose_control.cpp
-void add_pallas_call_rule(RuleTable<TransposeRule>& t);   // transpose_pallas_call.cpp
+void add_pallas_call_rule(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);  // transpose_pallas_call.cpp
 
 }  // namespace tessera::transpose

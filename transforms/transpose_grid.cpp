@@ -26,9 +26,40 @@ bool contains(const std::vector<int>& big, const std::vector<int>& small) {
   return true;
 }
 
+// The grid axis an index-map value is a one-to-one function of: a program-id
+// parameter, shifted or reflected by constants (`add x, c`, `sub x, c`,
+// `sub c, x`: the maps of an earlier transpose read n - 1 - program id).
+// `onto`: the value permutes 0..n-1 as the axis does (the axis itself, or
+// reflected by n - 1 an even or odd number of times). axis -1: none.
+struct AxisOf {
+  int axis = -1;
+  bool onto = false;
+};
+
+AxisOf axis_of(const Body& m, const Value& v, const std::vector<int64_t>& grid) {
+  if (!v.is_var()) return {};
+  int rank = static_cast<int>(grid.size());
+  for (int a = 0; a < rank && a < static_cast<int>(m.params().size()); ++a)
+    if (v.var() == m.params()[a]) return {a, true};
+  for (const Op& op : m.ops()) {
+    if (op.results.size() != 1 || op.results[0] != v.var()) continue;
+    const std::string& n = op.prim->name;
+    if ((n != "add" && n != "sub") || op.operands.size() != 2) return {};
+    const Value &x = op.operands[0], &y = op.operands[1];
+    if (x.is_literal() == y.is_literal()) return {};
+    const Value& c = x.is_literal() ? x : y;
+    AxisOf in = axis_of(m, x.is_literal() ? y : x, grid);
+    if (in.axis < 0) return {};
+    bool reflect = n == "sub" && x.is_literal() && c.literal().as_int() == grid[in.axis] - 1;
+    return {in.axis, in.onto && reflect};
+  }
+  return {};
+}
+
 }  // namespace
 
-AxisUse index_map_axis_use(const BlockSpec& spec, const std::vector<BlockDim>& dims, int grid_rank) {
+AxisUse index_map_axis_use(const BlockSpec& spec, const std::vector<BlockDim>& dims, const std::vector<int64_t>& grid) {
+  int grid_rank = static_cast<int>(grid.size());
   AxisUse use;
   use.reads.assign(grid_rank, false);
   for (const BlockDim& d : dims)
@@ -53,9 +84,7 @@ AxisUse index_map_axis_use(const BlockSpec& spec, const std::vector<BlockDim>& d
   for (const Value& out : m.outputs()) {
     if (!out.is_var()) continue;
     if (auto it = dep.find(out.var()); it != dep.end()) unite(use.reads, it->second);
-    bool is_pid = false;
-    for (int a = 0; a < grid_rank && a < static_cast<int>(m.params().size()); ++a) is_pid |= out.var() == m.params()[a];
-    if (!is_pid) use.projection = false;
+    if (axis_of(m, out, grid).axis < 0) use.projection = false;
   }
   return use;
 }
@@ -80,10 +109,8 @@ bool covers_array(const GridMapping& g, int m) {
       if (blocks != 1 || out.literal().as_int() != 0) return false;
       continue;
     }
-    int axis = -1;
-    for (int a = 0; a < g.grid_rank(); ++a)
-      if (out.var() == map->params()[a]) axis = a;
-    if (axis < 0 || g.grid[axis] != blocks) return false;
+    AxisOf of = axis_of(*map, out, g.grid);
+    if (of.axis < 0 || !of.onto || g.grid[of.axis] != blocks) return false;
   }
   return true;
 }
@@ -102,7 +129,7 @@ GridPlan plan_grid(const GridMapping& g, const std::vector<int>& ct_outputs, boo
   for (int m : ct_outputs) {
     OutputPlan out;
     out.mapping = m;
-    AxisUse use = index_map_axis_use(g.spec(m), g.dims(m), rank);
+    AxisUse use = index_map_axis_use(g.spec(m), g.dims(m), g.grid);
     for (int a = 0; a < rank; ++a)
       if (!use.reads[a]) out.ignored.push_back(a);
     if (!use.projection) {
@@ -140,7 +167,7 @@ GridPlan plan_grid(const GridMapping& g, const std::vector<int>& ct_outputs, boo
     std::stable_sort(chain.begin(), chain.end(), [](const auto& x, const auto& y) { return x.size() < y.size(); });
   };
   for (int m : stateful_inputs) {
-    AxisUse use = index_map_axis_use(g.spec(m), g.dims(m), rank);
+    AxisUse use = index_map_axis_use(g.spec(m), g.dims(m), g.grid);
     std::vector<int> ignored;
     for (int a = 0; a < rank; ++a)
       if (!use.reads[a]) ignored.push_back(a);

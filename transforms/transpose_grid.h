@@ -35,14 +35,16 @@
 namespace tessera::transpose {
 
 // Which grid axes an index map reads, and whether it is a projection: every
-// result a literal or a program-id parameter, over Blocked / Squeezed dims,
-// with no scalar prefetch. A projection sends distinct values of the axes it
-// reads to distinct blocks, so the axes it ignores are exactly the revisits.
+// result a literal or a program-id parameter (or one shifted or reflected by
+// constants, as the maps of an earlier transpose are), over Blocked /
+// Squeezed dims, with no scalar prefetch. A projection sends distinct values
+// of the axes it reads to distinct blocks, so the axes it ignores are
+// exactly the revisits.
 struct AxisUse {
   std::vector<bool> reads;  // per grid axis: some result depends on it
   bool projection = true;
 };
-AxisUse index_map_axis_use(const BlockSpec& spec, const std::vector<BlockDim>& dims, int grid_rank);
+AxisUse index_map_axis_use(const BlockSpec& spec, const std::vector<BlockDim>& dims, const std::vector<int64_t>& grid);
 
 // Where one cotangent output's blocks go.
 struct OutputPlan {

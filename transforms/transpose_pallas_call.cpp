@@ -28,6 +28,7 @@
 #include <unordered_set>
 
 #include "ir/builder.h"
+#include "ir/clone.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
 #include "transforms/kernel_split.h"
@@ -56,18 +57,19 @@ bool reads_state(const Op& op) {
 bool reads_contents(const Body& body, const Var* ref);
 
 // Does `op` read the contents of Ref `ref` (a get / load, or a swap whose
-// old value is in `used`; none when null)? A `cond` passes its operands
-// after the predicate to its branches' params; any other op with bodies that
-// takes the Ref counts as reading it.
+// old value is in `used`; none when null)? A `cond` or `run_scoped` hands
+// its operands to its bodies' params (fed_bodies); any other op with bodies
+// that takes the Ref counts as reading it.
 bool op_reads(const Op& op, const Var* ref, const VarSet* used) {
   const std::string& n = op.prim->name;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
     if (n == "get" || n == "load") return true;
     if (n == "swap" && i == 0 && !op.results.empty() && used && used->contains(op.results[0])) return true;
-    if (n == "cond" && i >= 1) {
-      for (const BodyPtr& branch : op.bodies_param("branches"))
-        if (reads_contents(*branch, branch->params().at(i - 1))) return true;
+    FedBodies fed = fed_bodies(op);
+    if (!fed.bodies.empty() && i >= fed.first_operand) {
+      for (const BodyPtr& body : fed.bodies)
+        if (reads_contents(*body, body->params().at(i - fed.first_operand))) return true;
     } else if (!op.nested_bodies().empty()) {
       return true;
     }
@@ -131,13 +133,35 @@ std::optional<CarriedRead> find_carried_residual(const Body& k, const std::vecto
   return std::nullopt;
 }
 
+// Does some op of `body` (or a body nested in it) write Ref `ref`?
+bool writes_ref(const Body& body, const Var* ref) {
+  for (const Op& op : body.ops())
+    for (auto [operand, bits] : op_effects(op).on_operand)
+      if ((bits & (kWrite | kAccum)) && op.operands[operand].is_var() && op.operands[operand].var() == ref) return true;
+  return false;
+}
+
+// May consecutive grid steps see the same block of mapping m? Not when its
+// index map is a projection that reads every axis of more than one step.
+bool block_may_stay(const GridMapping& g, int m) {
+  AxisUse use = index_map_axis_use(g.spec(m), g.dims(m), g.grid);
+  if (!use.projection) return true;
+  for (int a = 0; a < g.grid_rank(); ++a)
+    if (!use.reads[a] && g.grid[a] != 1) return true;
+  return false;
+}
+
 Error carried_residual_error(const Body& k, const GridMapping& g, const CarriedRead& r) {
   int s = r.param - g.scratch_param(0);
   if (s >= 0 && is_semaphore(k.params()[r.param]->type.dtype()))
     return Error(r.op->loc, "transpose: pallas_call kernel @" + k.name() + ": this `" + r.op->name() +
                                 "` of a tangent uses semaphore scratch " + std::to_string(s) +
                                 ": DMAs and semaphores between grid steps have no transpose yet (not supported)");
-  std::string what = s >= 0 ? "scratch " + std::to_string(s) : "output block %" + k.params()[r.param]->name;
+  bool input = false;
+  for (int i = 0; i < g.num_inputs(); ++i) input |= g.input_param(i) == r.param;
+  std::string what = s >= 0   ? "scratch " + std::to_string(s)
+                     : input ? "input block %" + k.params()[r.param]->name + " (which the kernel writes)"
+                             : "output block %" + k.params()[r.param]->name;
   return Error(r.op->loc, "transpose: pallas_call kernel @" + k.name() + ": this `" + r.op->name() +
                               "` of a tangent uses a value read from " + what +
                               ", state the forward kernel carries from grid step to step; the transposed kernel walks "
@@ -179,30 +203,46 @@ std::vector<char> live_ops(const Body& body, const std::vector<char>& dropped) {
   return keep;
 }
 
-// The grid axes a `cond` predicate requires at 0 for it to hold, when it is
-// `eq(program_id(a), 0)` or an `and` of such (a first-visit test); nullopt
-// otherwise.
-std::optional<std::vector<int>> first_visit_axes(const Value& pred, const std::unordered_map<const Var*, const Op*>& def,
-                                                 const GridMapping& g) {
+// The grid axes a `cond` predicate requires at their first step (0) or at
+// their last (n - 1, a literal or `num_programs - 1`) for it to hold, when it
+// is such an `eq` of a program id or an `and` of them; nullopt otherwise.
+enum class Step { first, last };
+
+std::optional<std::vector<int>> visit_axes(const Value& pred, const std::unordered_map<const Var*, const Op*>& def,
+                                           const GridMapping& g, Step step) {
   if (!pred.is_var()) return std::nullopt;
   auto it = def.find(pred.var());
   if (it == def.end()) return std::nullopt;
   const Op& op = *it->second;
   if (op.prim->name == "and") {
-    auto x = first_visit_axes(op.operands[0], def, g), y = first_visit_axes(op.operands[1], def, g);
+    auto x = visit_axes(op.operands[0], def, g, step), y = visit_axes(op.operands[1], def, g, step);
     if (!x || !y) return std::nullopt;
     x->insert(x->end(), y->begin(), y->end());
     return x;
   }
   if (op.prim->name != "eq") return std::nullopt;
-  for (int side = 0; side < 2; ++side) {
-    const Value &id = op.operands[side], &zero = op.operands[1 - side];
-    if (!zero.is_literal() || zero.literal().as_int() != 0 || !id.is_var()) continue;
-    auto d = def.find(id.var());
-    if (d == def.end() || d->second->prim->name != "program_id") continue;
-    std::vector<int> axes = g.kernel_axes();
+  std::vector<int> axes = g.kernel_axes();
+  auto axis_of = [&](const Value& v, const char* prim) -> int {  // the grid axis of a program_id / num_programs
+    if (!v.is_var()) return -1;
+    auto d = def.find(v.var());
+    if (d == def.end() || d->second->prim->name != prim) return -1;
     int64_t ka = d->second->int_param("axis");
-    if (ka >= 0 && ka < static_cast<int64_t>(axes.size())) return std::vector<int>{axes[static_cast<size_t>(ka)]};
+    return ka >= 0 && ka < static_cast<int64_t>(axes.size()) ? axes[static_cast<size_t>(ka)] : -1;
+  };
+  auto is_last = [&](const Value& v, int a) {
+    if (v.is_literal()) return v.literal().as_int() == g.grid[a] - 1;
+    auto d = def.find(v.var());
+    if (d == def.end() || d->second->prim->name != "sub") return false;
+    const Op& sub = *d->second;
+    return axis_of(sub.operands[0], "num_programs") == a && sub.operands[1].is_literal() &&
+           sub.operands[1].literal().as_int() == 1;
+  };
+  for (int side = 0; side < 2; ++side) {
+    const Value &id = op.operands[side], &bound = op.operands[1 - side];
+    int a = axis_of(id, "program_id");
+    if (a < 0) continue;
+    if (step == Step::first ? bound.is_literal() && bound.literal().as_int() == 0 : is_last(bound, a))
+      return std::vector<int>{a};
   }
   return std::nullopt;
 }
@@ -214,9 +254,10 @@ bool accesses_besides_accumulating(const Body& body, const Var* ref) {
     for (size_t i = 0; i < op.operands.size(); ++i) {
       if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
       if (op.prim->name == "addupdate" && i == 0) continue;
-      if (op.prim->name == "cond" && i >= 1) {
-        for (const BodyPtr& branch : op.bodies_param("branches"))
-          if (accesses_besides_accumulating(*branch, branch->params().at(i - 1))) return true;
+      FedBodies fed = fed_bodies(op);
+      if (!fed.bodies.empty() && i >= fed.first_operand) {
+        for (const BodyPtr& inner : fed.bodies)
+          if (accesses_besides_accumulating(*inner, inner->params().at(i - fed.first_operand))) return true;
         continue;
       }
       return true;
@@ -224,15 +265,17 @@ bool accesses_besides_accumulating(const Body& body, const Var* ref) {
   return false;
 }
 
-// Forward output o is *stateful* when the transposed kernel writes its
-// cotangent block at a visit other than the block's last one (in reverse
-// order): the tangent kernel reads or overwrites the tangent block (a `get`
-// becomes an accumulation into the cotangent, a `swap` a zeroing) other than
-// inside a `cond` that runs only at the block's first forward visit (matmul's
-// zeroing at k == 0). Its revisits must then stay consecutive.
-bool stateful_output(const Body& k, const GridMapping& g, int o) {
+// How the tangent kernel touches output o's block, op by op at its top
+// level: accumulates into it (`addupdate`, or a `cond` / `run_scoped` whose
+// bodies only do that), touches it only inside a `cond` that runs at the
+// block's first forward visit (matmul's zeroing at k == 0) or at its last
+// (flash attention's write at the last kv step), or otherwise (reads or
+// overwrites it).
+enum class BlockAccess { accumulate, first_visit, last_visit, other };
+
+std::vector<BlockAccess> output_accesses(const Body& k, const GridMapping& g, int o) {
   const Var* ref = k.params()[g.output_param(o)];
-  AxisUse use = index_map_axis_use(g.out_specs[o], g.dims(g.num_inputs() + o), g.grid_rank());
+  AxisUse use = index_map_axis_use(g.out_specs[o], g.dims(g.num_inputs() + o), g.grid);
   std::vector<int> ignored;
   for (int a = 0; a < g.grid_rank(); ++a)
     if (!use.reads[a]) ignored.push_back(a);
@@ -243,22 +286,137 @@ bool stateful_output(const Body& k, const GridMapping& g, int o) {
         for (const Var* r : op.results) def[r] = &op;
     return def;
   };
+  std::vector<BlockAccess> out;
   for (const Op& op : k.ops())
     for (size_t i = 0; i < op.operands.size(); ++i) {
       if (!op.operands[i].is_var() || op.operands[i].var() != ref) continue;
-      if (op.prim->name == "addupdate" && i == 0) continue;
-      if (op.prim->name == "cond" && i >= 1) {
-        std::optional<std::vector<int>> at0 = first_visit_axes(op.operands[0], defs(), g);
-        bool first_only = at0.has_value();
-        for (int a : ignored) first_only = first_only && std::find(at0->begin(), at0->end(), a) != at0->end();
-        if (first_only) continue;
-        for (const BodyPtr& branch : op.bodies_param("branches"))
-          if (accesses_besides_accumulating(*branch, branch->params().at(i - 1))) return true;
+      if (op.prim->name == "addupdate" && i == 0) {
+        out.push_back(BlockAccess::accumulate);
         continue;
       }
-      return true;
+      FedBodies fed = fed_bodies(op);
+      if (fed.bodies.empty() || i < fed.first_operand) {
+        out.push_back(BlockAccess::other);
+        continue;
+      }
+      if (fed.first_operand == 1) {  // a cond
+        auto only_at = [&](Step step) {
+          std::optional<std::vector<int>> at = visit_axes(op.operands[0], defs(), g, step);
+          bool only = at.has_value();
+          for (int a : ignored) only = only && std::find(at->begin(), at->end(), a) != at->end();
+          return only;
+        };
+        if (only_at(Step::first)) {
+          out.push_back(BlockAccess::first_visit);
+          continue;
+        }
+        if (only_at(Step::last)) {
+          out.push_back(BlockAccess::last_visit);
+          continue;
+        }
+      }
+      bool only_accumulates = true;
+      for (const BodyPtr& inner : fed.bodies)
+        only_accumulates &= !accesses_besides_accumulating(*inner, inner->params().at(i - fed.first_operand));
+      out.push_back(only_accumulates ? BlockAccess::accumulate : BlockAccess::other);
     }
+  return out;
+}
+
+// Forward output o is *stateful* when the transposed kernel writes its
+// cotangent block at a visit other than the block's last one (in reverse
+// order): the tangent kernel reads or overwrites the tangent block (a `get`
+// becomes an accumulation into the cotangent, a `swap` a zeroing) other than
+// inside a `cond` that runs only at the block's first forward visit. Its
+// revisits must then stay consecutive.
+bool stateful_output(const Body& k, const GridMapping& g, int o) {
+  for (BlockAccess a : output_accesses(k, g, o))
+    if (a == BlockAccess::other || a == BlockAccess::last_visit) return true;
   return false;
+}
+
+// Does each branch of the `cond`s taking output o's block touch it with one
+// op at most, without nested bodies (so its transpose reads the cotangent
+// no more after zeroing it)?
+bool touched_once_per_branch(const Body& k, const GridMapping& g, int o) {
+  const Var* ref = k.params()[g.output_param(o)];
+  for (const Op& op : k.ops())
+    for (size_t i = 1; i < op.operands.size(); ++i) {
+      if (op.prim->name != "cond" || !op.operands[i].is_var() || op.operands[i].var() != ref) continue;
+      for (const BodyPtr& branch : op.bodies_param("branches")) {
+        int uses = 0;
+        for (const Op& inner : branch->ops())
+          for (const Value& v : inner.operands)
+            if (v.is_var() && v.var() == branch->params().at(i - 1))
+              uses += inner.nested_bodies().empty() ? 1 : 2;
+        if (uses > 1) return false;
+      }
+    }
+  return true;
+}
+
+// Are the transposed kernel's writes into output o's cotangent block (an
+// input block of the transposed call) dead? They are when the output is not
+// stateful and its first-visit `cond`s come before every accumulation: in
+// reverse, their transposes (which read and zero the cotangent) run last at
+// the block's last visit, and nothing reads the block after them. So are
+// they when the block's only access is one last-visit `cond`: in reverse it
+// runs at the block's first visit, and no later visit reads the block.
+bool cotangent_writes_dead(const Body& k, const GridMapping& g, int o) {
+  std::vector<BlockAccess> accesses = output_accesses(k, g, o);
+  if (accesses.size() == 1 && accesses[0] == BlockAccess::last_visit) return touched_once_per_branch(k, g, o);
+  bool accumulated = false;
+  for (BlockAccess a : accesses) {
+    if (a == BlockAccess::other || a == BlockAccess::last_visit || (a == BlockAccess::first_visit && accumulated))
+      return false;
+    accumulated |= a == BlockAccess::accumulate;
+  }
+  return true;
+}
+
+// `body` without its writes into the Refs `refs`: a swap becomes a get of
+// the same region, a store or addupdate goes; also inside the bodies a `cond`
+// or `run_scoped` hands them to (other ops with bodies are kept as they are).
+BodyPtr without_writes(const Body& body, const std::unordered_set<const Var*>& refs) {
+  BodyPtr nb = make_body(body.name(), body.kind());
+  nb->set_loc(body.loc());
+  Builder b(*nb);
+  ValueMap map;
+  for (const Var* p : body.params()) map[p] = nb->add_param(p->type, p->name, p->loc);
+  for (const Op& op : body.ops()) {
+    Vals operands;
+    for (const Value& v : op.operands) operands.push_back(remap(v, map));
+    const std::string& n = op.prim->name;
+    bool into = op.prim->family == Family::state && !op.operands.empty() && op.operands[0].is_var() &&
+                refs.count(op.operands[0].var());
+    if (into && (n == "swap" || n == "store" || n == "addupdate")) {
+      if (n == "swap") {
+        b.set_loc(op.loc);
+        Vals prefix(operands.begin(), operands.begin() + op.main_operand_index(1));
+        map[op.results[0]] = b.emit1("get", prefix, {}, op.indexers);
+      }
+      continue;
+    }
+    Params params = op.params;
+    FedBodies fed = fed_bodies(op);
+    bool changed = false;
+    for (BodyPtr& inner : fed.bodies) {
+      std::unordered_set<const Var*> inner_refs;
+      for (size_t i = fed.first_operand; i < op.operands.size(); ++i)
+        if (op.operands[i].is_var() && refs.count(op.operands[i].var()))
+          inner_refs.insert(inner->params().at(i - fed.first_operand));
+      if (inner_refs.empty()) continue;
+      inner = without_writes(*inner, inner_refs);
+      changed = true;
+    }
+    if (changed)
+      params = fed.first_operand ? params_with(op, {{"branches", fed.bodies}}) : params_with(op, {{"body", fed.bodies[0]}});
+    append_copy(op, *nb, std::move(operands), std::move(params), [&](const Var* r, Var* nr) { map[r] = nr; });
+  }
+  Vals outs;
+  for (const Value& v : body.outputs()) outs.push_back(remap(v, map));
+  nb->set_outputs(std::move(outs));
+  return nb;
 }
 
 // `cond[branches=[fn(r){}, fn(r){swap r, zeros}]] pred, ref`, or the swap
@@ -291,6 +449,14 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   // The transposed kernel; its program ids are reflected onto the new grid
   // as its ops are copied into the call's kernel below.
   BodyPtr tk = transpose_body(c, k, c.syms.fresh(k.name() + "_transpose_body"), BodyKind::kernel, lin_param);
+  // The transposed kernel reads the cotangents of the outputs as input
+  // blocks; it leaves out writes into them that nothing reads, so that it
+  // writes no input block: such state, carried from step to step, would
+  // stop a second transpose (vjp of vjp).
+  std::unordered_set<const Var*> read_only;
+  for (int o = 0; o < no; ++o)
+    if (lin_param[g.output_param(o)] && cotangent_writes_dead(k, g, o)) read_only.insert(tk->params()[g.output_param(o)]);
+  if (!read_only.empty()) tk = without_writes(*tk, read_only);
   // Cotangents of tangent inputs another call computes: scratch, unwritten.
   std::vector<char> unused = carried;
   std::vector<char> here(ni, 0);
@@ -331,7 +497,10 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     const Var* p = tk->params()[g.output_param(o)];
     map[p] = kb.param(p->type, p->name);
   }
-  // Cotangent outputs that start from zeros: the zeros, whole, in `any` memory.
+  // Cotangent outputs that start from zeros: the zeros, whole, in `any`
+  // memory; where the output's blocks pad its array (element padding, a
+  // partial last block), in the output's own blocks, so that both buffers are
+  // padded alike, as an alias requires.
   auto partial_type = [&](const OutputPlan& out) {
     Type t = g.in_types[out.mapping];
     if (!out.partial) return t;
@@ -343,10 +512,15 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     if (out.covers) continue;
     Type t = partial_type(out);
     aliases.push_back({static_cast<int64_t>(in_specs.size()), static_cast<int64_t>(&out - plan.outputs.data())});
+    operands.push_back(c.b.zeros(t));
+    if (g.geometry(out.mapping).is_padded()) {
+      in_specs.push_back(transposed_spec(c.syms, g, plan, out.mapping, out.partial ? &out : nullptr));
+      kb.param(tk->params()[g.input_param(out.mapping)]->type, "zeros");
+      continue;
+    }
     BlockSpec whole;
     whole.mem = MemSpace::any;
     in_specs.push_back(whole);
-    operands.push_back(c.b.zeros(t));
     kb.param(Type::ref(t.dtype(), t.shape(), MemSpace::any), "zeros");
   }
   std::vector<Value> ct_refs;
@@ -418,6 +592,29 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   }
 }
 
+// The kernel's values and Refs that depend on the linear operands: tangent
+// inputs, and output blocks an alias starts from a linear input.
+KernelTaint linear_taint(const GridMapping& g, const std::vector<bool>& linear) {
+  const Body& k = *g.kernel;
+  std::vector<char> tainted(k.params().size(), 0);
+  for (int i = 0; i < g.num_inputs(); ++i) tainted[g.input_param(i)] = linear[g.input_operand(i)];
+  for (auto [i, o] : g.aliases)
+    if (linear[g.input_operand(static_cast<int>(i))]) tainted[g.output_param(static_cast<int>(o))] = 1;
+  return kernel_taint(k, tainted);
+}
+
+// The linear results: the outputs the kernel writes linear values into. The
+// others are primal outputs computed beside the tangents (a jvp'd call that
+// linearize could not split, transposed whole by vjp) or integer outputs;
+// they have no cotangent.
+std::vector<bool> call_results(const Op& op, const std::vector<bool>& linear) {
+  GridMapping g = grid_mapping(op);
+  KernelTaint taint = linear_taint(g, linear);
+  std::vector<bool> out(op.results.size(), false);
+  for (int o = 0; o < g.num_outputs(); ++o) out[o] = taint.has(g.kernel->params()[g.output_param(o)]);
+  return out;
+}
+
 std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
                                       const std::vector<Cotangent>& ct, const std::vector<int>* restored) {
   GridMapping g = grid_mapping(op);
@@ -436,9 +633,15 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
                             ") is not supported yet");
   for (int j = 0; j < g.num_dynamic + nsp; ++j)
     if (linear[j]) throw Error(op.loc, "transpose: pallas_call: a scalar-prefetch operand or grid size is linear");
-  if (!g.aliases.empty())
-    throw Error(op.loc, "transpose: pallas_call with input_output_aliases is not supported (an aliased output's "
-                        "cotangent would flow to its input)");
+  // An output aliased to a non-linear input (the zeros a cotangent summed
+  // from partials starts from, in a vjp'd program) starts from values the
+  // tangent does not depend on: its cotangent stops there. One aliased to a
+  // linear input would pass its cotangent on to that input.
+  for (auto [i, o] : g.aliases)
+    if (linear[g.input_operand(static_cast<int>(i))])
+      throw Error(op.loc, "transpose: pallas_call with input_output_aliases is not supported: " +
+                              g.describe(ni + static_cast<int>(o)) + " starts from the linear " +
+                              g.describe(static_cast<int>(i)) + " (its cotangent would flow to that input)");
   for (int i = 0; i < ni; ++i)
     if (linear[g.input_operand(i)] && x[g.input_operand(i)].is_var() && x[g.input_operand(i)].type().is_ref())
       throw Error(op.loc, "transpose: pallas_call with the linear Ref operand " + g.describe(i) + " is not supported");
@@ -448,9 +651,7 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
   for (int i = 0; i < ni; ++i) lin_param[g.input_param(i)] = linear[g.input_operand(i)];
   // kernel_taint follows writes into nested bodies (a tangent output written
   // in a `cond` at the last step, as flash attention does).
-  std::vector<char> tainted(k.params().size(), 0);
-  for (size_t p = 0; p < k.params().size(); ++p) tainted[p] = lin_param[p];
-  KernelTaint taint = kernel_taint(k, tainted);
+  KernelTaint taint = linear_taint(g, linear);
   for (int o = 0; o < no; ++o) lin_param[g.output_param(o)] = taint.has(k.params()[g.output_param(o)]);
   for (int s = 0; s < ns; ++s) lin_param[g.scratch_param(s)] = taint.has(k.params()[g.scratch_param(s)]);
 
@@ -469,6 +670,14 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
     carried.at(p) = !lin_param[p] && !restored_here && !overwritten_at_each_step(k, k.params()[p]);
     linear_scratch |= lin_param[p];
   }
+  // So is an input block the kernel writes when consecutive steps may share
+  // it: the input is not copied in again, and the next step reads what this
+  // one wrote (a cotangent block zeroed by the kernel of an earlier
+  // transpose, say).
+  for (int i = 0; i < ni; ++i) {
+    size_t p = static_cast<size_t>(g.input_param(i));
+    carried[p] = !lin_param[p] && block_may_stay(g, i) && writes_ref(k, k.params()[p]);
+  }
   if (std::optional<CarriedRead> r = find_carried_residual(k, lin_param, carried)) {
     // A tangent reads carried scratch: checkpoint it (transpose_checkpoint.h)
     // and transpose the rebuilt call, whose scratch is restored every step.
@@ -484,6 +693,13 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
     if (std::optional<CarriedRead> left = find_carried_residual(k, lin_param, after))
       throw carried_residual_error(k, g, *left);
     if (restored) throw carried_residual_error(k, g, *r);  // a guard: the rebuilt call restores all of `saved`
+    // The checkpoint call's operands differ from this call's: its aliases
+    // would not carry over.
+    if (!g.aliases.empty())
+      throw Error(op.loc, "transpose: pallas_call kernel @" + k.name() +
+                              " carries scratch from step to step that its tangent reads, and has input_output_aliases "
+                              "(the zeros partial cotangents start from, when an earlier vjp made this call): "
+                              "checkpointing such a call is not supported");
 
     if (note_sink())
       note_sink()(op.loc.str() + ": note: transpose: kernel @" + k.name() + " carries " +
@@ -532,9 +748,10 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
 
 void set_pallas_call_note_sink(std::function<void(const std::string&)> sink) { note_sink() = std::move(sink); }
 
-void add_pallas_call_rule(RuleTable<TransposeRule>& t) {
+void add_pallas_call_rule(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r) {
   t.set("pallas_call", [](Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
                           const std::vector<Cotangent>& ct) { return transpose_call(c, op, x, linear, ct, nullptr); });
+  r.set("pallas_call", call_results);
 }
 
 }  // namespace tessera::transpose

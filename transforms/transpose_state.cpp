@@ -60,7 +60,9 @@ Cts addupdate_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const C
   return r;
 }
 
-// load r[i], mask, other: lanes on the mask read r, the others `other`.
+// load r[i], mask, other: lanes on the mask read r, the others `other`. The
+// cotangent Ref is touched only on the mask (masked lanes may lie outside
+// the Ref: the forward never read them): a masked load, add, masked store.
 Cts load_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
   Cts r(op.operands.size());
   if (!ct[0]) return r;
@@ -70,28 +72,37 @@ Cts load_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
   Value zero = b.zeros(t);
   Value mask = main.size() >= 2 ? x[main[1]] : Value();
   if (lin[main[0]]) {
-    Value on = main.size() >= 2 ? b.emit1("select_n", {mask, zero, *ct[0]}) : *ct[0];
-    b.emit("addupdate", with(ref_prefix(op, x), {on}), {}, op.indexers);
+    Vals prefix = ref_prefix(op, x);
+    if (main.size() >= 2) {
+      Value have = b.emit1("load", with(prefix, {mask, zero}), {}, op.indexers);
+      b.emit("store", with(prefix, {b.binary("add", have, *ct[0]), mask}), {}, op.indexers);
+    } else {
+      b.emit("addupdate", with(prefix, {*ct[0]}), {}, op.indexers);
+    }
   }
   if (main.size() == 3 && lin[main[2]]) r[main[2]] = b.emit1("select_n", {mask, *ct[0], zero});
   return r;
 }
 
-// store r[i], v, mask: lanes on the mask are overwritten by v.
+// store r[i], v, mask: lanes on the mask are overwritten by v. Their
+// cotangent is read and reset on the mask only (a masked load and store:
+// masked-off lanes may lie outside the Ref).
 Cts store_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts&) {
   expect_linear_ref(op, lin);
   Cts r(op.operands.size());
   std::vector<int> main = op.main_operands();
   Builder& b = c.b;
   Vals prefix = ref_prefix(op, x);
-  Value old = b.emit1("get", prefix, {}, op.indexers);
-  Value zero = b.zeros(old.type());
-  Value got = old, kept = zero;
+  Value got;
   if (main.size() == 3) {
-    got = b.emit1("select_n", {x[main[2]], zero, old});
-    kept = b.emit1("select_n", {x[main[2]], old, zero});
+    const Value& mask = x[main[2]];
+    Value zero = b.zeros(Type::array(op.operands[main[0]].type().dtype(), mask.type().shape()));
+    got = b.emit1("load", with(prefix, {mask, zero}), {}, op.indexers);
+    b.emit("store", with(prefix, {zero, mask}), {}, op.indexers);
+  } else {
+    got = b.emit1("get", prefix, {}, op.indexers);
+    b.emit("swap", with(prefix, {b.zeros(got.type())}), {}, op.indexers);
   }
-  b.emit("swap", with(prefix, {kept}), {}, op.indexers);
   if (lin[main[1]]) r[main[1]] = got;  // summed by the walk if v was a broadcast scalar
   return r;
 }

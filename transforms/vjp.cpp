@@ -76,6 +76,37 @@ Module transpose_pass(const Module& m, const PassOptions& o) {
 
 namespace {
 
+// A primal output of the jvp'd function that the transpose walk found linear
+// (computed by an op that also takes tangents and could not be split): the
+// primal function would lack it.
+Error lost_primal_output(const Body& j, const Body& main, size_t k) {
+  const Value& v = j.outputs()[k];
+  Loc where = main.loc();
+  std::string what = "@" + main.name();
+  if (v.is_var())
+    for (const Op& op : j.ops())
+      for (const Var* r : op.results)
+        if (r == v.var()) where = op.loc, what = "this `" + op.name() + "`";
+  return Error(where, "vjp: primal output " + std::to_string(k) + " of @" + main.name() + " comes out of " + what +
+                          " together with tangents, and reverse mode cannot separate it from them (not supported)");
+}
+
+// The contract of vjp: `result` returns main's outputs, then one cotangent
+// per input marked `wrt`, typed as that input. Nothing else checks it: the
+// verifier takes a function's result types from what it returns.
+void check_vjp_signature(const Body& main, const Body& result, const std::vector<bool>& wrt) {
+  std::vector<Type> want;
+  for (const Value& v : main.outputs()) want.push_back(v.type());
+  for (size_t i = 0; i < wrt.size(); ++i)
+    if (wrt[i]) want.push_back(main.params()[i]->type);
+  const std::vector<Value>& got = result.outputs();
+  for (size_t k = 0; k < want.size() || k < got.size(); ++k)
+    if (k >= want.size() || k >= got.size() || got[k].type() != want[k])
+      throw Error(main.loc(), "vjp: internal error: result " + std::to_string(k) + " of the vjp of @" + main.name() +
+                                  " is " + (k < got.size() ? got[k].type().str() : std::string("missing")) + ", not " +
+                                  (k < want.size() ? want[k].str() : std::string("absent")));
+}
+
 // vjp by transposing the jvp directly, with the tangent inputs linear: the
 // walk's forward part is the primal computation. Used where partial_eval
 // cannot separate primal from tangent values (a cond or loop computing both
@@ -99,9 +130,13 @@ BodyPtr vjp_of_jvp(const Module& jm, const Body& main, ad::SymbolSink& syms) {
     if (jvp::differentiable(ty)) out_ct[t++] = Value(b.param(ty, "ct" + std::to_string(k)));
   }
   transpose::Ctx ctx{b, syms};
-  std::vector<Value> fwd;
+  std::vector<std::optional<Value>> fwd;
   std::vector<transpose::Cotangent> cts = transpose::inline_transpose(ctx, j, params, lin, out_ct, &fwd);
-  std::vector<Value> outs(fwd.begin(), fwd.begin() + static_cast<long>(num_outs));
+  std::vector<Value> outs;
+  for (size_t k = 0; k < num_outs; ++k) {
+    if (!fwd[k]) throw lost_primal_output(j, main, k);
+    outs.push_back(*fwd[k]);
+  }
   b.set_loc(main.loc());
   for (size_t i = np; i < j.params().size(); ++i) outs.push_back(ctx.instantiate(cts[i], j.params()[i]->type));
   b.ret(std::move(outs));
@@ -116,6 +151,9 @@ Module vjp_pass(const Module& m, const PassOptions& o) {
     if (main->params()[i]->type.is_ref())
       throw Error(main->loc(), "vjp: input " + std::to_string(i) + " (%" + main->params()[i]->name + ": " +
                                    main->params()[i]->type.str() + ") is a Ref; vjp takes functions of values (run discharge first)");
+  std::vector<bool> wrt(main->params().size(), false);  // the inputs that get a cotangent
+  if (!o.has("wrt"))
+    for (size_t i = 0; i < wrt.size(); ++i) wrt[i] = transpose::has_cotangent(main->params()[i]->type);
   if (o.has("wrt"))
     for (int64_t i : ad::parse_axes_option(o.get("wrt"), "wrt")) {
       if (i < 0 || i >= static_cast<int64_t>(main->params().size()))
@@ -125,6 +163,7 @@ Module vjp_pass(const Module& m, const PassOptions& o) {
       if (!transpose::has_cotangent(p->type))
         throw Error(main->loc(), "vjp: input " + std::to_string(i) + " (%" + p->name + ": " + p->type.str() +
                                      ") is not floating point and gets no cotangent");
+      wrt[i] = true;
     }
   const std::string& name = main->name();
   size_t num_outs = main->outputs().size();
@@ -136,7 +175,9 @@ Module vjp_pass(const Module& m, const PassOptions& o) {
     // fails again, the same way, in jvp.
     Module jm = jvp_pass(m, o);
     ad::SymbolSink syms(jm);
-    return syms.assemble(vjp_of_jvp(jm, *main, syms), name);
+    BodyPtr whole = vjp_of_jvp(jm, *main, syms);
+    check_vjp_signature(*main, *whole, wrt);
+    return syms.assemble(whole, name);
   }
   BodyPtr primal = lin.find(name + "_primal");
   BodyPtr tangent = lin.find(name + "_tangent");
@@ -172,6 +213,7 @@ Module vjp_pass(const Module& m, const PassOptions& o) {
   outs.insert(outs.end(), grads.begin(), grads.end());
   b.ret(std::move(outs));
   BodyPtr swept = dce_body(nm);
+  check_vjp_signature(*main, *swept, wrt);
 
   Module out;
   for (const BodyPtr& s : tm.symbols()) {

@@ -420,9 +420,10 @@ index_map @row3(%i: i32) -> (i32, i32, i32) { return %i, 0, 0 }
   CHECK(primal_kernel_op_results(m, "scan") == 2);  // the primal carry and ys
 }
 
-// What partial eval still stages whole: a run_scoped body that computes both
-// the primal and the tangent through one scratch Ref.
-TEST_CASE("linearize that cannot separate a primal output is a clear error") {
+// A run_scoped body that computes the primal and the tangent through its
+// scratch Refs: partial eval splits the run_scoped (the primal scratch stays
+// with the primal, its tangent twin with the tangent), as it does a cond.
+TEST_CASE("linearize splits a run_scoped whose scratch carries primal and tangent values") {
   std::string text = row_kernel_module(R"(
   run_scoped[body=fn(%xr: ref<f64[8,128], vmem>, %or: ref<f64[8,128], vmem>, %tmp: ref<f64[8,128], vmem>) {
     %v = get %xr[:, :]
@@ -433,10 +434,12 @@ TEST_CASE("linearize that cannot separate a primal output is a clear error") {
   }] %x, %o
 )");
   Module m = parse_module(text, "scoped.tsr");
-  check_jvp_against_fd(m, 64);  // jvp itself is fine
-  CHECK_THROWS_WITH(run_pipeline(m, "linearize"),
-                    doctest::Contains("linearize: primal output 0 of @main comes out of this `pallas_call`, which also takes "
-                                      "tangents, and its kernel computes primal and tangent values through one Ref"));
+  check_jvp_against_fd(m, 64);
+  check_linearize_against_jvp(m);
+  CHECK(primal_kernel_op_results(m, "run_scoped") == 0);
+  Module lin = run_pipeline(m, "linearize", {false, true, nullptr, ""});
+  const Op& call = only_op(*lin.find("main_primal"), "pallas_call");
+  CHECK(print_body(*call.body_param("kernel")).find("_dot") == std::string::npos);  // no tangent scratch
 }
 
 // Issue 10, item 16: after discharge every pallas_call is a `for` loop in the
