@@ -40,12 +40,23 @@ struct KernelInfo {
   int64_t parallel_points = 1;       // product of the parallel axes
   std::vector<int> operand_of_pointer;  // pallas_call operand of each array pointer (-1: an output)
   const Op* op = nullptr;            // the pallas_call it came from
+  // The check record (run_checks.h): a global of kCheckWords i64, and the
+  // ops whose dynamic indices it checks (its kCheckWhich for those).
+  std::string check_symbol;
+  std::vector<const Op*> checked_ops;
 };
 
 struct LowerOptions {
   Target target = Target::host;
   int sm = 80;
   int threads = 256;
+  // Dynamic indices inside the kernel are checked at run time (run_checks.h);
+  // false leaves them unchecked (faster; an out-of-range index then reads or
+  // writes whatever lies there). Block indices are always checked.
+  bool check_indices = true;
+  // Uninitialized memory (scratch, run_scoped, padding) reads as 0 instead of
+  // NaN / the integer's largest value / true (RunOptions::Uninit::zero).
+  bool uninit_zero = false;
   // Whose messages errors carry: null picks ptx_table() for nvptx and
   // llvm_table() for the host; `tessera emit llvm` passes llvm_table().
   const LlvmTable* rules = nullptr;
