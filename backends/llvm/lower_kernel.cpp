@@ -494,6 +494,8 @@ std::vector<std::string> describe_kernel(const KernelInfo& k) {
       k.symbol + ": pointers (" + pointers + "workspace); arena " + std::to_string(k.arena_bytes) + " bytes per grid point",
       k.symbol + ": launch " + list(k.launch_grid) + " x " + std::to_string(k.threads) + " threads; " +
           std::to_string(k.parallel_points) + " parallel points, arbitrary axes looped inside",
+      k.symbol + ": check record " + k.check_symbol + " (" + std::to_string(kCheckWords) +
+          " x i64: kind, operand or op, grid point, indices; 0 while no check failed)",
   };
 }
 

@@ -66,7 +66,8 @@ struct LowerOptions {
 KernelInfo lower_pallas_call(llvm::Module& module, const Module& m, const Op& call, const LowerOptions& o);
 
 // What the runner needs to know of a kernel, for a reader: one line per
-// fact, e.g. "add_kernel: pallas_call at examples/add.tsr:19:3, grid (8, 4)".
+// fact, e.g. "add_kernel: pallas_call at examples/add.tsr:19:3, grid (8, 4)";
+// the last names the check record (scripts/gpu_run.py reads it).
 std::vector<std::string> describe_kernel(const KernelInfo& k);
 
 // Every pallas_call reached from `entry` (through `call` and control flow), in
