@@ -111,7 +111,8 @@ class KernelBuilder {
   RefView block_view(Lowering& L, int m);
   void check_block_index(Lowering& L, int m, const std::vector<llvm::Value*>& index);
   void stage_inputs(Lowering& L);
-  void copy_in_if_moved(Lowering& L, const Staged& s, const RefView& in_place, const std::vector<llvm::Value*>& index);
+  void copy_in_if_moved(Lowering& L, int m, const Staged& s, const RefView& in_place,
+                        const std::vector<llvm::Value*>& index);
   std::vector<llvm::Value*> index_map_values(Lowering& L, int m);
   RefView whole_array(Lowering& L, llvm::Value* base, const Type& array, const Type& ref_type, const Var* root);
 };
@@ -242,7 +243,7 @@ RefView KernelBuilder::block_view(Lowering& L, int m) {
   const std::optional<Staged>& staged = m < g_.num_inputs() ? staged_[static_cast<size_t>(m)] : std::nullopt;
   r.base = L.b.CreateGEP(L.storage_type(g_.array(m).dtype()), arrays_[staged ? staged->from_pointer : pointer], {base_offset});
   if (!staged) return r;
-  copy_in_if_moved(L, *staged, r, index);
+  copy_in_if_moved(L, m, *staged, r, index);
   return staged->local;
 }
 
@@ -288,16 +289,17 @@ void KernelBuilder::stage_inputs(Lowering& L) {
     MemSpace mem = g_.spec(i).mem;
     if ((!aliased && !fx.writes(param) && !fx.accums(param)) || mem == MemSpace::any || mem == MemSpace::hbm) continue;
     BlockGeometry geo = g_.geometry(i);
-    for (const DimGeometry& dg : geo.dims)
-      if (dg.dim.kind == BlockDimKind::BoundedSlice)
-        throw Error(call_.loc, table().target() + ": an input with a bounded block dim that is aliased to an output or "
-                                                  "written by the kernel is not supported (" + g_.describe(i) + ")");
     const Var* p = g_.kernel->params()[param];
     const Shape& shape = p->type.shape();
     int64_t bytes = num_elements(shape) *
                     static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(L.storage_type(p->type.dtype())));
     Staged s{whole_array(L, L.arena_alloc(std::max<int64_t>(bytes, 1)), Type::array(p->type.dtype(), shape), p->type, p),
              nullptr, from};
+    // Past a bounded slice's size, a block buffer keeps what it held: at first
+    // the uninitialized values it was allocated with.
+    bool bounded = false;
+    for (const DimGeometry& dg : geo.dims) bounded = bounded || dg.dim.kind == BlockDimKind::BoundedSlice;
+    if (bounded) L.fill_uninitialized(s.local);
     // Nothing copied in yet: values no index map returns (they are i32).
     llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
     auto* type = llvm::ArrayType::get(entry.getInt64Ty(), static_cast<uint64_t>(geo.index_arity()));
@@ -308,18 +310,38 @@ void KernelBuilder::stage_inputs(Lowering& L) {
   }
 }
 
-void KernelBuilder::copy_in_if_moved(Lowering& L, const Staged& s, const RefView& in_place,
+void KernelBuilder::copy_in_if_moved(Lowering& L, int m, const Staged& s, const RefView& in_place,
                                      const std::vector<llvm::Value*>& index) {
   auto* type = llvm::ArrayType::get(L.b.getInt64Ty(), index.size());
   auto slot = [&](size_t k) { return L.b.CreateConstInBoundsGEP2_64(type, s.last, 0, k); };
   llvm::Value* moved = L.b.getFalse();
   for (size_t k = 0; k < index.size(); ++k)
     moved = L.b.CreateOr(moved, L.b.CreateICmpNE(L.b.CreateLoad(L.b.getInt64Ty(), slot(k)), index[k]));
+  // A bounded slice fills only its leading `size` elements (the second
+  // index-map value of its dim), as the interpreter's copy-in does.
+  std::vector<llvm::Value*> filled;  // per kernel dim: the bound, or null
+  size_t k = 0;
+  for (const DimGeometry& dg : g_.geometry(m).dims) {
+    ++k;
+    if (dg.dim.kind == BlockDimKind::Squeezed) continue;
+    filled.push_back(dg.dim.kind == BlockDimKind::BoundedSlice ? index[k++] : nullptr);
+  }
   // Every thread decides alike (each holds the index values in its own alloca).
   L.if_then(moved, [&] {
-    for (size_t k = 0; k < index.size(); ++k) L.b.CreateStore(index[k], slot(k));
-    L.for_each_element(s.local.type.shape(),
-                       [&](const std::vector<llvm::Value*>& idx) { L.store(s.local, idx, L.load(in_place, idx)); });
+    for (size_t v = 0; v < index.size(); ++v) L.b.CreateStore(index[v], slot(v));
+    L.for_each_element(s.local.type.shape(), [&](const std::vector<llvm::Value*>& idx) {
+      llvm::Value* inside = nullptr;
+      for (size_t d = 0; d < filled.size(); ++d)
+        if (filled[d]) {
+          llvm::Value* c = L.b.CreateICmpSLT(idx[d], filled[d]);
+          inside = inside ? L.b.CreateAnd(inside, c) : c;
+        }
+      auto copy = [&] { L.store(s.local, idx, L.load(in_place, idx)); };
+      if (inside)
+        L.if_then(inside, copy);
+      else
+        copy();
+    });
   });
 }
 

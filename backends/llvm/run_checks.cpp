@@ -75,6 +75,13 @@ std::optional<Error> check_record_error(const Op& call, const std::vector<const 
       size_t arity = std::min<size_t>(static_cast<size_t>(geo.index_arity()), kMaxCheckedValues);
       return Error(call.loc, block_index_message(g, mapping, point, words(record, kCheckValues, arity)));
     }
+    case CheckKind::hint: {
+      if (which < 0 || which >= static_cast<int64_t>(checked_ops.size())) break;
+      const Op& op = *checked_ops[static_cast<size_t>(which)];
+      return Error(op.loc, "multiple_of: the hint is false: " + std::to_string(record[kCheckValues]) +
+                               " is not a multiple of " + std::to_string(op.int_param("value")) + " (in kernel @" +
+                               g.kernel->name() + " in iteration " + interp::ints_str(point) + ")");
+    }
     case CheckKind::dynamic_index: {
       if (which < 0 || which >= static_cast<int64_t>(checked_ops.size())) break;
       const Op& op = *checked_ops[static_cast<size_t>(which)];

@@ -7,6 +7,8 @@
 //     a block in or out;
 //   - dynamic indices inside the kernel (`get %t[%i]`): each must lie in its
 //     Ref (LowerOptions::check_indices; the interpreter's out-of-bounds read);
+//   - `multiple_of` hints on integer scalars must hold, as the interpreter
+//     requires;
 //   - revisits: an output block left and visited again later (host side,
 //     from the index maps alone, before the launch: revisit_error).
 //
@@ -40,7 +42,7 @@ enum CheckWord : int {
 };
 constexpr int kMaxCheckedAxes = 8, kMaxCheckedValues = 8;
 
-enum class CheckKind : int64_t { none = 0, block_index = 1, dynamic_index = 2 };
+enum class CheckKind : int64_t { none = 0, block_index = 1, dynamic_index = 2, hint = 3 };
 
 // A run-time check of a compiled kernel failed (the message says which).
 // The executors catch it and let the interpreter run the call instead.
