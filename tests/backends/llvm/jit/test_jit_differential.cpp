@@ -14,6 +14,7 @@
 #include <map>
 
 #include "backends/llvm/jit.h"
+#include "backends/llvm/run_checks.h"
 #include "interpreter/inputs.h"
 #include "ir/parser.h"
 #include "tests/test_util.h"
@@ -130,4 +131,30 @@ TEST_CASE("jit vs interpreter: every test kernel and example gives the same numb
   }
   for (const auto& [what, n] : outcomes) MESSAGE(what << ": " << n);
   CHECK(outcomes["same outputs"] >= 40);
+}
+
+// HostJit::run itself (no interpreter behind it) reports the check record in
+// the interpreter's words.
+TEST_CASE("jit: a failed run-time check throws CheckFailure naming the kernel, operand, grid point and index") {
+  std::filesystem::path checks = examples_dir().parent_path() / "tests/backends/llvm/checks";
+  auto first_call = [](const Module& m) -> const Op& {
+    for (const Op& op : m.entry("main")->ops())
+      if (op.name() == "pallas_call") return op;
+    FAIL("no pallas_call");
+    throw;
+  };
+  Module block = parse_module(read_file(checks / "oob_block.tsr"), "oob_block.tsr");
+  HostJit jit;
+  std::vector<Array> x = {interp::random_array(Type::array(DType::f32, {16, 128}).array_type(), 1)};
+  try {
+    jit.run(block, first_call(block), x);
+    FAIL("no CheckFailure");
+  } catch (const CheckFailure& e) {
+    CHECK(e.formatted() ==
+          "oob_block.tsr:15:3: error: Out-of-bounds block index (2, 0) for input \"x\" in iteration (1,): reading "
+          "[16:24, 0:128] but input has shape (16, 128) (kernel @k)");
+  }
+  Module smem = parse_module(read_file(checks / "oob_smem.tsr"), "oob_smem.tsr");
+  std::vector<Array> tx = {interp::random_array(Type::array(DType::i32, {4}).array_type(), 1), x[0]};
+  CHECK_THROWS_AS(jit.run(smem, first_call(smem), tx), CheckFailure);
 }
