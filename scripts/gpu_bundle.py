@@ -2,8 +2,13 @@
 """Packs what a GPU machine without a tessera build needs to check the PTX
 backend: per zoo kernel its PTX (`tessera emit ptx`), its launch (read from
 the `// tessera:` lines), random inputs and the interpreter's outputs, all as
-files; plus the PTX of two 1 GiB streaming kernels (add, copy) for a bandwidth
-run. scripts/gpu_run.py runs the bundle there with CuPy.
+files; the kernels of tests/backends/llvm/checks/ that the GPU checks itself
+(an out-of-bounds block index and SMEM index: the check record the kernel
+writes, with the kind the interpreter's error implies; an in-place transpose
+through input_output_aliases, a kernel writing its input block, uninitialized
+i16 scratch: the interpreter's outputs); plus the PTX of two 1 GiB streaming
+kernels (add, copy) for a bandwidth run. scripts/gpu_run.py runs the bundle
+there with CuPy.
 
   scripts/gpu_bundle.py OUT_DIR [--build build]
 
@@ -21,6 +26,10 @@ import sys
 import numpy as np
 
 ZOO = ['add', 'matmul', 'softmax', 'layernorm', 'flash_attention', 'cumsum', 'row_sum', 'gather_rows']
+# tests/backends/llvm/checks/ kernels whose check is on the device (revisits are checked on the host).
+CHECKS = ['oob_block', 'oob_smem', 'alias_transpose', 'write_input', 'uninit_i16']
+# The check record kind (backends/llvm/run_checks.h) that the interpreter's error implies.
+ERROR_KINDS = [('Out-of-bounds block index', 1), ('Out-of-bounds read', 2), ('Out-of-bounds write', 2)]
 N, B = 16384, 128  # the bandwidth kernels: f32[N, N] arrays (1 GiB) in B x B blocks
 
 STREAM = {
@@ -48,8 +57,9 @@ def launch_of(ptx):
     launch = next(l for l in lines if ' launch (' in l)
     m = re.search(r'// tessera: (\w+): launch \((\d+), (\d+), (\d+)\) x (\d+) threads', launch)
     arena = re.search(r'arena (\d+) bytes', next(l for l in lines if ' arena ' in l))
+    check = re.search(r'check record (\w+) ', next(l for l in lines if ' check record ' in l))
     return {'symbol': m.group(1), 'grid': [int(m.group(i)) for i in (2, 3, 4)], 'threads': int(m.group(5)),
-            'arena_bytes': int(arena.group(1))}
+            'arena_bytes': int(arena.group(1)), 'check_record': check.group(1)}
 
 
 def params_of(text):
@@ -69,8 +79,8 @@ def main(argv):
     os.makedirs(out_dir, exist_ok=True)
     rng = np.random.default_rng(1)
     manifest = {'kernels': [], 'stream': []}
-    for name in ZOO:
-        src = f'examples/{name}.tsr'
+    for name in ZOO + CHECKS:
+        src = f'examples/{name}.tsr' if name in ZOO else f'tests/backends/llvm/checks/{name}.tsr'
         text = open(src).read()
         ptx = subprocess.run([tessera, 'emit', 'ptx', src], check=True, capture_output=True, text=True).stdout
         open(os.path.join(out_dir, f'{name}.ptx'), 'w').write(ptx)
@@ -79,16 +89,26 @@ def main(argv):
         for pname, dt, shape in params_of(text):
             if dt == 'i32':  # indices (gather_rows' rows): in range of the table
                 a = rng.integers(0, 1024, size=shape, dtype=np.int32)
+            elif dt == 'i16':
+                a = rng.integers(-1000, 1000, size=shape, dtype=np.int16)
             else:
                 a = rng.standard_normal(size=shape).astype(np.float32)
             path = f'{name}.in.{pname}.npy'
             np.save(os.path.join(out_dir, path), a)
             entry['inputs'].append(path)
             args += ['--input', f'{pname}={os.path.join(out_dir, path)}']
+        aliases = re.search(r'input_output_aliases=\[([^\]]*)\]', text)
+        entry['aliases'] = [[int(i), int(o)] for i, o in re.findall(r'\((\d+),\s*(\d+)\)', aliases.group(1))] if aliases else []
+        entry['out_types'] = [[dt, [int(x) for x in shape.split(',')]]
+                              for dt, shape in re.findall(r'(\w+)\[([\d,\s]+)\]', re.search(r'out_shapes=\[(.*?)\]\]', text).group(1) + ']')]
         res_dir = os.path.join(out_dir, f'{name}.out')
-        subprocess.run([tessera, 'run', src, '--out', res_dir] + args, check=True, capture_output=True)
-        for k in range(len(os.listdir(res_dir))):
-            entry['outputs'].append(f'{name}.out/out{k}.npy')
+        run = subprocess.run([tessera, 'run', src, '--out', res_dir] + args, capture_output=True, text=True)
+        if run.returncode != 0:  # a run-time error: the kernel must flag it on the device
+            entry['error'] = run.stderr.strip()
+            entry['error_kind'] = next(k for words, k in ERROR_KINDS if words in run.stderr)
+        else:
+            for k in range(len(os.listdir(res_dir))):
+                entry['outputs'].append(f'{name}.out/out{k}.npy')
         manifest['kernels'].append(entry)
     for name in STREAM:
         text, ins = stream_program(name)

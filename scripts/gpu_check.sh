@@ -7,13 +7,34 @@
 # kernel time alone (CUDA events over 20 launches), printed as GB/s and as the
 # fraction of an H100 SXM's 3.35 TB/s. Prints "gpu_check: N failed" last;
 # exit 1 if a kernel failed its check.
-#   scripts/gpu_check.sh [BUILD_DIR]     (default: build)
+# (0) first, the run-time checks: each kernel of tests/backends/llvm/checks/
+# (an out-of-bounds block index, an out-of-bounds SMEM index, an in-place
+# transpose through input_output_aliases, a kernel writing its input block,
+# uninitialized i16 scratch, a revisited output block) must print exactly
+# what the interpreter prints, error or outputs: the device-side check record
+# read after the launch, the staged input blocks and the scratch fill.
+#   scripts/gpu_check.sh [BUILD_DIR] [--checks-only]    (default: build)
 set -u
 BUILD=${1:-build}
 TESSERA=$BUILD/tools/tessera
 cd "$(dirname "$0")/.." || exit 2
 [ -x "$TESSERA" ] || { echo "gpu_check: no $TESSERA (build it first)" >&2; exit 2; }
 failed=0
+for f in tests/backends/llvm/checks/*.tsr; do
+  want=$("$TESSERA" run "$f" --random-inputs 1 2>&1)
+  got=$("$TESSERA" run "$f" --random-inputs 1 --backend=cuda 2>&1)
+  if [ "$got" = "$want" ]; then
+    echo "== check $f: as the interpreter: $(printf '%s' "$want" | tail -1 | cut -c1-160)"
+  else
+    echo "== check $f: FAILED"; echo "interpreter: $want"; echo "cuda: $got"
+    failed=$((failed + 1))
+  fi
+done
+if [ "${2:-}" = --checks-only ]; then
+  echo "gpu_check: $failed failed"
+  [ "$failed" = 0 ]
+  exit
+fi
 for k in add matmul softmax layernorm flash_attention cumsum row_sum gather_rows; do
   echo "== $k"
   # flash attention's outputs are averages with cancellation: libdevice's expf

@@ -2,7 +2,10 @@
 """Runs a bundle made by scripts/gpu_bundle.py on an NVIDIA GPU with CuPy (no
 tessera build needed there): every kernel's PTX launched as tessera would
 launch it (`tessera run --backend=cuda`), its outputs compared with the
-interpreter's (largest relative error per output; f32 fails above 1e-5), then
+interpreter's (largest relative error per output; f32 fails above 1e-5) and
+its check record (backends/llvm/run_checks.h, a global the kernel writes)
+read after the launch: clear where the interpreter ran, holding the kind its
+error implies where it failed (an out-of-bounds block or SMEM index); then
 the bandwidth of the 1 GiB add and copy (kernel time alone, CUDA events over
 20 launches after a warm-up), as GB/s and as the fraction of the card's peak
 (2 x memory clock x bus width, from the device's attributes).
@@ -20,13 +23,31 @@ import cupy as cp
 import numpy as np
 
 
-def launch(bundle, entry, ptx_file, inputs, out_shapes):
-    fn = cp.RawModule(path=os.path.join(bundle, ptx_file)).get_function(entry['symbol'])
-    outs = [cp.full(s, np.nan, dtype=cp.float32) for s in out_shapes]
+CHECK_WORDS = 18  # the check record: kind, operand or op, 8 grid indices, 8 index values
+
+
+def uninitialized(shape, dtype):
+    """What the runner starts an output with: NaN, the integer's largest value."""
+    dtype = np.dtype(dtype)
+    fill = np.nan if dtype.kind == 'f' else np.iinfo(dtype).max
+    return cp.full(shape, fill, dtype=dtype)
+
+
+def launch(bundle, entry, ptx_file, inputs, out_types):
+    """out_types: (shape, dtype) per output. An aliased output starts as its input."""
+    module = cp.RawModule(path=os.path.join(bundle, ptx_file))
+    fn = module.get_function(entry['symbol'])
+    outs = [uninitialized(s, d) for s, d in out_types]
+    for i, o in entry.get('aliases', []):
+        outs[o] = inputs[i].copy()
     ctas = entry['grid'][0] * entry['grid'][1] * entry['grid'][2]
     work = cp.zeros(max(1, entry['arena_bytes'] * ctas), dtype=cp.uint8)
     args = tuple(inputs) + tuple(outs) + (work,)
-    return fn, args, outs
+    record = None
+    if 'check_record' in entry:
+        record = cp.ndarray((CHECK_WORDS,), cp.int64, memptr=module.get_global(entry['check_record']))
+        record[:] = 0
+    return fn, args, outs, record
 
 
 def rel_err(got, want):
@@ -49,14 +70,24 @@ def main(argv):
     for k in manifest['kernels']:
         inputs = [cp.asarray(np.load(os.path.join(bundle, p))) for p in k['inputs']]
         want = [np.load(os.path.join(bundle, p)) for p in k['outputs']]
-        fn, args, outs = launch(bundle, k, k['name'] + '.ptx', inputs, [w.shape for w in want])
+        types = [(w.shape, w.dtype) for w in want] if 'error' not in k else \
+            [(tuple(shape), {'f32': np.float32, 'i32': np.int32, 'i16': np.int16}[dt]) for dt, shape in k['out_types']]
+        fn, args, outs, record = launch(bundle, k, k['name'] + '.ptx', inputs, types)
         fn(tuple(k['grid']), (k['threads'], 1, 1), args)
         cp.cuda.Device().synchronize()
+        rec = cp.asnumpy(record) if record is not None else np.zeros(CHECK_WORDS, np.int64)
+        where = f"check record: kind {rec[0]}, operand / op {rec[1]}, grid point {tuple(rec[2:10])}, values {tuple(rec[10:18])}"
+        if 'error' in k:
+            ok = rec[0] == k['error_kind']
+            failed += not ok
+            print(f"{k['name']}: launch {tuple(k['grid'])} x {k['threads']}, {where} {'ok' if ok else 'FAILED'} "
+                  f"(the interpreter: {k['error'].splitlines()[-1]})")
+            continue
         errs = [rel_err(cp.asnumpy(o), w) for o, w in zip(outs, want)]
-        ok = all(e <= 1e-5 for e in errs)
+        ok = all(e <= 1e-5 for e in errs) and rec[0] == 0
         failed += not ok
         print(f"{k['name']}: launch {tuple(k['grid'])} x {k['threads']}, largest relative error "
-              f"{', '.join(f'{e:.3g}' for e in errs)} {'ok' if ok else 'FAILED'}")
+              f"{', '.join(f'{e:.3g}' for e in errs)}{'' if rec[0] == 0 else ', ' + where} {'ok' if ok else 'FAILED'}")
     clock_khz = cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrMemoryClockRate, dev.id)
     bus_bits = cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrGlobalMemoryBusWidth, dev.id)
     peak = 2.0 * clock_khz * 1e3 * bus_bits / 8
@@ -64,7 +95,7 @@ def main(argv):
     for s in manifest['stream']:
         n = s['n']
         inputs = [cp.random.standard_normal((n, n), dtype=cp.float32) for _ in range(s['inputs'])]
-        fn, args, outs = launch(bundle, s, f"stream_{s['name']}.ptx", inputs, [(n, n)])
+        fn, args, outs, _ = launch(bundle, s, f"stream_{s['name']}.ptx", inputs, [((n, n), np.float32)])
         grid, block = tuple(s['grid']), (s['threads'], 1, 1)
         fn(grid, block, args)
         want = sum(inputs[1:], inputs[0])

@@ -266,6 +266,8 @@ void lower_run_scoped(Lowering& L, const Op& op) {
       v.extent[d] = L.i64(shape[d]);
       stride *= shape[d];
     }
+    // Fresh and uninitialized at every entry, as the interpreter allocates it.
+    L.fill_uninitialized(v);
     L.define_ref(p, std::move(v));
   }
   // No arena release: results may still read the scratch lazily.

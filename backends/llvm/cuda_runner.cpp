@@ -14,6 +14,7 @@
 #include "backends/llvm/codegen.h"
 #include "backends/llvm/kernel_args.h"
 #include "backends/llvm/lower_kernel.h"
+#include "backends/llvm/run_checks.h"
 
 namespace tessera::backends::llvm_lowering {
 namespace {
@@ -42,6 +43,7 @@ struct Driver {
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
   CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**) = nullptr;
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*cuModuleGetGlobal_v2)(CUdeviceptr*, size_t*, CUmodule, const char*) = nullptr;
   CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*cuMemFree_v2)(CUdeviceptr) = nullptr;
   CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void*, size_t) = nullptr;
@@ -86,6 +88,7 @@ struct Driver {
     load(cuCtxSetCurrent, "cuCtxSetCurrent");
     load(cuModuleLoadDataEx, "cuModuleLoadDataEx");
     load(cuModuleGetFunction, "cuModuleGetFunction");
+    load(cuModuleGetGlobal_v2, "cuModuleGetGlobal_v2");
     load(cuMemAlloc_v2, "cuMemAlloc_v2");
     load(cuMemFree_v2, "cuMemFree_v2");
     load(cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2");
@@ -147,11 +150,13 @@ class DeviceBuffer {
 struct Loaded {
   CUfunction fn = nullptr;
   KernelInfo info;
+  CUdeviceptr check_record = 0;  // run_checks.h: the kernel's global
 };
 
 }  // namespace
 
-CudaKernelSource cuda_kernel_source(const Module& m, const Op& call, int sm, int threads) {
+CudaKernelSource cuda_kernel_source(const Module& m, const Op& call, int sm, int threads, bool check_indices,
+                                    bool uninit_zero) {
   std::unique_ptr<llvm::TargetMachine> tm = target_machine(Target::nvptx, sm);
   llvm::LLVMContext context;
   llvm::Module module("tessera_cuda", context);
@@ -160,11 +165,13 @@ CudaKernelSource cuda_kernel_source(const Module& m, const Op& call, int sm, int
   lo.target = Target::nvptx;
   lo.sm = sm;
   lo.threads = threads;
+  lo.check_indices = check_indices;
+  lo.uninit_zero = uninit_zero;
   KernelInfo info = lower_pallas_call(module, m, call, lo);
   link_libdevice(module);
   optimize(module, *tm);
-  return CudaKernelSource{emit_ptx(module, *tm), info.symbol, info.launch_grid, info.threads, info.arena_bytes,
-                          info.operand_of_pointer};
+  return CudaKernelSource{emit_ptx(module, *tm), info.symbol,      info.launch_grid,  info.threads,
+                          info.arena_bytes,       info.operand_of_pointer, info.check_symbol, info.checked_ops};
 }
 
 std::optional<std::string> cuda_unavailable() {
@@ -194,7 +201,8 @@ const Loaded& CudaRunner::Impl::get(const Module& m, const Op& call) {
   auto it = kernels.find({&m, &call});
   if (it != kernels.end()) return it->second;
   const Driver& d = driver();
-  CudaKernelSource source = cuda_kernel_source(m, call, options.sm, options.threads);
+  CudaKernelSource source =
+      cuda_kernel_source(m, call, options.sm, options.threads, options.check_indices, options.uninit_zero);
   const std::string& ptx = source.ptx;  // NUL-terminated by c_str()
   std::string log(16384, '\0');
   int opts[2] = {kJitErrorLogBuffer, kJitErrorLogBufferBytes};
@@ -210,7 +218,12 @@ const Loaded& CudaRunner::Impl::get(const Module& m, const Op& call) {
   k.info.threads = source.threads;
   k.info.arena_bytes = source.arena_bytes;
   k.info.operand_of_pointer = source.operand_of_pointer;
+  k.info.check_symbol = source.check_symbol;
+  k.info.checked_ops = source.checked_ops;
   d.check(d.cuModuleGetFunction(&k.fn, cu_module, source.symbol.c_str()), call, "cuModuleGetFunction(" + source.symbol + ")");
+  size_t record_bytes = 0;
+  d.check(d.cuModuleGetGlobal_v2(&k.check_record, &record_bytes, cu_module, source.check_symbol.c_str()), call,
+          "cuModuleGetGlobal(" + source.check_symbol + ")");
   return kernels[{&m, &call}] = k;
 }
 
@@ -218,7 +231,12 @@ std::vector<interp::Array> CudaRunner::run(const Module& m, const Op& call, cons
   std::lock_guard<std::mutex> guard(impl_->mu);
   const Driver& d = driver();
   const Loaded& k = impl_->get(m, call);
+  if (std::optional<Error> revisit = revisit_error(m, call, operands)) throw CheckFailure(*revisit);
   d.check(d.cuCtxSetCurrent(d.context), call, "cuCtxSetCurrent");
+  // The check record starts clear; the first violation of the launch lands in it.
+  std::vector<int64_t> record(kCheckWords, 0);
+  d.check(d.cuMemcpyHtoD_v2(k.check_record, record.data(), record.size() * sizeof(int64_t)), call,
+          "clearing the check record of @" + k.info.symbol);
   KernelArrays arrays(call, k.info.operand_of_pointer, operands, impl_->options.uninit_zero);
   // Every array goes to the device; the outputs come back.
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
@@ -247,6 +265,9 @@ std::vector<interp::Array> CudaRunner::run(const Module& m, const Op& call, cons
   };
   launch();
   d.check(d.cuCtxSynchronize(), call, "running @" + k.info.symbol);
+  d.check(d.cuMemcpyDtoH_v2(record.data(), k.check_record, record.size() * sizeof(int64_t)), call,
+          "reading the check record of @" + k.info.symbol);
+  if (std::optional<Error> failed = check_record_error(call, k.info.checked_ops, record.data())) throw CheckFailure(*failed);
   for (auto [host, i] : copy_back)
     d.check(d.cuMemcpyDtoH_v2(host, buffers[i]->ptr(), arrays.bytes()[i]), call, "cuMemcpyDtoH of an output");
 
@@ -270,7 +291,11 @@ std::vector<interp::Array> CudaRunner::run(const Module& m, const Op& call, cons
 
 interp::PallasCallExecutor CudaRunner::executor(const Module& m) {
   return [this, &m](const Op& call, const std::vector<interp::Array>& operands) -> std::optional<std::vector<interp::Array>> {
-    return run(m, call, operands);
+    try {
+      return run(m, call, operands);
+    } catch (const CheckFailure&) {
+      return std::nullopt;  // the interpreter runs it: its error, in its words
+    }
   };
 }
 

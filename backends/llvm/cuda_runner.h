@@ -33,13 +33,17 @@ struct CudaKernelSource {
   int threads = 0;                   // per CTA
   int64_t arena_bytes = 0;           // workspace per CTA
   std::vector<int> operand_of_pointer;
+  std::string check_symbol;             // the check record (run_checks.h), a global of the module
+  std::vector<const Op*> checked_ops;   // KernelInfo::checked_ops
 };
-CudaKernelSource cuda_kernel_source(const Module& m, const Op& call, int sm, int threads);
+CudaKernelSource cuda_kernel_source(const Module& m, const Op& call, int sm, int threads, bool check_indices = true,
+                                    bool uninit_zero = false);
 
 struct CudaOptions {
   int sm = 0;                // PTX target: 80 or 90; 0: 90 on a compute capability 9.x device, else 80
   int threads = 256;         // threads per CTA
   bool uninit_zero = false;  // unwritten outputs hold 0 instead of NaN / int max
+  bool check_indices = true; // check dynamic indices inside kernels (LowerOptions::check_indices)
   int timed_launches = 0;    // after each run, time this many more launches of the kernel alone
 };
 
@@ -61,9 +65,13 @@ class CudaRunner {
   CudaRunner& operator=(const CudaRunner&) = delete;
 
   // Runs pallas_call `call` of `m` on its operand values; compiles and loads
-  // its PTX on first use (cached by the addresses of `m` and `call`).
+  // its PTX on first use (cached by the addresses of `m` and `call`). After
+  // the launch it reads the kernel's check record (run_checks.h) and throws
+  // CheckFailure for the violation it holds; a revisited output block throws
+  // before the launch.
   std::vector<interp::Array> run(const Module& m, const Op& call, const std::vector<interp::Array>& operands);
-  // The interpreter hook (interp::RunOptions::pallas_call_executor).
+  // The interpreter hook (interp::RunOptions::pallas_call_executor); a call
+  // whose check fails is handed back to the interpreter, which reports it.
   interp::PallasCallExecutor executor(const Module& m);
 
   // "NVIDIA H100 80GB HBM3, sm_90, 132 SMs"

@@ -1,5 +1,6 @@
 // The grid point: program_id and num_programs (static grids: a constant), and
-// multiple_of, a hint that changes no value, and delay, which changes nothing.
+// multiple_of, a hint that changes no value (checked, as the interpreter
+// does), and delay, which changes nothing.
 #include "backends/llvm/kernel_lowering.h"
 
 namespace tessera::backends::llvm_lowering {
@@ -25,7 +26,19 @@ void add_grid_rules(LlvmTable& t) {
   t.set("num_programs", [](Lowering& L, const Op& op) {
     L.define(op.results[0], L.scalar_block(DType::i32, L.i32(static_cast<int32_t>(L.grid[axis_of(L, op)]))));
   });
-  t.set("multiple_of", [](Lowering& L, const Op& op) { L.define(op.results[0], L.value(op.operands[0])); });
+  // The interpreter checks the hint (an error where it is false): so do
+  // compiled kernels, for the scalar hints index arithmetic carries.
+  t.set("multiple_of", [](Lowering& L, const Op& op) {
+    const Block& v = L.value(op.operands[0]);
+    int64_t m = op.int_param("value");
+    if (v.type.is_scalar() && is_int(v.type.dtype()) && m != 0) {
+      llvm::Value* x = v.element(L, {});
+      llvm::Value* ok = L.b.CreateICmpEQ(L.b.CreateSRem(x, llvm::ConstantInt::get(x->getType(), static_cast<uint64_t>(m), true)),
+                                         llvm::ConstantInt::get(x->getType(), 0));
+      L.check(ok, CheckKind::hint, L.checked_op(op), {x});
+    }
+    L.define(op.results[0], v);
+  });
   // `delay` only spends time; no value or memory depends on it.
   t.set("delay", [](Lowering&, const Op&) {});
 }

@@ -21,6 +21,7 @@
 #include "backends/llvm/codegen.h"
 #include "backends/llvm/kernel_args.h"
 #include "backends/llvm/lower_kernel.h"
+#include "backends/llvm/run_checks.h"
 
 namespace tessera::backends::llvm_lowering {
 namespace {
@@ -72,6 +73,9 @@ struct Workspace {
 struct Compiled {
   PackedKernel fn = nullptr;
   KernelInfo info;
+  int64_t* check_record = nullptr;  // run_checks.h; null for a hand-built module without one
+  // One run at a time per kernel: the check record is the kernel's global.
+  std::shared_ptr<std::mutex> running = std::make_shared<std::mutex>();
 };
 
 }  // namespace
@@ -122,7 +126,13 @@ void HostJit::Impl::add(const Module& m, const Op& call, std::unique_ptr<llvm::L
   if (llvm::Error e = jit->addIRModule(*dylib, std::move(tsm))) throw Error(call.loc, "jit: " + llvm_message(std::move(e)));
   auto address = jit->lookup(*dylib, packed_name(info.symbol));
   if (!address) throw Error(call.loc, "jit: " + llvm_message(address.takeError()));
-  kernels[{&m, &call}] = Compiled{address->toPtr<PackedKernel>(), info};
+  Compiled compiled{address->toPtr<PackedKernel>(), info};
+  if (!info.check_symbol.empty()) {
+    auto record = jit->lookup(*dylib, info.check_symbol);
+    if (!record) throw Error(call.loc, "jit: " + llvm_message(record.takeError()));
+    compiled.check_record = record->toPtr<int64_t*>();
+  }
+  kernels[{&m, &call}] = std::move(compiled);
 }
 
 const Compiled& HostJit::Impl::get(const Module& m, const Op& call) {
@@ -134,6 +144,8 @@ const Compiled& HostJit::Impl::get(const Module& m, const Op& call) {
   configure_module(*module, *tm);
   LowerOptions lo;
   lo.target = Target::host;
+  lo.check_indices = options.check_indices;
+  lo.uninit_zero = options.uninit_zero;
   auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
@@ -179,7 +191,10 @@ std::vector<interp::Array> HostJit::run(const Module& m, const Op& call, const s
     std::lock_guard<std::mutex> guard(impl_->mu);
     k = impl_->get(m, call);
   }
+  if (std::optional<Error> revisit = revisit_error(m, call, operands)) throw CheckFailure(*revisit);
   const JitOptions& o = impl_->options;
+  std::lock_guard<std::mutex> one_run(*k.running);
+  if (k.check_record) std::fill(k.check_record, k.check_record + kCheckWords, 0);
   KernelArrays arrays(call, k.info.operand_of_pointer, operands, o.uninit_zero);
   std::vector<void*> pointers = arrays.pointers();
   pointers.push_back(nullptr);  // the workspace, per thread
@@ -200,12 +215,19 @@ std::vector<interp::Array> HostJit::run(const Module& m, const Op& call, const s
       workers.emplace_back(run_range, points * t / threads, points * (t + 1) / threads);
     for (std::thread& w : workers) w.join();
   }
+  if (k.check_record)
+    if (std::optional<Error> failed = check_record_error(call, k.info.checked_ops, k.check_record))
+      throw CheckFailure(*failed);
   return arrays.outputs();
 }
 
 interp::PallasCallExecutor HostJit::executor(const Module& m) {
   return [this, &m](const Op& call, const std::vector<interp::Array>& operands) -> std::optional<std::vector<interp::Array>> {
-    return run(m, call, operands);
+    try {
+      return run(m, call, operands);
+    } catch (const CheckFailure&) {
+      return std::nullopt;  // the interpreter runs it: its error, in its words
+    }
   };
 }
 

@@ -33,6 +33,7 @@ struct KernelInfo;
 struct JitOptions {
   int threads = 1;           // worker threads per kernel run (results do not depend on it)
   bool uninit_zero = false;  // unwritten outputs hold 0 instead of NaN / int max (RunOptions::Uninit)
+  bool check_indices = true; // check dynamic indices inside kernels (LowerOptions::check_indices)
 };
 
 class HostJit {
@@ -45,7 +46,9 @@ class HostJit {
   // Runs pallas_call `call` of `m` on its operand values (dynamic grid sizes,
   // scalar prefetch, inputs: what the interpreter passes) and returns its
   // outputs. Compiles on first use; a kernel that cannot be lowered is a
-  // located Error ("ptx: no lowering for ..."). `m` must outlive the HostJit's
+  // located Error ("ptx: no lowering for ..."). A failed run-time check
+  // (run_checks.h: an out-of-bounds block or dynamic index, a revisited
+  // output block) throws CheckFailure. `m` must outlive the HostJit's
   // use of it (kernels are cached by the addresses of `m` and `call`).
   std::vector<interp::Array> run(const Module& m, const Op& call, const std::vector<interp::Array>& operands);
 
@@ -59,7 +62,10 @@ class HostJit {
   CompilePhases last_compile_phases() const;
 
   // The interpreter hook (interp::RunOptions::pallas_call_executor) that runs
-  // every pallas_call of `m` here. The HostJit must outlive it.
+  // every pallas_call of `m` here; a call whose run-time check fails is
+  // handed back to the interpreter, which reports the error in its words
+  // (or, e.g. under --oob uninitialized, computes it). The HostJit must
+  // outlive it.
   interp::PallasCallExecutor executor(const Module& m);
 
   // Adds an already lowered kernel for `call` (tests: a hand-built module of

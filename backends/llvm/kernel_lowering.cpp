@@ -5,6 +5,7 @@
 
 #include <llvm/ADT/APFloat.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/MDBuilder.h>
 
 #include "backends/llvm/value_helpers.h"
 
@@ -250,14 +251,22 @@ llvm::Value* Lowering::to_storage(llvm::Value* computed, DType d) {
   }
 }
 
-// interpreter/region.cpp fill_uninitialized (RunOptions::Uninit::nan): NaN,
-// true, or the integer type's largest value.
+// interpreter/region.cpp fill_uninitialized: NaN, true, or the integer
+// type's largest value (RunOptions::Uninit::nan); zero (Uninit::zero).
 llvm::Value* Lowering::padding_value(DType d) {
   llvm::Type* ct = compute_type(d);
+  if (uninit_zero) return llvm::Constant::getNullValue(ct);
   if (is_float(d)) return llvm::ConstantFP::getNaN(ct);
   if (is_bool(d)) return b.getInt1(true);
   unsigned bits = ct->getIntegerBitWidth();
   return b.getInt(is_unsigned_int(d) ? llvm::APInt::getMaxValue(bits) : llvm::APInt::getSignedMaxValue(bits));
+}
+
+void Lowering::fill_uninitialized(const RefView& r) {
+  DType d = r.type.dtype();
+  if (is_semaphore(d)) return;
+  llvm::Value* v = padding_value(d);
+  for_each_element(r.type.shape(), [&](const std::vector<llvm::Value*>& idx) { store(r, idx, v); });
 }
 
 // ---- helpers -------------------------------------------------------------------
@@ -337,6 +346,38 @@ void Lowering::if_then(llvm::Value* c, const std::function<void()>& then) {
   then();
   b.CreateBr(join);
   b.SetInsertPoint(join);
+}
+
+// ---- run-time checks -------------------------------------------------------------
+
+void Lowering::check(llvm::Value* ok, CheckKind kind, int64_t which, const std::vector<llvm::Value*>& values) {
+  if (!check_record) return;
+  llvm::BasicBlock* fail = llvm::BasicBlock::Create(llctx, "check.fail", fn);
+  llvm::BasicBlock* pass = llvm::BasicBlock::Create(llctx, "check.ok", fn);
+  llvm::MDBuilder md(llctx);
+  b.CreateCondBr(ok, pass, fail, md.createBranchWeights(1 << 20, 1));
+  b.SetInsertPoint(fail);
+  llvm::Type* i64t = b.getInt64Ty();
+  auto word = [&](int w) { return b.CreateConstInBoundsGEP1_64(i64t, check_record, static_cast<uint64_t>(w)); };
+  // The first violation wins; the others leave the record alone.
+  llvm::Value* cas = b.CreateAtomicCmpXchg(word(kCheckKind), i64(0), i64(static_cast<int64_t>(kind)), llvm::MaybeAlign(8),
+                                           llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+  if_then(b.CreateExtractValue(cas, 1), [&] {
+    b.CreateStore(i64(which), word(kCheckWhich));
+    for (size_t a = 0; a < program_ids.size() && a < static_cast<size_t>(kMaxCheckedAxes); ++a)
+      if (program_ids[a]) b.CreateStore(b.CreateSExt(program_ids[a], i64t), word(kCheckPoint + static_cast<int>(a)));
+    for (size_t k = 0; k < values.size() && k < static_cast<size_t>(kMaxCheckedValues); ++k)
+      b.CreateStore(b.CreateSExtOrTrunc(values[k], i64t), word(kCheckValues + static_cast<int>(k)));
+  });
+  b.CreateRetVoid();
+  b.SetInsertPoint(pass);
+}
+
+int64_t Lowering::checked_op(const Op& op) {
+  auto it = std::find(checked_ops.begin(), checked_ops.end(), &op);
+  if (it != checked_ops.end()) return it - checked_ops.begin();
+  checked_ops.push_back(&op);
+  return static_cast<int64_t>(checked_ops.size()) - 1;
 }
 
 // ---- bodies --------------------------------------------------------------------

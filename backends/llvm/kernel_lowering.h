@@ -35,6 +35,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
+#include "backends/llvm/run_checks.h"
 #include "backends/llvm/table.h"
 #include "ir/grid_mapping.h"
 #include "ir/ir.h"
@@ -121,8 +122,12 @@ struct Lowering {
   llvm::Value* to_compute(llvm::Value* stored, DType d);
   // bf16 / f16 round to nearest even (NaN stays NaN), as the interpreter does.
   llvm::Value* to_storage(llvm::Value* computed, DType d);
-  // What a padding element reads as: NaN, the integer type's largest value, true.
+  // What a padding element reads as: NaN, the integer type's largest value,
+  // true; 0 when uninit_zero.
   llvm::Value* padding_value(DType d);
+  // Stores padding_value into every element of `r`: a buffer the interpreter
+  // would allocate uninitialized (scratch, run_scoped), for any dtype.
+  void fill_uninitialized(const RefView& r);
 
   // ---- helpers ----------------------------------------------------------------
   llvm::Value* i64(int64_t v) { return b.getInt64(v); }
@@ -143,6 +148,20 @@ struct Lowering {
   llvm::Value* in_bounds(const RefView& r, const std::vector<llvm::Value*>& idx);
   // Emits `then` under condition `c` (i1).
   void if_then(llvm::Value* c, const std::function<void()>& then);
+
+  // ---- run-time checks (run_checks.h) --------------------------------------------
+  // Where `ok` (i1) is false: records `kind` / `which` / `values` (i64 or
+  // narrower integers) with the grid point in the check record, unless an
+  // earlier violation is there, and returns from the kernel (this grid point
+  // and every later one of the host thread / CTA are not run). Nothing when
+  // the kernel has no check record.
+  void check(llvm::Value* ok, CheckKind kind, int64_t which, const std::vector<llvm::Value*>& values);
+  // The KernelInfo::checked_ops number of `op` (added on first use).
+  int64_t checked_op(const Op& op);
+  llvm::GlobalVariable* check_record = nullptr;
+  bool check_indices = true;             // dynamic in-kernel indices (LowerOptions::check_indices)
+  bool uninit_zero = false;              // LowerOptions::uninit_zero
+  std::vector<const Op*> checked_ops;
 
   // ---- bodies -----------------------------------------------------------------
   // Lowers the ops of `body` in order through the table (its params must be

@@ -8,6 +8,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "backends/llvm/codegen.h"
+#include "backends/llvm/run_checks.h"
 #include "ir/effects.h"
 #include "ir/primitive.h"
 
@@ -93,6 +94,14 @@ class KernelBuilder {
   llvm::IRBuilder<> b_;
   llvm::Function* fn_ = nullptr;
   std::vector<llvm::Value*> arrays_;  // generic pointers: prefetch, inputs, outputs
+  llvm::GlobalVariable* check_record_ = nullptr;
+  // Per input: its staged copy (stage_inputs), or none: addressed in place.
+  struct Staged {
+    RefView local;          // the kernel's block buffer in the arena
+    llvm::Value* last;      // alloca of the index-map values last copied in (i64 each)
+    int from_pointer;       // the array it is copied from (an aliased output's, else its own)
+  };
+  std::vector<std::optional<Staged>> staged_;
 
   const LlvmTable& table() const {
     return o_.rules ? *o_.rules : o_.target == Target::nvptx ? ptx_table() : llvm_table();
@@ -100,6 +109,10 @@ class KernelBuilder {
   void make_function(const std::string& symbol);
   void lower_grid_point(Lowering& L, const std::vector<RefView>& scratch);
   RefView block_view(Lowering& L, int m);
+  void check_block_index(Lowering& L, int m, const std::vector<llvm::Value*>& index);
+  void stage_inputs(Lowering& L);
+  void copy_in_if_moved(Lowering& L, int m, const Staged& s, const RefView& in_place,
+                        const std::vector<llvm::Value*>& index);
   std::vector<llvm::Value*> index_map_values(Lowering& L, int m);
   RefView whole_array(Lowering& L, llvm::Value* base, const Type& array, const Type& ref_type, const Var* root);
 };
@@ -134,6 +147,12 @@ void KernelBuilder::make_function(const std::string& symbol) {
   names.push_back("workspace");
   if (!gpu) names.insert(names.end(), {"begin", "end"});
   for (size_t p = 0; p < names.size(); ++p) fn_->getArg(static_cast<unsigned>(p))->setName(names[p]);
+  // The check record (run_checks.h), in global memory on NVPTX.
+  auto* record_type = llvm::ArrayType::get(b_.getInt64Ty(), kCheckWords);
+  check_record_ = new llvm::GlobalVariable(module_, record_type, false, llvm::GlobalValue::ExternalLinkage,
+                                           llvm::Constant::getNullValue(record_type), symbol + "_check", nullptr,
+                                           llvm::GlobalValue::NotThreadLocal, gpu ? 1 : 0, /*isExternallyInitialized=*/true);
+  check_record_->setAlignment(llvm::Align(8));
   if (gpu) {
     // `.maxntid THREADS, 1, 1`: the launch always uses `threads` threads.
     llvm::NamedMDNode* ann = module_.getOrInsertNamedMetadata("nvvm.annotations");
@@ -220,8 +239,110 @@ RefView KernelBuilder::block_view(Lowering& L, int m) {
     r.stride.push_back(L.i64(st[d]));
     r.extent.push_back(extent);
   }
-  r.base = L.b.CreateGEP(L.storage_type(g_.array(m).dtype()), arrays_[pointer], {base_offset});
-  return r;
+  check_block_index(L, m, index);
+  const std::optional<Staged>& staged = m < g_.num_inputs() ? staged_[static_cast<size_t>(m)] : std::nullopt;
+  r.base = L.b.CreateGEP(L.storage_type(g_.array(m).dtype()), arrays_[staged ? staged->from_pointer : pointer], {base_offset});
+  if (!staged) return r;
+  copy_in_if_moved(L, m, *staged, r, index);
+  return staged->local;
+}
+
+// The block must lie in the padded array (ir/block_geometry.h), as the
+// interpreter requires when it copies the block in or out.
+void KernelBuilder::check_block_index(Lowering& L, int m, const std::vector<llvm::Value*>& index) {
+  MemSpace mem = g_.spec(m).mem;
+  if (mem == MemSpace::any || mem == MemSpace::hbm) return;
+  BlockGeometry geo = g_.geometry(m);
+  llvm::Value* ok = L.b.getTrue();
+  size_t k = 0;
+  for (const DimGeometry& dg : geo.dims) {
+    DimGeometry::Range valid = dg.valid_index();
+    llvm::Value* v = index[k++];
+    ok = L.b.CreateAnd(ok, L.b.CreateAnd(L.b.CreateICmpSGE(v, L.i64(valid.lo)), L.b.CreateICmpSLE(v, L.i64(valid.hi))));
+    if (dg.dim.kind != BlockDimKind::BoundedSlice) continue;
+    llvm::Value* size = index[k++];
+    ok = L.b.CreateAnd(ok, L.b.CreateAnd(L.b.CreateICmpSGE(size, L.i64(0)), L.b.CreateICmpSLE(size, L.i64(dg.dim.size))));
+    ok = L.b.CreateAnd(ok, L.b.CreateICmpSLE(size, L.b.CreateSub(L.i64(dg.padded), v)));
+  }
+  L.check(ok, CheckKind::block_index, m, index);
+}
+
+// Inputs that cannot be addressed in place: one aliased to an output (the
+// kernel may write the output block before it has read the input block, and
+// later input blocks must see earlier output blocks: they share the buffer)
+// and one the kernel writes (the write lives in the block buffer until the
+// next copy-in replaces it). Each gets a block buffer in the arena, refilled
+// from the (shared) array when its index-map values change, as the
+// interpreter copies an input block in (interpreter/pallas_call.cpp).
+void KernelBuilder::stage_inputs(Lowering& L) {
+  Effects fx = compute_effects(*g_.kernel);
+  staged_.assign(static_cast<size_t>(g_.num_inputs()), std::nullopt);
+  for (int i = 0; i < g_.num_inputs(); ++i) {
+    int param = g_.input_param(i);
+    int from = g_.num_scalar_prefetch() + i;
+    bool aliased = false;
+    for (auto [in, out] : g_.aliases)
+      if (in == i) {
+        aliased = true;
+        from = g_.num_scalar_prefetch() + g_.num_inputs() + static_cast<int>(out);
+      }
+    MemSpace mem = g_.spec(i).mem;
+    if ((!aliased && !fx.writes(param) && !fx.accums(param)) || mem == MemSpace::any || mem == MemSpace::hbm) continue;
+    BlockGeometry geo = g_.geometry(i);
+    const Var* p = g_.kernel->params()[param];
+    const Shape& shape = p->type.shape();
+    int64_t bytes = num_elements(shape) *
+                    static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(L.storage_type(p->type.dtype())));
+    Staged s{whole_array(L, L.arena_alloc(std::max<int64_t>(bytes, 1)), Type::array(p->type.dtype(), shape), p->type, p),
+             nullptr, from};
+    // Past a bounded slice's size, a block buffer keeps what it held: at first
+    // the uninitialized values it was allocated with.
+    bool bounded = false;
+    for (const DimGeometry& dg : geo.dims) bounded = bounded || dg.dim.kind == BlockDimKind::BoundedSlice;
+    if (bounded) L.fill_uninitialized(s.local);
+    // Nothing copied in yet: values no index map returns (they are i32).
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    auto* type = llvm::ArrayType::get(entry.getInt64Ty(), static_cast<uint64_t>(geo.index_arity()));
+    s.last = entry.CreateAlloca(type, nullptr, "last.block");
+    for (int k = 0; k < geo.index_arity(); ++k)
+      entry.CreateStore(entry.getInt64(INT64_MIN), entry.CreateConstInBoundsGEP2_64(type, s.last, 0, static_cast<uint64_t>(k)));
+    staged_[static_cast<size_t>(i)] = std::move(s);
+  }
+}
+
+void KernelBuilder::copy_in_if_moved(Lowering& L, int m, const Staged& s, const RefView& in_place,
+                                     const std::vector<llvm::Value*>& index) {
+  auto* type = llvm::ArrayType::get(L.b.getInt64Ty(), index.size());
+  auto slot = [&](size_t k) { return L.b.CreateConstInBoundsGEP2_64(type, s.last, 0, k); };
+  llvm::Value* moved = L.b.getFalse();
+  for (size_t k = 0; k < index.size(); ++k)
+    moved = L.b.CreateOr(moved, L.b.CreateICmpNE(L.b.CreateLoad(L.b.getInt64Ty(), slot(k)), index[k]));
+  // A bounded slice fills only its leading `size` elements (the second
+  // index-map value of its dim), as the interpreter's copy-in does.
+  std::vector<llvm::Value*> filled;  // per kernel dim: the bound, or null
+  size_t k = 0;
+  for (const DimGeometry& dg : g_.geometry(m).dims) {
+    ++k;
+    if (dg.dim.kind == BlockDimKind::Squeezed) continue;
+    filled.push_back(dg.dim.kind == BlockDimKind::BoundedSlice ? index[k++] : nullptr);
+  }
+  // Every thread decides alike (each holds the index values in its own alloca).
+  L.if_then(moved, [&] {
+    for (size_t v = 0; v < index.size(); ++v) L.b.CreateStore(index[v], slot(v));
+    L.for_each_element(s.local.type.shape(), [&](const std::vector<llvm::Value*>& idx) {
+      llvm::Value* inside = nullptr;
+      for (size_t d = 0; d < filled.size(); ++d)
+        if (filled[d]) {
+          llvm::Value* c = L.b.CreateICmpSLT(idx[d], filled[d]);
+          inside = inside ? L.b.CreateAnd(inside, c) : c;
+        }
+      auto copy = [&] { L.store(s.local, idx, L.load(in_place, idx)); };
+      if (inside)
+        L.if_then(inside, copy);
+      else
+        copy();
+    });
+  });
 }
 
 // Everything one grid point does, the arbitrary axes as inner loops: the
@@ -291,6 +412,10 @@ KernelInfo KernelBuilder::build() {
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(module_.getContext(), "entry", fn_);
   b_.SetInsertPoint(entry);
   Lowering L(b_, fn_, o_.target, table(), o_.threads);
+  L.check_record = check_record_;
+  L.check_indices = o_.check_indices;
+  L.uninit_zero = o_.uninit_zero;
+  info.check_symbol = check_record_->getName().str();
   L.grid = g_.grid;
   L.kernel_axes = g_.kernel_axes();
   L.program_ids.assign(rank, nullptr);
@@ -313,7 +438,10 @@ KernelInfo KernelBuilder::build() {
       int64_t bytes = num_elements(t.shape()) *
                       static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(L.storage_type(t.dtype())));
       views.push_back(whole_array(L, L.arena_alloc(std::max<int64_t>(bytes, 1)), Type::array(t.dtype(), t.shape()), p->type, p));
+      // The interpreter allocates scratch uninitialized once per call (per core).
+      L.fill_uninitialized(views.back());
     }
+    stage_inputs(L);
     return views;
   };
 
@@ -346,6 +474,7 @@ KernelInfo KernelBuilder::build() {
   }
   b_.CreateRetVoid();
   info.arena_bytes = L.arena_bytes();
+  info.checked_ops = L.checked_ops;
   if (arena_stride) arena_stride->setOperand(1, L.i64(info.arena_bytes));
   return info;
 }
@@ -387,6 +516,8 @@ std::vector<std::string> describe_kernel(const KernelInfo& k) {
       k.symbol + ": pointers (" + pointers + "workspace); arena " + std::to_string(k.arena_bytes) + " bytes per grid point",
       k.symbol + ": launch " + list(k.launch_grid) + " x " + std::to_string(k.threads) + " threads; " +
           std::to_string(k.parallel_points) + " parallel points, arbitrary axes looped inside",
+      k.symbol + ": check record " + k.check_symbol + " (" + std::to_string(kCheckWords) +
+          " x i64: kind, operand or op, grid point, indices; 0 while no check failed)",
   };
 }
 

@@ -40,12 +40,23 @@ struct KernelInfo {
   int64_t parallel_points = 1;       // product of the parallel axes
   std::vector<int> operand_of_pointer;  // pallas_call operand of each array pointer (-1: an output)
   const Op* op = nullptr;            // the pallas_call it came from
+  // The check record (run_checks.h): a global of kCheckWords i64, and the
+  // ops whose dynamic indices it checks (its kCheckWhich for those).
+  std::string check_symbol;
+  std::vector<const Op*> checked_ops;
 };
 
 struct LowerOptions {
   Target target = Target::host;
   int sm = 80;
   int threads = 256;
+  // Dynamic indices inside the kernel are checked at run time (run_checks.h);
+  // false leaves them unchecked (faster; an out-of-range index then reads or
+  // writes whatever lies there). Block indices are always checked.
+  bool check_indices = true;
+  // Uninitialized memory (scratch, run_scoped, padding) reads as 0 instead of
+  // NaN / the integer's largest value / true (RunOptions::Uninit::zero).
+  bool uninit_zero = false;
   // Whose messages errors carry: null picks ptx_table() for nvptx and
   // llvm_table() for the host; `tessera emit llvm` passes llvm_table().
   const LlvmTable* rules = nullptr;
@@ -55,7 +66,8 @@ struct LowerOptions {
 KernelInfo lower_pallas_call(llvm::Module& module, const Module& m, const Op& call, const LowerOptions& o);
 
 // What the runner needs to know of a kernel, for a reader: one line per
-// fact, e.g. "add_kernel: pallas_call at examples/add.tsr:19:3, grid (8, 4)".
+// fact, e.g. "add_kernel: pallas_call at examples/add.tsr:19:3, grid (8, 4)";
+// the last names the check record (scripts/gpu_run.py reads it).
 std::vector<std::string> describe_kernel(const KernelInfo& k);
 
 // Every pallas_call reached from `entry` (through `call` and control flow), in

@@ -38,6 +38,34 @@ struct Region {
   }
 };
 
+// A masked load or store reads / writes only the lanes on its mask, which
+// may lie outside the Ref (Pallas's pl.load / pl.store with a mask).
+bool is_masked(const Op& op) {
+  size_t n = op.num_main_operands();
+  return (op.name() == "load" && n >= 2) || (op.name() == "store" && n == 3);
+}
+
+// Every dynamic start must put the indexed region inside the Ref, as the
+// interpreter's out-of-bounds read / write check requires.
+void check_dynamic_indices(Lowering& L, const Op& op, const Indexer* ix, const Region& r) {
+  if (!L.check_indices || !ix || is_masked(op)) return;
+  const Shape& rs = r.ref.type.shape();
+  llvm::Value* ok = nullptr;
+  std::vector<llvm::Value*> starts;
+  for (size_t d = 0; d < rs.size(); ++d) {
+    const IndexEntry& e = ix->entries[d];
+    if (!e.is_dynamic()) continue;
+    starts.push_back(r.dims[d].start);
+    int64_t size = e.kind == IndexEntry::Slice ? e.size : 1;
+    if (size == 0) continue;
+    // The last element read, start + (size - 1) * stride, must be below the dim too.
+    int64_t limit = rs[d] - (size - 1) * (e.kind == IndexEntry::Slice ? e.stride : 1);
+    llvm::Value* c = limit <= 0 ? L.b.getFalse() : L.b.CreateICmpULT(r.dims[d].start, L.i64(limit));
+    ok = ok ? L.b.CreateAnd(ok, c) : c;
+  }
+  if (ok) L.check(ok, CheckKind::dynamic_index, L.checked_op(op), starts);
+}
+
 Region region(Lowering& L, const Op& op) {
   int ref_operand = op.main_operand_index(0);
   Region r{L.ref(op.operands[ref_operand]), {}, {}};
@@ -53,6 +81,7 @@ Region region(Lowering& L, const Op& op) {
     if (e.kind == IndexEntry::Full) r.shape.push_back(rs[d]);
     if (e.kind == IndexEntry::Slice) r.shape.push_back(e.size);
   }
+  check_dynamic_indices(L, op, ix, r);
   return r;
 }
 

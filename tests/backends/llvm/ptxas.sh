@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every zoo kernel with a PTX lowering and every kernel of kernels/ and launch/, emitted
+# Every zoo kernel with a PTX lowering and every kernel of kernels/, launch/ and checks/, emitted
 # for sm_80 and sm_90 and assembled by NVIDIA's ptxas for that architecture.
 # Skipped (exit 77) when ptxas is not installed.
 #
@@ -15,7 +15,7 @@ cd "$ROOT" || exit 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
-for f in examples/{add,matmul,softmax,layernorm,flash_attention,cumsum,row_sum,gather_rows}.tsr tests/backends/llvm/kernels/*.tsr tests/backends/llvm/launch/*.tsr; do
+for f in examples/{add,matmul,softmax,layernorm,flash_attention,cumsum,row_sum,gather_rows}.tsr tests/backends/llvm/kernels/*.tsr tests/backends/llvm/launch/*.tsr tests/backends/llvm/checks/*.tsr; do
   for sm in 80 90; do
     name=$(basename "$f" .tsr)_sm$sm
     if "$TESSERA" emit ptx "$f" --sm $sm -o "$tmp/$name.ptx" && "$PTXAS" -arch=sm_$sm "$tmp/$name.ptx" -o "$tmp/$name.cubin"; then
