@@ -75,7 +75,7 @@ def main(argv):
         fn, args, outs, record = launch(bundle, k, k['name'] + '.ptx', inputs, types)
         fn(tuple(k['grid']), (k['threads'], 1, 1), args)
         cp.cuda.Device().synchronize()
-        rec = cp.asnumpy(record) if record is not None else np.zeros(CHECK_WORDS, np.int64)
+        rec = [int(w) for w in (cp.asnumpy(record) if record is not None else np.zeros(CHECK_WORDS, np.int64))]
         where = f"check record: kind {rec[0]}, operand / op {rec[1]}, grid point {tuple(rec[2:10])}, values {tuple(rec[10:18])}"
         if 'error' in k:
             ok = rec[0] == k['error_kind']
