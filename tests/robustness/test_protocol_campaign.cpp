@@ -136,18 +136,6 @@ bool explains(const std::string& kind, const std::string& evidence) {
   return false;
 }
 
-bool same_bits(const std::vector<interp::Array>& a, const std::vector<interp::Array>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t o = 0; o < a.size(); ++o) {
-    if (a[o].dtype() != b[o].dtype() || a[o].shape() != b[o].shape()) return false;
-    for (int64_t i = 0; i < a[o].size(); ++i) {
-      double x = a[o].get(i), y = b[o].get(i);
-      if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
-    }
-  }
-  return true;
-}
-
 class Campaign {
  public:
   std::map<std::string, int> counts;         // what the campaign saw
