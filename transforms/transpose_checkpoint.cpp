@@ -79,8 +79,9 @@ std::optional<Value> chain_start(Builder& b, const GridMapping& g) {
 }
 
 // Copies Refs `from[j]` into `to[j]`, whole, at every step but the first of
-// a chain, where the kernel itself sets its state (and the checkpoint block
-// stays unwritten, never read).
+// a chain, where the kernel itself sets its state: there the checkpoint
+// block, never read, gets zeros, so that no block is copied out holding
+// uninitialized memory (the prover's output-coverage claim).
 void copy_unless_chain_start(Builder& b, const GridMapping& g, const Vals& from, const Vals& to) {
   std::optional<Value> start = chain_start(b, g);
   if (!start || from.empty()) return;
@@ -93,7 +94,8 @@ void copy_unless_chain_start(Builder& b, const GridMapping& g, const Vals& from,
   }
   for (const Value& t : to) {
     ct.push_back(cb.param(t.type(), "to"));
-    sb.param(t.type(), "to");
+    Value unsaved = sb.param(t.type(), "to");
+    sb.swap_discard(unsaved, sb.zeros(t.type()));
   }
   for (size_t j = 0; j < from.size(); ++j) cb.swap_discard(ct[j], cb.get(cf[j]));
   operands.insert(operands.end(), from.begin(), from.end());

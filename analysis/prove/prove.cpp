@@ -1,4 +1,5 @@
 // The driver: finds every pallas_call and runs its obligations.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -95,7 +96,6 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
     for (const auto& [i, oo] : c.g.aliases) aliased |= oo == o;
     if (!aliased) out.push_back(prove_non_revisiting(c, o));
     out.push_back(prove_parallel_safety(c, o));
-    out.push_back(prove_output_coverage(c, o));
   }
   // An aliased input's blocks are read from the buffer the output writes.
   for (const auto& [i, o] : c.g.aliases) {
@@ -107,6 +107,16 @@ std::vector<Obligation> prove_call(const Op& op, const std::string& name, const 
   out.push_back(prove_carried_state(c));
   out.push_back(prove_semaphore_balance(c));
   out.push_back(prove_dma_races(c));
+  // Output coverage is listed after each output's parallel safety but asked
+  // last, so that its queries leave the solver state the other claims'
+  // counterexamples come from as it was.
+  for (int o = c.g.num_outputs(); o-- > 0;) {
+    MemSpace mem = c.g.out_specs[o].mem;
+    if (mem == MemSpace::any || mem == MemSpace::hbm) continue;
+    auto after = std::find_if(out.begin(), out.end(),
+                              [&](const Obligation& ob) { return ob.subject == c.subject(nin + o) && ob.kind == "parallel safety"; });
+    out.insert(after == out.end() ? out.end() : after + 1, prove_output_coverage(c, o));
+  }
   condition_on_premises(out, c);
   reproducible_coverage(out);
   for (Obligation& o : out) o.op = &op;

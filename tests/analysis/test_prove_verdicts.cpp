@@ -104,7 +104,8 @@ TEST_CASE("item 4: multiple_of hints are checked, never assumed into another cla
   %h = multiple_of[value=2] %i
   %j = add %i, 7
   %v = get %x[%j, :]
-  swap %o[0, :], %v
+  %b = broadcast_in_dim[shape=(8, 128), broadcast_dimensions=(1)] %v
+  swap %o[:, :], %b
 }
 func @main(%x: f32[8,128]) -> f32[8,128] {
   %out = pallas_call[kernel=@k, grid=(2), in_specs=[spec((8, 128), fn(%i: i32) -> (i32, i32) { return 0, 0 })],
@@ -302,10 +303,11 @@ TEST_CASE("item 7: core_map bodies are proved") {
 }
 )";
   std::vector<Obligation> obs = prove_text(text);
-  REQUIRE(obs.size() == 3);
+  REQUIRE(obs.size() == 4);
   CHECK(obs[0].line() == "core_map kernel bounds: proved");
   CHECK(obs[1].line() == "core_map kernel semaphore balance: proved");
   CHECK(obs[2].line() == "core_map kernel DMA races: proved");
+  CHECK(obs[3].line() == "core_map kernel core races: proved");
   // Three cores: core 2 copies rows 256..383 of 256.
   Obligation o = find(prove_text(replace_once(text, "mesh_shape=(2)", "mesh_shape=(3)")), "kernel", "bounds");
   CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
