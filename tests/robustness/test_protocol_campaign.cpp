@@ -303,9 +303,10 @@ void Campaign::check(uint64_t seed, const std::string& origin, const ProtocolPro
       ++counts["FAILED not shown (runs stopped on another error first)"];
       continue;
     }
-    // A count left at exit that arrives after its device left the kernel
-    // (which the interpreter checks only then) is a class of its own.
-    bool late = o.kind == "semaphore balance" && has(o.detail, "it is non-zero at kernel exit");
+    // A count another device leaves at exit (the detail names the receiving
+    // device) may arrive after that device left the kernel, which is when
+    // the interpreter checks: a class of its own.
+    bool late = o.kind == "semaphore balance" && has(o.detail, "it is non-zero at kernel exit") && has(o.detail, " on device ");
     disagree(seed, origin, p, late ? kLateSignal : "FAILED " + o.kind + " not reproduced",
              "tessera prove:\n" + verdicts + "no run of the " + std::to_string(runs.size()) + " shows it (" +
                  (evidence.empty() ? std::string("all ran clean and agree") : "they show only: " + evidence.begin()->first) +
