@@ -93,15 +93,6 @@ struct RunResult {
   std::string error;  // "" when the run succeeded
 };
 
-bool same_bits(const interp::Array& a, const interp::Array& b) {
-  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  for (int64_t i = 0; i < a.size(); ++i) {
-    double x = a.get(i), y = b.get(i);
-    if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
-  }
-  return true;
-}
-
 // `a` against the reference `b` wherever `defined` (the reference's elements
 // that do not depend on what uninitialized memory holds): bitwise on
 // integers, to `tol` on floats. -1 if they agree, else the first flat index.
