@@ -128,6 +128,8 @@ class PallasRun {
     return s;
   }
   std::string kernel_note() const { return " (kernel @" + g_.kernel->name() + ")"; }
+  // Throws when a semaphore of this device has a non-zero count (`when` ends the message).
+  void check_semaphores_zero(const std::string& when);
   tpu::BufferRef for_core(const tpu::BufferRef& b, int core) const {
     if (!b || is_hbm(b->space) || b->is_semaphore() || core == b->core) return b;
     return m_.find(b->device, core, b->space, b->id);
@@ -561,6 +563,16 @@ void PallasRun::run_core(int core) {
   }
 }
 
+void PallasRun::check_semaphores_zero(const std::string& when) {
+  int dev = ctx_.device;
+  auto left = m_.nonzero_semaphores(dev);
+  if (left.empty()) return;
+  auto& [name, gc, count] = left.front();
+  throw Error(op_.loc, "Semaphore " + name + " has non-zero count " + std::to_string(count) + " for device " +
+                           std::to_string(dev) + " (global core " + std::to_string(gc) + ")" + when + kernel_note() +
+                           ": every signal (and DMA) must be matched by a wait");
+}
+
 std::vector<Val> PallasRun::run() {
   if (in_.opts().stats) in_.opts().stats->count_run(&op_);
   setup_grid();
@@ -590,16 +602,15 @@ std::vector<Val> PallasRun::run() {
   // kernel and signal this device's barrier semaphore (one fixed id per
   // collective), which is not a count this call left behind.
   m_.run_pending_dma_work(dev);
-  auto left = m_.nonzero_semaphores(dev);
-  if (!left.empty()) {
-    auto& [name, gc, count] = left.front();
-    std::string msg = "Semaphore " + name + " has non-zero count " + std::to_string(count) + " for device " +
-                      std::to_string(dev) + " (global core " + std::to_string(gc) + ") at kernel exit" + kernel_note() +
-                      ": every signal (and DMA) must be matched by a wait";
-    throw Error(op_.loc, msg);
-  }
-  if (ctx_.devices && ctx_.devices->size > 1)
+  check_semaphores_zero(" at kernel exit");
+  if (ctx_.devices && ctx_.devices->size > 1) {
     m_.barrier(*ctx_.devices, m_.global_core(dev, 0), "the other devices to finish pallas_call @" + g_.kernel->name());
+    // A device that finished first may still be signalled by one finishing
+    // later: once every device is past its kernel, look again. Without a
+    // collective id no device can signal this one before it reaches the next
+    // call's start barrier, so what is left now is this call's.
+    if (!has_collective) check_semaphores_zero(" once every device finished the kernel");
+  }
   std::vector<Val> results;
   for (int o = 0; o < g_.num_outputs(); ++o) {
     int j = g_.num_inputs() + o;

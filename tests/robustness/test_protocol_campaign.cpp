@@ -77,12 +77,7 @@ const std::vector<std::pair<std::string, std::string>> kOpenShapes = {
 
 // Disagreement classes that no shape isolates, known and not fixed yet:
 // counted and reported, not failed (TESSERA_CAMPAIGN_OPEN=1 fails them).
-const std::string kLateSignal = "FAILED semaphore balance not reproduced: a count left at kernel exit";
-const std::vector<std::pair<std::string, std::string>> kOpenClasses = {
-    {kLateSignal,
-     "a signal that reaches a device after it left the kernel leaves a count there that the interpreter never checks "
-     "(it checks a device's semaphores when that device leaves): no run shows the FAILED (late_signal_unchecked.tsr)"},
-};
+const std::vector<std::pair<std::string, std::string>> kOpenClasses = {};
 
 // One configuration of the simulator.
 struct RunConfig {
@@ -303,11 +298,7 @@ void Campaign::check(uint64_t seed, const std::string& origin, const ProtocolPro
       ++counts["FAILED not shown (runs stopped on another error first)"];
       continue;
     }
-    // A count another device leaves at exit (the detail names the receiving
-    // device) may arrive after that device left the kernel, which is when
-    // the interpreter checks: a class of its own.
-    bool late = o.kind == "semaphore balance" && has(o.detail, "it is non-zero at kernel exit") && has(o.detail, " on device ");
-    disagree(seed, origin, p, late ? kLateSignal : "FAILED " + o.kind + " not reproduced",
+    disagree(seed, origin, p, "FAILED " + o.kind + " not reproduced",
              "tessera prove:\n" + verdicts + "no run of the " + std::to_string(runs.size()) + " shows it (" +
                  (evidence.empty() ? std::string("all ran clean and agree") : "they show only: " + evidence.begin()->first) +
                  "); first run: tessera run " + runs[0].config.flags());
