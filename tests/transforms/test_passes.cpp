@@ -595,10 +595,12 @@ func @main(%s: i32[3], %x: f32[40,300]) -> f32[40,300] {
   require_verifies(out);
   CHECK_FALSE(has_ref_anywhere(out));
   Array x = random_array(Type::array(DType::f32, {40, 300}), 5);
-  for (auto [r0, c0, c2] : {std::tuple{8, 128, 0}, std::tuple{-5, -100, 7}, std::tuple{15, 255, 13}, std::tuple{0, 0, 15},
-                            std::tuple{-15, 200, 1}}) {
-    INFO("row start " << r0 << ", column start " << c0 << ", strided start " << c2);
-    std::vector<Array> in{Array::from_values(DType::i32, {3}, {double(r0), double(c0), double(c2)}), x};
+  struct Starts {
+    int row, column, strided;
+  };
+  for (Starts st : {Starts{8, 128, 0}, Starts{-5, -100, 7}, Starts{15, 255, 13}, Starts{0, 0, 15}, Starts{-15, 200, 1}}) {
+    INFO("row start " << st.row << ", column start " << st.column << ", strided start " << st.strided);
+    std::vector<Array> in{Array::from_values(DType::i32, {3}, {double(st.row), double(st.column), double(st.strided)}), x};
     std::vector<Array> want = interp::run_function(m, "main", in);
     require_close(interp::run_function(out, "main", in)[0], want[0]);
   }
