@@ -1,8 +1,11 @@
 // The programs bench_interpreter and bench_jit share: add 4096x4096, matmul
 // 1024^3 in 128x128 blocks, softmax 4096x4096 as .tsr text, their random
-// inputs, the plain C++ loops (-O2, i-k-j matmul) they are measured against,
-// and the benchmarks of those loops and of the interpreter, which both
-// binaries register so that each compares its own figures on one machine.
+// inputs, and the benchmarks of the interpreter and of the plain C++ loops
+// they are measured against (bench/baselines.h: -O3 -march=native, as the JIT
+// compiles; the i-k-j and a tiled matmul), which both binaries register so
+// that each compares its own figures on one machine. A C++ loop's output is
+// allocated before the timed loop (a matmul's is zeroed in it: the product
+// accumulates); a tessera run returns fresh arrays, which it times.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +16,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench/baselines.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
 
@@ -86,29 +90,6 @@ inline std::string scalar_ops_text(int grid) {
          "    out_shapes=[i32[1]], dimension_semantics=(arbitrary)]\n  return %o\n}\n";
 }
 
-inline void naive_add(const float* a, const float* b, float* o, size_t n) {
-  for (size_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
-}
-
-inline void naive_matmul(const float* a, const float* b, float* o, int m, int k, int n) {
-  for (int i = 0; i < m; ++i)
-    for (int p = 0; p < k; ++p) {
-      float av = a[i * k + p];
-      for (int j = 0; j < n; ++j) o[i * n + j] += av * b[p * n + j];
-    }
-}
-
-inline void naive_softmax_rows(const float* a, float* o, int rows, int n) {
-  for (int i = 0; i < rows; ++i) {
-    const float* r = a + static_cast<size_t>(i) * n;
-    float* w = o + static_cast<size_t>(i) * n;
-    float mx = -INFINITY, s = 0;
-    for (int j = 0; j < n; ++j) mx = std::max(mx, r[j]);
-    for (int j = 0; j < n; ++j) s += w[j] = std::exp(r[j] - mx);
-    for (int j = 0; j < n; ++j) w[j] /= s;
-  }
-}
-
 // The interpreter running `text`'s @main on `in`, and the C++ loops.
 inline void run_interp(benchmark::State& state, const std::string& text, const std::vector<Array>& in) {
   Module m = parse_module(text, "bench.tsr");
@@ -124,10 +105,11 @@ inline void BM_interp_add(benchmark::State& state) {
 
 inline void BM_cpp_add(benchmark::State& state) {
   Array x = random({4096, 4096}, 1), y = random({4096, 4096}, 2);
+  std::vector<float> o(4096 * 4096);
   for (auto _ : state) {
-    std::vector<float> o(4096 * 4096);
-    naive_add(x.data<float>(), y.data<float>(), o.data(), o.size());
+    baseline_add(x.data<float>(), y.data<float>(), o.data(), o.size());
     benchmark::DoNotOptimize(o.data());
+    benchmark::ClobberMemory();
   }
 }
 
@@ -135,13 +117,22 @@ inline void BM_interp_matmul(benchmark::State& state) {
   run_interp(state, matmul_text(1024, 1024, 1024, 128, 128, 128), {random({1024, 1024}, 3), random({1024, 1024}, 4)});
 }
 
-inline void BM_cpp_matmul(benchmark::State& state) {
-  Array x = random({1024, 1024}, 3), y = random({1024, 1024}, 4);
+// `matmul`: baseline_matmul_ikj or baseline_matmul_tiled.
+template <void (*matmul)(const float*, const float*, float*, int, int, int)>
+void cpp_matmul(benchmark::State& state, int m, int k, int n, uint64_t xseed, uint64_t yseed) {
+  Array x = random({m, k}, xseed), y = random({k, n}, yseed);
+  std::vector<float> o(static_cast<size_t>(m) * n);
   for (auto _ : state) {
-    std::vector<float> o(1024 * 1024, 0.0f);
-    naive_matmul(x.data<float>(), y.data<float>(), o.data(), 1024, 1024, 1024);
+    std::fill(o.begin(), o.end(), 0.0f);
+    matmul(x.data<float>(), y.data<float>(), o.data(), m, k, n);
     benchmark::DoNotOptimize(o.data());
+    benchmark::ClobberMemory();
   }
+}
+
+inline void BM_cpp_matmul(benchmark::State& state) { cpp_matmul<baseline_matmul_ikj>(state, 1024, 1024, 1024, 3, 4); }
+inline void BM_cpp_matmul_tiled(benchmark::State& state) {
+  cpp_matmul<baseline_matmul_tiled>(state, 1024, 1024, 1024, 3, 4);
 }
 
 inline void BM_interp_softmax(benchmark::State& state) {
@@ -150,10 +141,11 @@ inline void BM_interp_softmax(benchmark::State& state) {
 
 inline void BM_cpp_softmax(benchmark::State& state) {
   Array x = random({4096, 4096}, 5);
+  std::vector<float> o(4096 * 4096);
   for (auto _ : state) {
-    std::vector<float> o(4096 * 4096);
-    naive_softmax_rows(x.data<float>(), o.data(), 4096, 4096);
+    baseline_softmax_rows(x.data<float>(), o.data(), 4096, 4096);
     benchmark::DoNotOptimize(o.data());
+    benchmark::ClobberMemory();
   }
 }
 

@@ -83,7 +83,9 @@ class Interp {
   void step(const Loc& loc, int64_t work = 0) {
     if (timeline_) timeline_->tick();
     if (opts_.max_steps > 0 && ++steps_ > opts_.max_steps)
-      throw Error(loc, "stopped after " + std::to_string(opts_.max_steps) + " steps (--max-steps: ops and grid iterations)");
+      throw Error(loc, "stopped after " + std::to_string(opts_.max_steps) +
+                           " steps (ops and grid iterations): an endless loop? raise the limit with --max-steps N "
+                           "(tessera.run(..., max_steps=N); 0: no limit)");
     charge(loc, work);
   }
   // Work toward --max-work that is not a step of its own: block copies, DMAs.

@@ -50,6 +50,12 @@ class RunStats {
 using PallasCallExecutor =
     std::function<std::optional<std::vector<Array>>(const Op& pallas_call, const std::vector<Array>& operands)>;
 
+// The step limit of a run unless told otherwise: far above what any example
+// or test takes (each under a million), and reached in seconds to a minute by
+// an endless loop, which then stops with an error naming --max-steps instead
+// of running forever.
+inline constexpr int64_t kDefaultMaxSteps = 100'000'000;
+
 struct RunOptions {
   enum class Dma { eager, on_wait } dma = Dma::on_wait;
   enum class Oob { raise, uninitialized } oob = Oob::raise;
@@ -61,7 +67,7 @@ struct RunOptions {
   std::string trace_file;             // grid-point recorder output ("" = off)
   std::string timeline_file;          // Chrome trace-event JSON of the run ("" = off; interpreter/timeline.h)
   bool allow_hbm_scoped = false;
-  int64_t max_steps = 0;              // 0 = no limit; else error past this many ops
+  int64_t max_steps = kDefaultMaxSteps;  // 0 = no limit; else error past this many ops and grid iterations
   int64_t max_work = 0;               // 0 = no limit; else error past this many elements computed or moved
   int64_t max_memory = default_memory_limit();  // bytes of arrays alive at once (0 = no limit)
   RunStats* stats = nullptr;          // where to count flops and bytes moved (null: not counted)

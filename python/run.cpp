@@ -89,16 +89,20 @@ py::list run(const ModuleHandle& h, const py::object& inputs, const std::string&
 
 void bind_run(py::module_& m) {
   Opts d;
+  static const std::string doc =
+      "Runs function `func` in the reference interpreter, as `tessera run`. `inputs` maps parameter names to arrays "
+      "(or lists them in parameter order); returns the outputs as a list of ndarrays. Keyword arguments mirror "
+      "`tessera run`'s flags: cores, detect_races, dma ('on_wait' | 'eager'), oob ('raise' | 'uninitialized'), "
+      "uninit ('nan' | 'zero'), grid_seed, trace_file, allow_hbm_scoped, max_steps (default " +
+      std::to_string(interp::kDefaultMaxSteps) +
+      "; 0: no limit), max_work (0: no limit), max_memory (bytes, 0: no limit; default 8 GiB or half the RAM), "
+      "debug_checks. A run-time error raises tessera.Error.";
   m.def("run", &run, py::arg("module"), py::arg("inputs") = py::none(), py::arg("func") = "main", py::kw_only(),
         py::arg("cores") = d.cores, py::arg("detect_races") = d.detect_races, py::arg("dma") = "on_wait",
         py::arg("oob") = "raise", py::arg("uninit") = "nan", py::arg("grid_seed") = py::none(),
         py::arg("trace_file") = "", py::arg("allow_hbm_scoped") = d.allow_hbm_scoped, py::arg("max_steps") = d.max_steps,
         py::arg("max_work") = d.max_work, py::arg("max_memory") = py::none(), py::arg("debug_checks") = d.debug_checks,
-        "Runs function `func` in the reference interpreter, as `tessera run`. `inputs` maps parameter names to arrays "
-        "(or lists them in parameter order); returns the outputs as a list of ndarrays. Keyword arguments mirror "
-        "`tessera run`'s flags: cores, detect_races, dma ('on_wait' | 'eager'), oob ('raise' | 'uninitialized'), "
-        "uninit ('nan' | 'zero'), grid_seed, trace_file, allow_hbm_scoped, max_steps (0: no limit), max_work (0: no limit), max_memory "
-        "(bytes, 0: no limit; default 8 GiB or half the RAM), debug_checks. A run-time error raises tessera.Error.");
+        doc.c_str());
 }
 
 }  // namespace tessera::python

@@ -172,7 +172,8 @@ int cmd_run(const Argv& argv) {
   a.flag("--tol", "X", "the --check tolerance (default per dtype: f32 1e-5, f64 1e-12, bf16 2^-7, f16 2^-10, ints 0)");
   a.flag("--threads", "N", "--backend=jit: threads sharing the parallel grid points of each kernel", "1");
   a.flag("--time-launches", "N", "--backend=cuda: time N more launches of each kernel and print ms and GB/s", "0");
-  a.flag("--max-steps", "N", "stop with an error after N steps: ops and grid iterations (0: no limit)", "0");
+  a.flag("--max-steps", "N", "stop with an error after N steps: ops and grid iterations (0: no limit)",
+         std::to_string(interp::kDefaultMaxSteps));
   a.flag("--max-work", "N",
          "stop with an error after N units of work: elements each op reads, writes and computes, block copies "
          "and DMAs (0: no limit)",

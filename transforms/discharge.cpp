@@ -9,6 +9,9 @@
 //   addupdate -> read, add, write back;
 //   load      -> read, then select_n(mask, other, read) when masked;
 //   store     -> write of select_n(mask, old, value) when masked.
+// A masked window may reach past the Ref's ends where its mask is off, so a
+// masked access with a dynamic start works on the Ref padded around it
+// (MaskedWindow): dynamic_slice would clamp the start and move every lane.
 // Strided writes spread the value over the strided window (pad + reshape) and
 // merge it with the old window under an iota-built mask.
 // Control flow threads Refs explicitly: a branch or loop body is discharged on
@@ -81,11 +84,8 @@ Window window_of(const Shape& shape, const Indexer* ix, const std::vector<Value>
   return w;
 }
 
-}  // namespace
-
-Value read_region(Builder& b, Value arr, const Indexer* ix, const std::vector<Value>& operand_values) {
+Value read_window(Builder& b, Value arr, const Window& w) {
   Shape shape = arr.type().shape();  // type() returns by value
-  Window w = window_of(shape, ix, operand_values);
   if (w.all_full) return arr;
   Value v;
   if (!w.any_dyn) {
@@ -104,9 +104,8 @@ Value read_region(Builder& b, Value arr, const Indexer* ix, const std::vector<Va
   return v;
 }
 
-Value write_region(Builder& b, Value arr, const Indexer* ix, const std::vector<Value>& operand_values, Value v) {
+Value write_window(Builder& b, Value arr, const Window& w, Value v) {
   Shape shape = arr.type().shape();  // type() returns by value
-  Window w = window_of(shape, ix, operand_values);
   if (v.type().rank() == 0 && !w.region.empty())
     v = b.emit1("broadcast_in_dim", {v}, {{"shape", w.region}, {"broadcast_dimensions", std::vector<int64_t>{}}});
   if (w.all_full) return v;
@@ -148,6 +147,62 @@ Value write_region(Builder& b, Value arr, const Indexer* ix, const std::vector<V
   std::vector<Value> ops{arr, v};
   ops.insert(ops.end(), w.starts.begin(), w.starts.end());
   return b.emit1("dynamic_update_slice", ops);
+}
+
+// The window of a masked load or store. Its lanes off the mask may lie
+// outside the Ref: the interpreter (like Pallas's masked vector loads and
+// stores) touches only the lanes on it. dynamic_slice and
+// dynamic_update_slice instead clamp a start until the whole window fits,
+// which would move every lane (a store of lane [0, 0] at [8, 128] of a
+// 16x256 Ref through a 16x256 window would land at [0, 0]). So every dim
+// with a dynamic start is padded by the window's span on both sides and its
+// start shifted by that much: a window with any lane inside the Ref then fits
+// the padded array unclamped. Writes are cut back to the Ref's shape.
+class MaskedWindow {
+ public:
+  MaskedWindow(Builder& b, Value arr, const Indexer* ix, const std::vector<Value>& operand_values)
+      : b_(b), shape_(arr.type().shape()), w_(window_of(shape_, ix, operand_values)) {
+    pad_.assign(shape_.size(), 0);
+    bool any = false;
+    for (size_t d = 0; d < shape_.size(); ++d) {
+      if (w_.starts[d].is_literal() || w_.span[d] == 0) continue;
+      pad_[d] = w_.span[d];
+      any = true;
+      Value at = w_.starts[d];
+      w_.starts[d] = b.emit1("add", {at, Literal::of_int(at.type().dtype(), pad_[d])});
+    }
+    padded_ = any ? b.emit1("pad", {arr, b.literal(arr.type().dtype(), 0)}, {{"low", pad_}, {"high", pad_}}) : arr;
+    is_padded_ = any;
+  }
+
+  Value read() { return read_window(b_, padded_, w_); }
+
+  // The Ref's new value with `v` written through the window.
+  Value write(Value v) {
+    Value out = write_window(b_, padded_, w_, v);
+    if (!is_padded_) return out;
+    std::vector<int64_t> limit;
+    for (size_t d = 0; d < shape_.size(); ++d) limit.push_back(pad_[d] + shape_[d]);
+    return b_.emit1("slice", {out}, {{"start_indices", pad_}, {"limit_indices", limit}});
+  }
+
+ private:
+  Builder& b_;
+  Shape shape_;
+  Window w_;
+  std::vector<int64_t> pad_;
+  Value padded_;
+  bool is_padded_ = false;
+};
+
+}  // namespace
+
+Value read_region(Builder& b, Value arr, const Indexer* ix, const std::vector<Value>& operand_values) {
+  return read_window(b, arr, window_of(arr.type().shape(), ix, operand_values));
+}
+
+Value write_region(Builder& b, Value arr, const Indexer* ix, const std::vector<Value>& operand_values, Value v) {
+  return write_window(b, arr, window_of(arr.type().shape(), ix, operand_values), v);
 }
 
 BodyPtr reorder(const Body& d, const std::vector<int>& param_perm, const std::vector<int>& out_perm, BodyKind kind) {
@@ -235,9 +290,11 @@ void load_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   auto m = op.main_operands();
   int s = d.slot(op.operands[m[0]], env, op);
   auto vals = operand_values(op, env);
-  Value x = read_region(b, env.slots[s], op.indexer_for(m[0]), vals);
-  // Lanes off the mask read `other`; without one they are undefined, and the
-  // Ref's contents are as good a choice as any.
+  const Indexer* ix = op.indexer_for(m[0]);
+  if (m.size() == 1) return bind(env, op, 0, read_region(b, env.slots[s], ix, vals));
+  // Lanes off the mask read `other`; without one they are undefined, and
+  // whatever the (padded) Ref holds there is as good a choice as any.
+  Value x = MaskedWindow(b, env.slots[s], ix, vals).read();
   if (m.size() == 3) x = b.emit1("select_n", {vals[m[1]], vals[m[2]], x});
   bind(env, op, 0, x);
 }
@@ -248,11 +305,12 @@ void store_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   auto vals = operand_values(op, env);
   const Indexer* ix = op.indexer_for(m[0]);
   Value v = vals[m[1]];
-  if (m.size() == 3) {
-    Value old = read_region(b, env.slots[s], ix, vals);
-    v = b.emit1("select_n", {vals[m[2]], old, v});
+  if (m.size() == 2) {
+    env.slots[s] = write_region(b, env.slots[s], ix, vals, v);
+    return;
   }
-  env.slots[s] = write_region(b, env.slots[s], ix, vals, v);
+  MaskedWindow window(b, env.slots[s], ix, vals);
+  env.slots[s] = window.write(b.emit1("select_n", {vals[m[2]], window.read(), v}));
 }
 
 // ---- DMAs and semaphores ----

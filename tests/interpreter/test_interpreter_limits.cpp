@@ -195,3 +195,28 @@ func @main() -> f32[4294967296,4294967296,4294967296] {
   CHECK(contains(run_error(text, {}), "test.tsr:3:3: error: broadcast_in_dim: array shape (4294967296, 4294967296, "
                                       "4294967296) has more than 2^63 elements"));
 }
+
+// An endless loop ends: a run has a step limit unless told otherwise (the
+// same default for RunOptions, `tessera run --max-steps` and tessera.run's
+// max_steps), and the error says how to raise it in both.
+TEST_CASE("step limit: on by default; an endless while stops with an error naming --max-steps and max_steps") {
+  CHECK(RunOptions{}.max_steps == kDefaultMaxSteps);
+  CHECK(kDefaultMaxSteps >= 10'000'000);  // every example and test takes under a million
+  const char* text = R"(
+func @main(%n: i32) -> i32 {
+  %w = while[cond=fn(%k: i32) -> bool { %t = ge %k, 0
+       return %t }, body=fn(%k: i32) -> i32 { %k2 = add %k, 1
+       %k3 = rem %k2, 1000
+       return %k3 }] %n
+  return %w
+}
+)";
+  RunOptions o;
+  o.max_steps = 5000;
+  std::string e = run_error(text, {Array::scalar(DType::i32, 0)}, o);
+  CAPTURE(e);
+  CHECK(contains(e, "error: stopped after 5000 steps (ops and grid iterations): an endless loop?"));
+  CHECK(contains(e, "--max-steps N"));
+  CHECK(contains(e, "max_steps=N"));
+  CHECK(contains(e, "test.tsr:"));
+}

@@ -446,6 +446,9 @@ class Errors(unittest.TestCase):
         x = np.zeros((1024, 512), np.float32)
         e = self.error(tessera.run, add, [x, x], max_steps=10)
         self.assert_at(e, ADD, 15, 3, "stopped after 10 steps")
+        self.assertIn("max_steps=N", str(e))
+        # A step limit is on by default, the one `tessera run --max-steps` has.
+        self.assertIn("max_steps: int = 100000000", tessera.run.__doc__)
         e = self.error(tessera.run, add, [x, x], max_memory=1 << 20)
         self.assert_at(e, ADD, 19, 3, "would exceed the memory limit of 1 MiB")
 

@@ -10,7 +10,8 @@
 // select_n, shifts, i64 arithmetic through convert_element_type, multiple_of,
 // scalar-prefetch reads), input_output_aliases, and VMEM scratch. The kernel
 // reads its blocks, mixes in its grid position and prefetched scalars, reads
-// and writes blocks at dynamic offsets, carries state in scratch or in a
+// and writes blocks at dynamic offsets (some masked, their windows reaching
+// past the block where the mask is off), carries state in scratch or in a
 // resident output block, and sometimes writes its input or prefetch Refs.
 // Every input and output block has the same kernel-visible shape, so the
 // kernel combines them elementwise and its outputs depend on every element.
@@ -38,6 +39,7 @@ struct GenFeatures {
   bool dynamic_grid = true;     // a literal dynamic grid size (item 7)
   bool input_writes = true;     // the kernel writes its input blocks (item 8)
   bool bounded_dims = true;     // bounded(n) block dims
+  bool masked_overhang = true;  // masked loads / stores whose window overhangs the block where the mask is off
 };
 
 // One generated program and what the checks need to know about it.
@@ -498,6 +500,21 @@ inline std::string ProgramGen::kernel_text(GenProgram& g) {
     for (size_t d = 1; d < block_.size(); ++d) ix += ", :";
     return ix + "]";
   };
+  // A window of all the block's rows at a dynamic row start in (-rows, rows),
+  // and the mask of its rows that lie inside the block: a masked access
+  // touches only those (the rest overhang the block's ends).
+  auto overhang = [&]() {
+    notes_.insert("masked overhang");
+    int64_t rows = block_[0];
+    std::string at = dynamic(s, fit(s, -(rows - 1), rows));
+    std::string shape;
+    for (size_t d = 0; d < block_.size(); ++d) shape += (d ? ", " : "") + std::to_string(block_[d]);
+    std::string row = emit(s, "add " + emit(s, "iota[dtype=i32, shape=(" + shape + "), dimension=0]") + ", " + at);
+    std::string inside = emit(s, "and " + emit(s, "ge " + row + ", 0") + ", " + emit(s, "lt " + row + ", " + std::to_string(rows)));
+    std::string ix = "[ds(" + at + ", " + std::to_string(rows) + ")";
+    for (size_t d = 1; d < block_.size(); ++d) ix += ", :";
+    return std::make_pair(ix + "]", inside);
+  };
 
   std::string acc;
   for (const Operand& in : ins_) {
@@ -513,6 +530,11 @@ inline std::string ProgramGen::kernel_text(GenProgram& g) {
     const Operand& in = ins_[static_cast<size_t>(pick(0, static_cast<int64_t>(ins_.size()) - 1))];
     std::string e = emit(s, "get %" + in.param + dyn_indexer(pick(1, block_[0])));
     acc = emit(s, "add " + acc + ", " + emit(s, "reduce_sum[axes=(" + axes_all + ")] " + e));
+  }
+  if (f_.masked_overhang && !ins_.empty() && chance(0.2)) {
+    auto [ix, mask] = overhang();
+    std::string other = dtype_ == "f32" ? "0.5:f32" : "3:i32";
+    acc = emit(s, "add " + acc + ", " + emit(s, "load %" + ins_[0].param + ix + ", " + mask + ", " + other));
   }
   // Scratch: written then read, carried from the first step of an arbitrary
   // axis, or read before any write (stale).
@@ -568,6 +590,10 @@ inline std::string ProgramGen::kernel_text(GenProgram& g) {
       *s.lines += "  addupdate " + ref + full_indexer() + ", " + acc + "\n";
     } else {
       *s.lines += "  swap " + ref + full_indexer() + ", " + acc + "\n";
+    }
+    if (f_.masked_overhang && chance(0.2)) {
+      auto [ix, mask] = overhang();
+      *s.lines += "  store " + ref + ix + ", " + acc + ", " + mask + "\n";
     }
     if (chance(0.25)) {
       notes_.insert("dynamic swap");
