@@ -54,6 +54,11 @@ void access_checks(CallContext& c, IntEncoder& enc, const Access& a, std::vector
   std::string refname = ref.is_var() ? "%" + ref.var()->name : "?";
   // The access runs only on its path, at its indices: what they rely on is an obligation.
   enc.need(enc.path_deps());
+  // A masked load or store touches only the lanes its mask keeps (the
+  // interpreter checks those alone), and the mask is a value the prover does
+  // not model: a window reaching past the Ref is `unknown`, never FAILED.
+  bool masked = (op.name() == "load" && op.num_main_operands() >= 2) || (op.name() == "store" && op.num_main_operands() == 3);
+  size_t first = checks.size();
   for (size_t d = 0; d < a.ix.entries.size() && d < rt.shape().size(); ++d) {
     const IndexEntry& e = a.ix.entries[d];
     if (e.kind == IndexEntry::Full) continue;
@@ -84,6 +89,9 @@ void access_checks(CallContext& c, IntEncoder& enc, const Access& a, std::vector
                             " outside [0, " + std::to_string(D) + ") in dimension " + std::to_string(d) + " of " + rt.str(),
                         {{"slice start", s}}, s.opaque});
   }
+  if (masked)
+    for (size_t k = first; k < checks.size(); ++k)
+      checks[k].opaque.push_back("the mask of " + op.name() + where(op) + ", which decides the lanes it touches");
 }
 
 }  // namespace

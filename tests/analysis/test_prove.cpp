@@ -9,6 +9,7 @@
 
 #include "analysis/prove/int_encoder.h"
 #include "analysis/prove/interval.h"
+#include "interpreter/inputs.h"
 #include "ir/primitive.h"
 #include "prove_test_util.h"
 
@@ -242,6 +243,46 @@ TEST_CASE("prove rules: every elementwise op on integers is modelled; everything
   // opaque ("not modelled"), which a proof may still be sound over.
   CHECK(modelled_elsewhere == std::set<std::string>{"axis_index", "axis_size", "get", "multiple_of", "num_programs", "program_id"});
   MESSAGE("opaque to the prover:" << opaque);
+}
+
+// A masked store whose window reaches past its Ref where the mask is off:
+// the interpreter touches only the lanes on the mask, so no run fails, and
+// the prover, which does not model the mask, must not say FAILED. The same
+// store without its mask is FAILED, and the interpreter stops on it.
+TEST_CASE("kernel bounds of a masked load or store reaching past its Ref: unknown, never FAILED; unmasked: FAILED") {
+  const std::string text = R"(kernel @k(%s: ref<i32[1], smem>, %x: ref<f32[8,128], vmem>, %o: ref<f32[8,128], vmem>) {
+  %r0 = get %s[0]
+  swap %o[:, :], 0.0
+  %r = iota[dtype=i32, shape=(8, 128), dimension=0]
+  %gr = add %r, %r0
+  %m = lt %gr, 8
+  %v = load %x[ds(%r0, 8), :], %m, 0.0:f32
+  store %o[ds(%r0, 8), :], %v, %m
+}
+func @main(%s: i32[1], %x: f32[8,128]) -> f32[8,128] {
+  %out = pallas_call[kernel=@k, grid=(1), num_scalar_prefetch=1, in_specs=[spec()], out_specs=[spec()],
+                     out_shapes=[f32[8,128]]] %s, %x
+  return %out
+}
+)";
+  Options o;
+  o.assumptions = {parse_assumption("s in [0, 8]")};
+  Obligation masked = find(prove_text(text, o), "kernel", "bounds");
+  CHECK_MESSAGE(masked.verdict == Verdict::unknown, masked.line());
+  CHECK_HAS(masked.detail, "the mask of load at <test>:7:3");
+  interp::Array x = interp::random_array(ArrayType{DType::f32, {8, 128}}, 3);
+  Module m = parse_verified(text);
+  for (double start : {0.0, 3.0, 8.0}) {
+    CAPTURE(start);
+    interp::Array s = interp::Array::from_values(DType::i32, {1}, {start});
+    CHECK_NOTHROW(interp::run_function(m, "main", {s, x}, {}));
+  }
+  const std::string unmasked = replace_once(replace_once(text, "load %x[ds(%r0, 8), :], %m, 0.0:f32", "get %x[ds(%r0, 8), :]"),
+                                            "store %o[ds(%r0, 8), :], %v, %m", "swap %o[ds(%r0, 8), :], %v");
+  Obligation plain = find(prove_text(unmasked, o), "kernel", "bounds");
+  CHECK_MESSAGE(plain.verdict == Verdict::failed, plain.line());
+  interp::Array s3 = interp::Array::from_values(DType::i32, {1}, {3.0});
+  CHECK_THROWS(interp::run_function(parse_verified(unmasked), "main", {s3, x}, {}));
 }
 
 TEST_CASE("kernel bounds of a DMA with a dynamic size: 0 <= n and start + n <= dim, proved or a counterexample") {
