@@ -1,5 +1,5 @@
 // Obligation 5, carried state: no grid step reads persistent state that
-// another parallel position left behind.
+// another parallel position left behind (or that no step wrote).
 //
 // Scratch Refs and output blocks persist from one grid step to the next on a
 // core. The interpreter visits each parallel position's arbitrary suffix in
@@ -7,7 +7,9 @@
 // core. For every step but the first of a parallel position that step shares
 // its parallel coordinates; for the first (arbitrary coordinates all 0) it is
 // the last step of another parallel position, whichever the seed and the
-// core split chose. So: at a grid point whose arbitrary coordinates are all 0,
+// core split chose; without a parallel axis it is the grid's first step,
+// whose buffers no step wrote. So: at a grid point whose arbitrary
+// coordinates are all 0,
 // every read of a scratch Ref or an output block (get, load, a swap whose old
 // value is used, addupdate, a DMA source) must follow, on its path, a write
 // in the same step that covers the read region (swap, store, or a local DMA
@@ -172,8 +174,9 @@ Obligation prove_carried_state(CallContext& c) {
     ob.millis = timer.millis();
     return ob;
   };
+  // Without a parallel axis the one first step is the grid's first point: it
+  // reads what no step wrote (uninitialized scratch and output buffers).
   std::vector<int> par = parallel_axes(c);
-  if (par.empty()) return trivial("no parallel axis has more than one point");
   const Body& kernel = *c.kernel;
   // The persistent state: scratch Refs holding data, and output blocks.
   std::map<const Var*, std::string> state;
@@ -425,9 +428,10 @@ Obligation prove_carried_state(CallContext& c) {
       ob.verdict = Verdict::failed;
       ob.grid_points = {gp};
       ob.detail = "at grid point " + tuple_str(gp) + ": " + r.what +
-                  " before this grid step writes it, so it reads what the previous step on this core left there: the "
-                  "last step of another position on parallel axis " + std::to_string(par[0]) +
-                  ", which depends on the seed and the number of cores";
+                  (par.empty() ? " before any grid step writes it: the first step of the grid reads uninitialized memory"
+                               : " before this grid step writes it, so it reads what the previous step on this core left "
+                                 "there: the last step of another position on parallel axis " + std::to_string(par[0]) +
+                                     ", which depends on the seed and the number of cores");
       ob.millis = timer.millis();
       return ob;
     }

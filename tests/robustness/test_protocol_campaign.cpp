@@ -63,18 +63,6 @@ const std::vector<std::pair<std::string, std::string>> kOpenShapes = {
     {"core-unordered",
      "core_map cores that read rows another core writes, unordered, are proved: the core races claim misses accesses "
      "of a body with no semaphore or DMA (core_map_unordered_rows.tsr)"},
-    {"prefetch-axis",
-     "scalar prefetch computed from axis_index in the pmap body is any value to the prover: FAILED on paths no device "
-     "takes (prefetch_axis_flag_failed.tsr)"},
-    {"dynamic-grid-zero",
-     "a device whose grid size is 0 runs no step: its output blocks are never written, and claims about its steps "
-     "fail although it takes none (dynamic_grid_size_zero.tsr, dynamic_grid_empty_device_failed.tsr)"},
-    {"remote-dma-steps",
-     "DMA races checks one grid step: a remote copy of a later step racing with the receiver's earlier one is proved "
-     "(remote_dma_across_steps.tsr)"},
-    {"scratch-read-before-write",
-     "carried state is checked across parallel positions only: on a grid with no parallel axis, a first-step read of "
-     "scratch no step wrote is not claimed (scratch_read_before_write.tsr)"},
 };
 
 // One configuration of the simulator.
