@@ -498,13 +498,13 @@ TEST_CASE("scalar prefetch the pmap body computes from axis_index: claims use ea
 TEST_CASE("a dynamic grid size of 0 on a device: no step runs there, no output block is written") {
   interp::Array x = ramp({2, 4, 8});
   std::string zero = dynamic_grid(kCopyKernel, "rem %d, 2");  // device 0 runs no step
-  Obligation o = find(prove_text(zero), "kernel", "output coverage");
+  Obligation o = find(prove_text(zero), "out[0]", "output coverage");
   CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
   std::vector<double> out = output(zero, {x}, 1, std::nullopt);
   CHECK(std::isnan(out.at(0)));   // device 0's block: never written
   CHECK(out.at(32) == 33);        // device 1's block: copied
   std::string one = dynamic_grid(kCopyKernel, "add %d, 1");  // every device runs a step
-  Obligation p = find(prove_text(one), "kernel", "output coverage");
+  Obligation p = find(prove_text(one), "out[0]", "output coverage");
   CHECK_MESSAGE(p.verdict == Verdict::proved, p.line());
   // A device with no step takes no protocol step: device 1 (size 0) skips no wait it never reaches.
   std::string empty = dynamic_grid(kWaitUnlessFirst, "sub 1, %d");

@@ -59,11 +59,7 @@ namespace {
 // default campaign: {shape, why}. Remove an entry once its fix lands, so the
 // campaign guards it.
 // Each has its reproducer in protocol_cases/ (named after it).
-const std::vector<std::pair<std::string, std::string>> kOpenShapes = {
-    {"core-unordered",
-     "core_map cores that read rows another core writes, unordered, are proved: the core races claim misses accesses "
-     "of a body with no semaphore or DMA (core_map_unordered_rows.tsr)"},
-};
+const std::vector<std::pair<std::string, std::string>> kOpenShapes = {};
 
 // One configuration of the simulator.
 struct RunConfig {
