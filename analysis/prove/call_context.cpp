@@ -70,14 +70,31 @@ CallContext::CallContext(const Op& call, std::string call_name, const Options& o
     if (v.is_var()) add_name(names, v.var()->name);
     if (a < static_cast<int>(g.grid_names.size())) add_name(names, g.grid_names[a]);
     add_name(names, "grid[" + std::to_string(a) + "]");
-    int64_t lo = 1, hi = (int64_t{1} << 31) - 1;
-    if (const Assumption* as = find_assumption(opts, names)) lo = std::max<int64_t>(1, as->lo), hi = as->hi - 1;
+    // A size of 0 runs no step (and writes no output block).
+    int64_t lo = 0, hi = (int64_t{1} << 31) - 1;
+    if (const Assumption* as = find_assumption(opts, names)) lo = std::max<int64_t>(0, as->lo), hi = as->hi - 1;
+    const std::optional<DeviceTable>* known =
+        static_cast<size_t>(a) < per_device.grid_size_values.size() && per_device.grid_size_values[a] ? &per_device.grid_size_values[a]
+                                                                                                      : nullptr;
+    if (known) {  // each device's size, as the program computes it
+      lo = hi = (*known)->begin()->second.at(0);
+      for (const auto& [dev, size] : **known) lo = std::min(lo, size.at(0)), hi = std::max(hi, size.at(0));
+      lo = std::max<int64_t>(lo, 0);
+    }
+    if (known && lo == hi) {
+      scope.grid_size.push_back(ctx.int_val(lo));
+      scope.grid_size_iv.push_back(Interval::of(lo));
+      continue;
+    }
     z3::expr s = ctx.int_const(("grid_size_" + std::to_string(a)).c_str());
     if (static_cast<size_t>(a) < per_device.grid_size.size() && !per_device.grid_size[a].empty())
       scope.grid_size_per_device.emplace(a, per_device.grid_size[a]);
     scope.grid_size.push_back(s);
     scope.grid_size_iv.push_back(Interval::range(lo, hi));
     base_facts.push_back(s >= ctx.int_val(lo) && s <= ctx.int_val(hi));
+    // The device the claims reason about (its axis_index symbols) runs its own size.
+    if (known)
+      for (const auto& [dev, size] : **known) base_facts.push_back(z3::implies(on_device(dev), s == ctx.int_val(std::max<int64_t>(0, size.at(0)))));
   }
   // program_id / num_programs in the kernel skip vmapped grid dims, as the interpreter's kernel frame does.
   scope.kernel_axis = g.kernel_axes();
@@ -107,8 +124,62 @@ CallContext::CallContext(const Op& call, std::string call_name, const Options& o
     z3::sort_vector dom(ctx);
     for (size_t d = 0; d < p.per_device.size() + p.shape.size(); ++d) dom.push_back(ctx.int_sort());
     p.fn = ctx.function(("prefetch_" + std::to_string(j)).c_str(), dom, ctx.int_sort());
+    if (static_cast<size_t>(j) < per_device.prefetch_values.size() && per_device.prefetch_values[j])
+      p.computed = pin_prefetch(p, *per_device.prefetch_values[j], axis_sizes);
     scope.prefetch.push_back(std::move(p));
   }
+}
+
+z3::expr CallContext::on_device(const std::vector<int64_t>& coords) {
+  z3::expr all = ctx.bool_val(true);
+  for (size_t k = 0; k < coords.size() && k < scope.process_axes.size(); ++k) {
+    const std::string& axis = scope.process_axes[k];
+    auto sym = scope.axis_symbol.find(axis);
+    if (sym == scope.axis_symbol.end()) {
+      sym = scope.axis_symbol.emplace(axis, scope.fresh_int("axis_index_" + axis)).first;
+      base_facts.push_back(sym->second >= 0 && sym->second < ctx.int_val(scope.axis_sizes.at(axis)));
+    }
+    all = all && sym->second == ctx.int_val(coords[k]);
+  }
+  return all;
+}
+
+bool CallContext::pin_prefetch(const Prefetch& p, const DeviceTable& values, const AxisSizes& axis_sizes) {
+  constexpr size_t kMaxFacts = 4096;
+  std::vector<size_t> axis_at;  // position of each per-device axis in a device's coordinates
+  for (const std::string& axis : p.per_device) {
+    size_t k = 0;
+    while (k < axis_sizes.size() && axis_sizes[k].first != axis) ++k;
+    if (k == axis_sizes.size()) return false;
+    axis_at.push_back(k);
+  }
+  int64_t n = 1;
+  for (int64_t d : p.shape) n *= d;
+  // (per-device coordinates, flat element) -> value; devices that share
+  // coordinates on p's axes must agree, or the facts would contradict.
+  std::map<std::pair<std::vector<int64_t>, int64_t>, int64_t> pinned;
+  for (const auto& [dev, elems] : values) {
+    if (static_cast<int64_t>(elems.size()) != n) return false;
+    std::vector<int64_t> at;
+    for (size_t k : axis_at) at.push_back(dev.at(k));
+    for (int64_t e = 0; e < n; ++e) {
+      auto [it, fresh] = pinned.emplace(std::make_pair(at, e), elems[static_cast<size_t>(e)]);
+      if (!fresh && it->second != elems[static_cast<size_t>(e)]) return false;
+    }
+    if (pinned.size() > kMaxFacts) return false;
+  }
+  for (const auto& [key, v] : pinned) {
+    z3::expr_vector args(ctx);
+    for (int64_t c : key.first) args.push_back(ctx.int_val(c));
+    std::vector<int64_t> idx(p.shape.size());  // row-major unravel of the flat element
+    for (int64_t e = key.second, d = static_cast<int64_t>(p.shape.size()) - 1; d >= 0; --d) {
+      idx[static_cast<size_t>(d)] = e % p.shape[static_cast<size_t>(d)];
+      e /= p.shape[static_cast<size_t>(d)];
+    }
+    for (int64_t i : idx) args.push_back(ctx.int_val(i));
+    base_facts.push_back(p.fn(args) == ctx.int_val(v));
+  }
+  return true;
 }
 
 void CallContext::add_facts(const IntEncoder& enc, std::vector<z3::expr>& out, bool assume_guards) {

@@ -84,6 +84,14 @@ class CallContext {
   std::string subject(int m) const {
     return m < g.num_inputs() ? "in[" + std::to_string(m) + "]" : "out[" + std::to_string(m - g.num_inputs()) + "]";
   }
+
+ private:
+  // The claims reason about the device whose axis_index symbols are `coords`
+  // (along scope.process_axes, outermost first).
+  z3::expr on_device(const std::vector<int64_t>& coords);
+  // Facts fixing `p`'s function to the values each device computes for it;
+  // false (no facts) when they do not fit its per-device axes or are too many.
+  bool pin_prefetch(const Prefetch& p, const DeviceTable& values, const AxisSizes& axis_sizes);
 };
 
 std::string tuple_str(const std::vector<int64_t>& v);  // "(3, 1, 0)"

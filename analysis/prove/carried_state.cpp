@@ -1,5 +1,5 @@
 // Obligation 5, carried state: no grid step reads persistent state that
-// another parallel position left behind.
+// another parallel position left behind (or that no step wrote).
 //
 // Scratch Refs and output blocks persist from one grid step to the next on a
 // core. The interpreter visits each parallel position's arbitrary suffix in
@@ -7,7 +7,9 @@
 // core. For every step but the first of a parallel position that step shares
 // its parallel coordinates; for the first (arbitrary coordinates all 0) it is
 // the last step of another parallel position, whichever the seed and the
-// core split chose. So: at a grid point whose arbitrary coordinates are all 0,
+// core split chose; without a parallel axis it is the grid's first step,
+// whose buffers no step wrote. So: at a grid point whose arbitrary
+// coordinates are all 0,
 // every read of a scratch Ref or an output block (get, load, a swap whose old
 // value is used, addupdate, a DMA source) must follow, on its path, a write
 // in the same step that covers the read region (swap, store, or a local DMA
@@ -38,6 +40,7 @@
 //
 // The query uses one or two symbolic grid points, so its size does not depend
 // on the grid.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -74,6 +77,8 @@ struct StateRead {
   int input = -1;                    // the input whose block this reads, or -1 (scratch, output)
   z3::expr in_tail;                  // an input read reaching past the filled part of a bounded dim
   bool done = false;
+  std::vector<int> loops;            // the loops the read is in (ids, outermost first)
+  bool earlier_iteration = false;    // a write in a loop the read is in: an earlier iteration may cover it
 };
 
 bool is_prefix(const std::vector<int>& a, const std::vector<int>& b) {
@@ -172,8 +177,9 @@ Obligation prove_carried_state(CallContext& c) {
     ob.millis = timer.millis();
     return ob;
   };
+  // Without a parallel axis the one first step is the grid's first point: it
+  // reads what no step wrote (uninitialized scratch and output buffers).
   std::vector<int> par = parallel_axes(c);
-  if (par.empty()) return trivial("no parallel axis has more than one point");
   const Body& kernel = *c.kernel;
   // The persistent state: scratch Refs holding data, and output blocks.
   std::map<const Var*, std::string> state;
@@ -311,7 +317,7 @@ Obligation prove_carried_state(CallContext& c) {
       const Value& ref = a.op.operands.at(a.ix.base);
       std::string name = ref.is_var() ? "%" + ref.var()->name : "a Ref";
       StateRead r{c.ctx.bool_val(true), n + " " + name + where(a.op) + " reads " + it->second, {}, "", a.root,
-                  flow.kind == Flow::masked ? flow.mask : "", -1, c.ctx.bool_val(false)};
+                  flow.kind == Flow::masked ? flow.mask : "", -1, c.ctx.bool_val(false), false, a.loops, false};
       if (auto in = input_of.find(a.root); in != input_of.end()) {
         r.input = in->second;
         r.in_tail = past_filled(r.input, region);
@@ -343,6 +349,15 @@ Obligation prove_carried_state(CallContext& c) {
     }
   };
   w.walk(kernel);
+  for (StateRead& r : reads) {
+    for (const StateWrite& wr : writes)
+      for (int id : wr.loops)
+        r.earlier_iteration |= wr.state == r.root && std::find(r.loops.begin(), r.loops.end(), id) != r.loops.end();
+    // Without a parallel axis, such a loop-carried read (a software pipeline
+    // filling the next slot in the previous iteration) is not claimed.
+    // Nor one of state another device's remote DMA fills (DMA races orders it).
+    if (par.empty() && (r.earlier_iteration || remote_into.count(r.root))) r.done = true;
+  }
   // An input block the kernel never writes holds what was copied in: no state.
   // One it writes carries state only to a step whose block overlaps: a second
   // point `q` on another parallel position with an overlapping block.
@@ -412,6 +427,7 @@ Obligation prove_carried_state(CallContext& c) {
       progress = true;
       r.done = true;
       std::string why = !r.loop_write.empty()         ? "it is written inside a loop at " + r.loop_write
+                        : r.earlier_iteration         ? "an earlier iteration of its loop may write it, which is not modelled"
                         : !r.opaque.empty()           ? "it depends on values the prover does not model (" + r.opaque[0] + ")"
                         : remote_into.count(r.root)   ? "another device's remote DMA may write it, which this claim does not model"
                         : !r.mask.empty()             ? "what it reads reaches the kernel only through " + r.mask +
@@ -425,9 +441,10 @@ Obligation prove_carried_state(CallContext& c) {
       ob.verdict = Verdict::failed;
       ob.grid_points = {gp};
       ob.detail = "at grid point " + tuple_str(gp) + ": " + r.what +
-                  " before this grid step writes it, so it reads what the previous step on this core left there: the "
-                  "last step of another position on parallel axis " + std::to_string(par[0]) +
-                  ", which depends on the seed and the number of cores";
+                  (par.empty() ? " before any grid step writes it: the first step of the grid reads uninitialized memory"
+                               : " before this grid step writes it, so it reads what the previous step on this core left "
+                                 "there: the last step of another position on parallel axis " + std::to_string(par[0]) +
+                                     ", which depends on the seed and the number of cores");
       ob.millis = timer.millis();
       return ob;
     }

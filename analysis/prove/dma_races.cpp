@@ -17,6 +17,9 @@
 // dim: an overlap that only the over-approximation finds is `unknown`, with
 // the reason. The destination of a remote DMA lies on another device, whose
 // accesses this claim does not model: such a kernel is at best `unknown`.
+// Across grid steps a sender's next copy may land while the receiver still
+// uses the previous one; that order is not modelled, so a remote DMA in a
+// grid of several steps is `unknown`.
 #include <algorithm>
 
 #include "analysis/prove/protocol_trace.h"
@@ -133,6 +136,13 @@ std::string incoming_races(CallContext& c, ProtocolTrace& trace, const std::vect
   return "internal: the counterexample violates no recorded check";
 }
 
+// Whether the grid may have more than one point (a dynamic size may be large).
+bool may_take_several_steps(const CallContext& c) {
+  bool empty = false, several = false;
+  for (const Interval& n : c.scope.grid_size_iv) empty = empty || n.hi < 1, several = several || n.hi > 1;
+  return several && !empty;
+}
+
 }  // namespace
 
 Obligation prove_dma_races(CallContext& c) {
@@ -245,6 +255,10 @@ Obligation prove_dma_races(CallContext& c) {
                                                                                "(see semaphore balance)");
   }
   bool remote = std::any_of(dmas.begin(), dmas.end(), [](const Dma& d) { return d.dst && d.dst->remote; });
+  if (remote && may_take_several_steps(c))
+    return finish(Verdict::unknown, "a remote DMA of a later grid step may land while the receiving device still reads or "
+                                    "receives the copy of an earlier one: ordering of remote copies across grid steps is not "
+                                    "modelled (this claim checks the copies of one step)");
   if (remote) {
     std::string why = incoming_races(c, trace, dmas, facts, ob.queries);
     if (!why.empty()) return finish(Verdict::unknown, why);

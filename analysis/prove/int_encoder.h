@@ -75,6 +75,9 @@ struct Prefetch {
   // splits the operand, or computes it from axis_index): `fn` takes the
   // device's index on each of them before the element's indices.
   std::vector<std::string> per_device;
+  // The program computes its values (known on every device, pinned by
+  // CallContext's facts): no model chooses them.
+  bool computed = false;
   z3::func_decl fn;
 
   explicit Prefetch(z3::context& c) : fn(c) {}

@@ -168,6 +168,31 @@ z3::expr visible(CallContext& c, int m, const MapAt& at, const std::vector<z3::e
   return ok;
 }
 
+// A dynamic grid axis of size 0 runs no step (on the device whose own size
+// it is): "grid axis a has size 0 ..." with `ob` FAILED, the solver's reason
+// with `ob` unknown, or "" when every axis has a step.
+std::string empty_grid(CallContext& c, Obligation& ob) {
+  for (int a = 0; a < c.g.grid_rank(); ++a) {
+    if (c.scope.grid_size_iv[a].lo > 0) continue;
+    std::vector<z3::expr> q = c.base_facts;
+    q.push_back(c.scope.grid_size[a] == 0);
+    QueryResult r = c.solver.check(q, "output_coverage.empty");
+    ob.queries++;
+    ob.method = "z3";
+    if (r.result == z3::unsat) continue;
+    if (r.result == z3::unknown) {
+      ob.verdict = Verdict::unknown;
+      return "(" + r.reason + ")";
+    }
+    std::string on;
+    if (c.scope.grid_size_per_device.count(a))
+      for (const auto& [axis, sym] : c.scope.axis_symbol) on += (on.empty() ? " on " : ", ") + axis + " " + std::to_string(c.eval(*r.model, sym));
+    ob.verdict = Verdict::failed;
+    return "grid axis " + std::to_string(a) + " has size 0" + on;
+  }
+  return "";
+}
+
 }  // namespace
 
 Obligation prove_output_coverage(CallContext& c, int out) {
@@ -185,6 +210,15 @@ Obligation prove_output_coverage(CallContext& c, int out) {
   const Shape& kernel_shape = block->type.shape();
   bool aliased = false;
   for (const auto& [i, o] : c.g.aliases) aliased |= static_cast<int>(o) == out;
+  if (!aliased) {
+    std::string empty = empty_grid(c, ob);
+    if (!empty.empty()) {
+      ob.detail = empty + ": no grid step runs, so no block of " + ob.subject + " is written and it holds uninitialized memory";
+      if (ob.verdict != Verdict::failed) ob.detail = empty;
+      ob.millis = timer.millis();
+      return ob;
+    }
+  }
   int prefix = 0;
   while (prefix < c.g.grid_rank() && c.g.is_parallel(prefix)) ++prefix;
   Order order{c, prefix};

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "analysis/prove/call_context.h"
+#include "analysis/prove/device_values.h"
 #include "analysis/prove/device_variance.h"
 
 namespace tessera::prove {
@@ -137,6 +138,7 @@ struct Finder {
   std::set<const Body*> seen;
   AxisSizes axes;  // outermost first
   DeviceVariance variance;
+  DeviceValues values;
   std::vector<std::string> axis_names() const {
     std::vector<std::string> names;
     for (const auto& [a, n] : axes) names.push_back(a);
@@ -151,10 +153,14 @@ struct Finder {
       DeviceVariance::Axes a = variance.of(call.operands.at(operand), axis_names());
       return std::vector<std::string>(a.begin(), a.end());
     };
-    for (int j = 0; j < g.num_scalar_prefetch(); ++j) pd.prefetch.push_back(along(g.scalar_prefetch_operand(j)));
+    for (int j = 0; j < g.num_scalar_prefetch(); ++j) {
+      pd.prefetch.push_back(along(g.scalar_prefetch_operand(j)));
+      pd.prefetch_values.push_back(values.of(call.operands.at(g.scalar_prefetch_operand(j)), axes));
+    }
     for (int a = 0; a < g.grid_rank(); ++a) {
       int operand = dynamic_grid_operand(g, a);
       pd.grid_size.push_back(operand < 0 ? std::vector<std::string>{} : along(operand));
+      pd.grid_size_values.push_back(operand < 0 ? std::nullopt : values.of(call.operands.at(operand), axes));
     }
     return pd;
   }
@@ -164,6 +170,7 @@ struct Finder {
       if (op.name() == "pallas_call") calls.push_back({&op, axes, per_device(op)});
       if (op.name() == "core_map") calls.push_back({&op, axes, {}});
       variance.visit(op, axis_names());
+      values.visit(op, axes);
       if (op.name() == "pallas_call") continue;
       auto saved = axes;
       std::vector<std::string> outside = axis_names();

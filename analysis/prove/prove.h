@@ -36,6 +36,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,9 +100,16 @@ using AxisSizes = std::vector<std::pair<std::string, int64_t>>;
 // For a call inside pmaps: the device axes along which each scalar-prefetch
 // operand and each dynamic grid size may differ from device to device (an
 // operand split by the pmap, or computed from axis_index); empty: shared.
+// A value known on every device: device coordinates along the enclosing
+// axes (outermost first) -> its elements in row-major order.
+using DeviceTable = std::map<std::vector<int64_t>, std::vector<int64_t>>;
 struct PerDevice {
   std::vector<std::vector<std::string>> prefetch;   // per scalar-prefetch operand
   std::vector<std::vector<std::string>> grid_size;  // per grid axis
+  // The values each device computes for them (literals, iota, axis_index
+  // and integer arithmetic), nullopt where not known.
+  std::vector<std::optional<DeviceTable>> prefetch_values;
+  std::vector<std::optional<DeviceTable>> grid_size_values;
 };
 // The obligations of one pallas_call op; `name` names it in the results.
 // `axis_sizes`: the device axes of enclosing pmaps, for axis_index.

@@ -345,7 +345,7 @@ void Balance::chosen_values(const z3::model& mo, const z3::expr& x, std::set<std
     }
     auto p = std::find_if(c_.scope.prefetch.begin(), c_.scope.prefetch.end(),
                           [&](const Prefetch& q) { return z3::eq(q.fn, f); });
-    if (p == c_.scope.prefetch.end() && prefetch_only) continue;
+    if (p == c_.scope.prefetch.end() ? prefetch_only : p->computed) continue;
     std::string name = p == c_.scope.prefetch.end() ? f.name().str() : p->name;
     size_t skip = p == c_.scope.prefetch.end() ? 0 : p->per_device.size();
     if (e.num_args() > skip) {

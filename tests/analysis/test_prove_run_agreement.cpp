@@ -413,3 +413,171 @@ func @main(%x: ref<f32[256,128], hbm>) {
   CHECK(has(p.detail, "for every core count from 2"));
   check_runs_in_orders(two, {x});
 }
+
+namespace {
+
+// A self-signal under a flag read from scalar prefetch the pmap body computes
+// as 2 * axis_index: the flag is false on every device.
+const std::string kComputedFlag = R"(
+kernel @k(%p: ref<i32[1], smem>, %x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>, %s: ref<sem, semaphore>) {
+  %f = get %p[0]
+  %odd = rem %f, 2
+  %flag = ne %odd, 0
+  cond[branches=[fn(%s0: ref<sem, semaphore>) { }, fn(%s1: ref<sem, semaphore>) {
+    semaphore_signal %s1, 1
+  }]] %flag, %s
+  %v = get %x[:, :]
+  swap %o[:, :], %v
+}
+func @main(%x: f32[2,4,8]) -> f32[2,4,8] {
+  %out = pmap[axis_name=dev, axis_size=2, in_axes=(0), out_axes=(0), body=fn(%xs: f32[4,8]) -> f32[4,8] {
+    %d = axis_index[axis_name=dev]
+    %z = iota[dtype=i32, shape=(1), dimension=0]
+    %ps = add %z, %d
+    %pe = mul %ps, 2
+    %r = pallas_call[kernel=@k, grid=(1), num_scalar_prefetch=1, in_specs=[spec()], out_specs=[spec()],
+                     out_shapes=[f32[4,8]], scratch=[ref<sem, semaphore>]] %pe, %xs
+    return %r
+  }] %x
+  return %out
+}
+)";
+
+// A dynamic grid size the pmap body computes from axis_index.
+std::string dynamic_grid(const std::string& kernel, const std::string& size) {
+  return kernel + R"(
+func @main(%x: f32[2,4,8]) -> f32[2,4,8] {
+  %out = pmap[axis_name=dev, axis_size=2, in_axes=(0), out_axes=(0), body=fn(%xs: f32[4,8]) -> f32[4,8] {
+    %d = axis_index[axis_name=dev]
+    %steps = )" + size + R"(
+    %r = pallas_call[kernel=@k, grid=(?), in_specs=[spec((4, 8), fn(%i: i32) -> (i32, i32) { return 0, 0 })],
+                     out_specs=[spec((4, 8), fn(%i: i32) -> (i32, i32) { return 0, 0 })], out_shapes=[f32[4,8]],
+                     scratch=[ref<sem, semaphore>]] %steps, %xs
+    return %r
+  }] %x
+  return %out
+}
+)";
+}
+
+const std::string kCopyKernel = R"(
+kernel @k(%x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>, %s: ref<sem, semaphore>) {
+  %v = get %x[:, :]
+  swap %o[:, :], %v
+}
+)";
+
+// Device 1 waits for its own signal; device 0 skips the wait.
+const std::string kWaitUnlessFirst = R"(
+kernel @k(%x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>, %s: ref<sem, semaphore>) {
+  %me = axis_index[axis_name=dev]
+  semaphore_signal %s, 1
+  %first = eq %me, 0
+  cond[branches=[fn(%s0: ref<sem, semaphore>) { }, fn(%s1: ref<sem, semaphore>) {
+    semaphore_wait %s1, 1
+  }]] %first, %s
+  %v = get %x[:, :]
+  swap %o[:, :], %v
+}
+)";
+
+}  // namespace
+
+TEST_CASE("scalar prefetch the pmap body computes from axis_index: claims use each device's value") {
+  interp::Array x = ramp({2, 4, 8});
+  Obligation o = balance(kComputedFlag);
+  CHECK_MESSAGE(o.verdict == Verdict::proved, o.line());
+  CHECK(run_error(kComputedFlag, {x}) == "");
+  // 2 * d + 1 is odd on every device: each signals itself and never waits.
+  std::string odd = replace_once(kComputedFlag, "%pe = mul %ps, 2", "%pm = mul %ps, 2\n    %pe = add %pm, 1");
+  Obligation f = balance(odd);
+  CHECK_MESSAGE(f.verdict == Verdict::failed, f.line());
+  CHECK(has(run_error(odd, {x}), "non-zero count"));
+}
+
+TEST_CASE("a dynamic grid size of 0 on a device: no step runs there, no output block is written") {
+  interp::Array x = ramp({2, 4, 8});
+  std::string zero = dynamic_grid(kCopyKernel, "rem %d, 2");  // device 0 runs no step
+  Obligation o = find(prove_text(zero), "out[0]", "output coverage");
+  CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
+  std::vector<double> out = output(zero, {x}, 1, std::nullopt);
+  CHECK(std::isnan(out.at(0)));   // device 0's block: never written
+  CHECK(out.at(32) == 33);        // device 1's block: copied
+  std::string one = dynamic_grid(kCopyKernel, "add %d, 1");  // every device runs a step
+  Obligation p = find(prove_text(one), "out[0]", "output coverage");
+  CHECK_MESSAGE(p.verdict == Verdict::proved, p.line());
+  // A device with no step takes no protocol step: device 1 (size 0) skips no wait it never reaches.
+  std::string empty = dynamic_grid(kWaitUnlessFirst, "sub 1, %d");
+  Obligation b = balance(empty);
+  CHECK_MESSAGE(b.verdict != Verdict::failed, b.line());
+  CHECK(run_error(empty, {x}) == "");
+  // Both devices run steps: device 1 leaves its signals, and the run shows it.
+  std::string both = dynamic_grid(kWaitUnlessFirst, "add %d, 1");
+  Obligation f = balance(both);
+  CHECK_MESSAGE(f.verdict == Verdict::failed, f.line());
+  CHECK(has(run_error(both, {x}), "non-zero count"));
+}
+
+TEST_CASE("carried state without a parallel axis: the first step reads scratch no step wrote") {
+  const std::string text = R"(
+kernel @k(%x: ref<f32[8,8], any>, %o: ref<f32[4,8], vmem>, %buf: ref<f32[2,4,8], vmem>, %sem: ref<dma_sem, semaphore>) {
+  %i = program_id[axis=0]
+  %r = mul %i, 4
+  dma_start %x[ds(%r, 4), :], %buf[0, :, :], %sem
+  dma_wait %sem, %buf[1, :, :]
+  %v = get %buf[1, :, :]
+  swap %o[:, :], %v
+}
+func @main(%x: f32[8,8]) -> f32[8,8] {
+  %r = pallas_call[kernel=@k, grid=(2), in_specs=[spec(mem=any)],
+                   out_specs=[spec((4, 8), fn(%i: i32) -> (i32, i32) { return %i, 0 })],
+                   out_shapes=[f32[8,8]], scratch=[ref<f32[2,4,8], vmem>, ref<dma_sem, semaphore>]] %x
+  return %r
+}
+)";
+  Obligation o = carried(text);
+  CHECK_MESSAGE(o.verdict == Verdict::failed, o.line());
+  CHECK(has(o.detail, "first step of the grid reads uninitialized memory"));
+  std::vector<double> out = output(text, {ramp({8, 8})}, 1, std::nullopt);
+  CHECK(std::isnan(out.at(0)));
+  // Reading the slot the DMA fills: proved, and the run copies it.
+  std::string fixed = replace_once(replace_once(text, "%v = get %buf[1, :, :]", "%v = get %buf[0, :, :]"),
+                                   "dma_wait %sem, %buf[1, :, :]", "dma_wait %sem, %buf[0, :, :]");
+  Obligation p = carried(fixed);
+  CHECK_MESSAGE(p.verdict == Verdict::proved, p.line());
+  CHECK(output(fixed, {ramp({8, 8})}, 1, std::nullopt).at(0) == 1);
+}
+
+TEST_CASE("DMA races: remote copies of several grid steps into one region are not proved") {
+  const std::string text = R"(
+kernel @k(%x: ref<f32[4,8], vmem>, %o: ref<f32[4,8], vmem>, %b: ref<f32[2,4,8], vmem>, %rs: ref<dma_sem[2], semaphore>) {
+  %me = axis_index[axis_name=dev]
+  %t = add %me, 1
+  %right = rem %t, 2
+  %v0 = get %x[:, :]
+  swap %b[0, :, :], %v0
+  dma_start %b[0, :, :], %b[1, :, :], %rs[1], %rs[0], %right
+  dma_wait %rs[1], %b[1, :, :]
+  dma_wait %rs[0], %b[0, :, :]
+  %v1 = get %b[1, :, :]
+  %s = add %v0, %v1
+  swap %o[:, :], %s
+}
+func @main(%x: f32[2,8,8]) -> f32[2,8,8] {
+  %out = pmap[axis_name=dev, axis_size=2, in_axes=(0), out_axes=(0), body=fn(%xs: f32[8,8]) -> f32[8,8] {
+    %r = pallas_call[kernel=@k, grid=(2), in_specs=[spec((4, 8), fn(%i: i32) -> (i32, i32) { return %i, 0 })],
+                     out_specs=[spec((4, 8), fn(%i: i32) -> (i32, i32) { return %i, 0 })], out_shapes=[f32[8,8]],
+                     scratch=[ref<f32[2,4,8], vmem>, ref<dma_sem[2], semaphore>], dimension_semantics=(arbitrary)] %xs
+    return %r
+  }] %x
+  return %out
+}
+)";
+  Obligation o = races(text);
+  CHECK_MESSAGE(o.verdict == Verdict::unknown, o.line());
+  CHECK(has(o.detail, "across grid steps"));
+  CHECK(has(run_races(text, {ramp({2, 8, 8})}), "RACE"));
+  // One grid step: the receiving side is checked as before.
+  Obligation one = races(replace_once(text, "grid=(2)", "grid=(1)"));
+  CHECK_MESSAGE(!has(one.detail, "across grid steps"), one.line());
+}

@@ -60,20 +60,7 @@ namespace {
 // default campaign: {shape, why}. Remove an entry once its fix lands, so the
 // campaign guards it.
 // Each has its reproducer in protocol_cases/ (named after it).
-const std::vector<std::pair<std::string, std::string>> kOpenShapes = {
-    {"prefetch-axis",
-     "scalar prefetch computed from axis_index in the pmap body is any value to the prover: FAILED on paths no device "
-     "takes (prefetch_axis_flag_failed.tsr)"},
-    {"dynamic-grid-zero",
-     "a device whose grid size is 0 runs no step: its output blocks are never written, and claims about its steps "
-     "fail although it takes none (dynamic_grid_size_zero.tsr, dynamic_grid_empty_device_failed.tsr)"},
-    {"remote-dma-steps",
-     "DMA races checks one grid step: a remote copy of a later step racing with the receiver's earlier one is proved "
-     "(remote_dma_across_steps.tsr)"},
-    {"scratch-read-before-write",
-     "carried state is checked across parallel positions only: on a grid with no parallel axis, a first-step read of "
-     "scratch no step wrote is not claimed (scratch_read_before_write.tsr)"},
-};
+const std::vector<std::pair<std::string, std::string>> kOpenShapes = {};
 
 // Disagreement classes that no shape isolates, known and not fixed yet:
 // counted and reported, not failed (TESSERA_CAMPAIGN_OPEN=1 fails them).
