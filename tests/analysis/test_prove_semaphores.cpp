@@ -463,7 +463,11 @@ TEST_CASE("semaphore balance for every device count: otherwise proved for the co
   CHECK(run_error(halo, {zeros(DType::f32, {4, 8, 128})}) == "");
   // The reason holds up: on 8 devices the interpreter finds the deadlock.
   CHECK(has(run_error(with_devices(halo, 8), {zeros(DType::f32, {8, 8, 128})}), "Semaphore barrier semaphore of collective 0 has non-zero count"));
-  CHECK(has(balance(with_devices(halo, 8)).detail, "the barrier semaphore on device 4 is left at -1 when the step ends"));
+  // Devices 4 to 7 get no signal (left at -1), device 2 gets three (left at 1): either is a counterexample.
+  std::string on8 = balance(with_devices(halo, 8)).detail;
+  CHECK_MESSAGE((has(on8, "the barrier semaphore on device 4 is left at -1 when the step ends") ||
+                 has(on8, "the barrier semaphore on device 2 is left at 1 when the step ends")),
+                on8);
   // A neighbour beyond the ring for smaller sizes (and for 4: FAILED there).
   std::string beyond = replace_once(example_text("halo_exchange.tsr"), "%right = rem %me_plus_1, %n", "%right = rem %me_plus_1, 5");
   beyond = replace_once(beyond, "%left = rem %me_minus_1, %n", "%left = rem %me_minus_1, 5");
