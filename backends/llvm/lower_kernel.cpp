@@ -102,15 +102,22 @@ class KernelBuilder {
     int from_pointer;       // the array it is copied from (an aliased output's, else its own)
   };
   std::vector<std::optional<Staged>> staged_;
+  // Per output: its block buffer (stage_outputs), or none: addressed in place.
+  // `last` holds the index-map values of the block it holds (INT64_MIN: none
+  // yet); `from_pointer` is the output's own array.
+  std::vector<std::optional<Staged>> staged_out_;
 
   const LlvmTable& table() const {
     return o_.rules ? *o_.rules : o_.target == Target::nvptx ? ptx_table() : llvm_table();
   }
   void make_function(const std::string& symbol);
   void lower_grid_point(Lowering& L, const std::vector<RefView>& scratch);
-  RefView block_view(Lowering& L, int m);
+  RefView block_view(Lowering& L, int m, std::vector<llvm::Value*> index = {});
+  RefView in_place_view(Lowering& L, int m, const std::vector<llvm::Value*>& index, llvm::Value** base_offset);
   void check_block_index(Lowering& L, int m, const std::vector<llvm::Value*>& index);
   void stage_inputs(Lowering& L);
+  void stage_outputs(Lowering& L);
+  void copy_out_pending(Lowering& L, int o, const std::vector<llvm::Value*>* moved_to);
   void copy_in_if_moved(Lowering& L, int m, const Staged& s, const RefView& in_place,
                         const std::vector<llvm::Value*>& index);
   std::vector<llvm::Value*> index_map_values(Lowering& L, int m);
@@ -204,10 +211,9 @@ std::vector<llvm::Value*> KernelBuilder::index_map_values(Lowering& L, int m) {
 // The kernel's Ref of block mapping m at the current grid point: the block
 // addressed in place in the whole array (ir/block_geometry.h says where),
 // squeezed dims folded into the base, masks where a block may be partial.
-RefView KernelBuilder::block_view(Lowering& L, int m) {
+RefView KernelBuilder::in_place_view(Lowering& L, int m, const std::vector<llvm::Value*>& index,
+                                     llvm::Value** base_offset_out) {
   BlockGeometry geo = g_.geometry(m);
-  std::vector<llvm::Value*> index = index_map_values(L, m);
-  int pointer = g_.num_scalar_prefetch() + m;
   const Var* param = g_.kernel->params()[m < g_.num_inputs() ? g_.input_param(m) : g_.output_param(m - g_.num_inputs())];
   const Shape& shape = g_.array(m).shape();
   std::vector<int64_t> st = row_major_strides(shape);
@@ -239,8 +245,19 @@ RefView KernelBuilder::block_view(Lowering& L, int m) {
     r.stride.push_back(L.i64(st[d]));
     r.extent.push_back(extent);
   }
+  *base_offset_out = base_offset;
+  return r;
+}
+
+RefView KernelBuilder::block_view(Lowering& L, int m, std::vector<llvm::Value*> index) {
+  if (index.empty()) index = index_map_values(L, m);
+  int pointer = g_.num_scalar_prefetch() + m;
+  llvm::Value* base_offset = nullptr;
+  RefView r = in_place_view(L, m, index, &base_offset);
   check_block_index(L, m, index);
-  const std::optional<Staged>& staged = m < g_.num_inputs() ? staged_[static_cast<size_t>(m)] : std::nullopt;
+  int nin = g_.num_inputs();
+  if (m >= nin && staged_out_[static_cast<size_t>(m - nin)]) return staged_out_[static_cast<size_t>(m - nin)]->local;
+  const std::optional<Staged>& staged = m < nin ? staged_[static_cast<size_t>(m)] : std::nullopt;
   r.base = L.b.CreateGEP(L.storage_type(g_.array(m).dtype()), arrays_[staged ? staged->from_pointer : pointer], {base_offset});
   if (!staged) return r;
   copy_in_if_moved(L, m, *staged, r, index);
@@ -310,6 +327,74 @@ void KernelBuilder::stage_inputs(Lowering& L) {
   }
 }
 
+// Outputs aliased to an input get a block buffer too, as the interpreter's
+// output block: it keeps what the kernel wrote (and what the previous step
+// left, uninitialized at first) and is copied out when the output's block
+// changes and after the last step, not at every write. Addressed in place, the
+// aliased input's next copy-in would see writes the interpreter has not yet
+// copied out (an input block read back while the output block stays).
+void KernelBuilder::stage_outputs(Lowering& L) {
+  staged_out_.assign(static_cast<size_t>(g_.num_outputs()), std::nullopt);
+  for (auto [in, out] : g_.aliases) {
+    int o = static_cast<int>(out);
+    int m = g_.num_inputs() + o;
+    if (o < 0 || o >= g_.num_outputs() || staged_out_[static_cast<size_t>(o)]) continue;
+    MemSpace mem = g_.spec(m).mem;
+    if (mem == MemSpace::any || mem == MemSpace::hbm) continue;
+    BlockGeometry geo = g_.geometry(m);
+    const Var* p = g_.kernel->params()[g_.output_param(o)];
+    const Shape& shape = p->type.shape();
+    int64_t bytes = num_elements(shape) *
+                    static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(L.storage_type(p->type.dtype())));
+    Staged s{whole_array(L, L.arena_alloc(std::max<int64_t>(bytes, 1)), Type::array(p->type.dtype(), shape), p->type, p),
+             nullptr, g_.num_scalar_prefetch() + m};
+    L.fill_uninitialized(s.local);
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    auto* type = llvm::ArrayType::get(entry.getInt64Ty(), static_cast<uint64_t>(std::max(geo.index_arity(), 1)));
+    s.last = entry.CreateAlloca(type, nullptr, "out.block");
+    for (int k = 0; k < std::max(geo.index_arity(), 1); ++k)
+      entry.CreateStore(entry.getInt64(INT64_MIN), entry.CreateConstInBoundsGEP2_64(type, s.last, 0, static_cast<uint64_t>(k)));
+    staged_out_[static_cast<size_t>(o)] = std::move(s);
+  }
+}
+
+// Copies output o's block buffer out to the block it holds, if it holds one:
+// when `moved_to` (the current step's index-map values) differs from that
+// block, which then becomes the one held, or unconditionally at the end.
+void KernelBuilder::copy_out_pending(Lowering& L, int o, const std::vector<llvm::Value*>* moved_to) {
+  const Staged& s = *staged_out_[static_cast<size_t>(o)];
+  int m = g_.num_inputs() + o;
+  int arity = g_.geometry(m).index_arity();
+  auto* type = llvm::ArrayType::get(L.b.getInt64Ty(), static_cast<uint64_t>(std::max(arity, 1)));
+  auto slot = [&](int k) { return L.b.CreateConstInBoundsGEP2_64(type, s.last, 0, static_cast<uint64_t>(k)); };
+  llvm::Value* held = L.b.CreateICmpNE(L.b.CreateLoad(L.b.getInt64Ty(), slot(0)), L.i64(INT64_MIN));
+  llvm::Value* moved = L.b.getTrue();
+  if (moved_to) {
+    moved = L.b.getFalse();
+    for (int k = 0; k < arity; ++k)
+      moved = L.b.CreateOr(moved, L.b.CreateICmpNE(L.b.CreateLoad(L.b.getInt64Ty(), slot(k)), (*moved_to)[static_cast<size_t>(k)]));
+    if (arity == 0) moved = L.b.CreateNot(held);
+  }
+  // Every thread decides alike (each holds the index values in its own alloca).
+  L.if_then(L.b.CreateAnd(held, moved), [&] {
+    std::vector<llvm::Value*> last;
+    for (int k = 0; k < arity; ++k) last.push_back(L.b.CreateLoad(L.b.getInt64Ty(), slot(k)));
+    llvm::Value* base_offset = nullptr;
+    RefView dst = in_place_view(L, m, last, &base_offset);
+    dst.base = L.b.CreateGEP(L.storage_type(g_.array(m).dtype()), arrays_[s.from_pointer], {base_offset});
+    // Elements outside the array (padding, past a partial block or a bounded
+    // slice's size) are masked by the view's bounds.
+    L.for_each_element(s.local.type.shape(), [&](const std::vector<llvm::Value*>& idx) {
+      L.store(dst, idx, L.load(s.local, idx));
+    });
+  });
+  if (!moved_to) return;
+  L.if_then(moved, [&] {
+    for (int k = 0; k < arity; ++k) L.b.CreateStore((*moved_to)[static_cast<size_t>(k)], slot(k));
+    if (arity == 0) L.b.CreateStore(L.i64(0), slot(0));
+  });
+}
+
 void KernelBuilder::copy_in_if_moved(Lowering& L, int m, const Staged& s, const RefView& in_place,
                                      const std::vector<llvm::Value*>& index) {
   auto* type = llvm::ArrayType::get(L.b.getInt64Ty(), index.size());
@@ -370,9 +455,21 @@ void KernelBuilder::lower_grid_point(Lowering& L, const std::vector<RefView>& sc
       const Var* p = k.params()[j];
       L.define_ref(p, whole_array(L, arrays_[j], g_.scalar_prefetch_types[j], p->type, p));
     }
-    for (int m = 0; m < g_.num_inputs() + g_.num_outputs(); ++m) {
-      const Var* p = k.params()[m < g_.num_inputs() ? g_.input_param(m) : g_.output_param(m - g_.num_inputs())];
-      L.define_ref(p, block_view(L, m));
+    // A staged output's block copied out before this step's copy-ins, as the
+    // interpreter copies it out at the end of the step before.
+    int nin = g_.num_inputs();
+    std::vector<std::vector<llvm::Value*>> out_index(static_cast<size_t>(g_.num_outputs()));
+    bool any_staged_out = false;
+    for (int o = 0; o < g_.num_outputs(); ++o) {
+      if (!staged_out_[static_cast<size_t>(o)]) continue;
+      any_staged_out = true;
+      out_index[static_cast<size_t>(o)] = index_map_values(L, nin + o);
+      copy_out_pending(L, o, &out_index[static_cast<size_t>(o)]);
+    }
+    if (any_staged_out) L.barrier();
+    for (int m = 0; m < nin + g_.num_outputs(); ++m) {
+      const Var* p = k.params()[m < nin ? g_.input_param(m) : g_.output_param(m - nin)];
+      L.define_ref(p, block_view(L, m, m < nin ? std::vector<llvm::Value*>{} : out_index[static_cast<size_t>(m - nin)]));
     }
     for (size_t s = 0; s < scratch.size(); ++s) L.define_ref(k.params()[g_.scratch_param(static_cast<int>(s))], scratch[s]);
     int64_t mark = L.arena_mark();
@@ -427,6 +524,11 @@ KernelInfo KernelBuilder::build() {
   llvm::Value* workspace = gpu ? b_.CreateAddrSpaceCast(fn_->getArg(narrays), generic) : fn_->getArg(narrays);
 
   llvm::Instruction* arena_stride = nullptr;  // CTA arena offset: its size is known at the end
+  // After the last step: the blocks still held by staged outputs.
+  auto copy_out_all = [&] {
+    for (int o = 0; o < g_.num_outputs(); ++o)
+      if (staged_out_[static_cast<size_t>(o)]) copy_out_pending(L, o, nullptr);
+  };
   auto set_parallel_ids = [&](const std::vector<llvm::Value*>& ids) {
     for (int a = 0; a < npar; ++a) L.program_ids[a] = b_.CreateTrunc(ids[a], b_.getInt32Ty());
   };
@@ -442,6 +544,7 @@ KernelInfo KernelBuilder::build() {
       L.fill_uninitialized(views.back());
     }
     stage_inputs(L);
+    stage_outputs(L);
     return views;
   };
 
@@ -463,6 +566,7 @@ KernelInfo KernelBuilder::build() {
     b_.Insert(arena_stride);
     L.arena_base = b_.CreateInBoundsGEP(b_.getInt8Ty(), workspace, {arena_stride}, "arena.cta");
     lower_grid_point(L, scratch_views());
+    copy_out_all();
   } else {
     L.thread_id = L.i64(0);
     L.arena_base = workspace;
@@ -471,6 +575,7 @@ KernelInfo KernelBuilder::build() {
       set_parallel_ids(delinearize(L, lin, par));
       lower_grid_point(L, scratch);
     });
+    copy_out_all();
   }
   b_.CreateRetVoid();
   info.arena_bytes = L.arena_bytes();

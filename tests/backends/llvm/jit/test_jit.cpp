@@ -474,7 +474,8 @@ TEST_CASE("jit: the property generator's random pallas_calls") {
       continue;
     }
     // Aliased inputs and inputs the kernel writes are staged as the
-    // interpreter copies them (docs/backends.md): compared like the others.
+    // interpreter copies them in, and aliased outputs as it holds and copies
+    // them out (docs/backends.md): compared like the others.
     bool in_place = g.writes_inputs || g.writes_prefetch || g.has_alias;
     ++counts[in_place ? "compared (alias / input writes)" : "compared"];
     REQUIRE(got.size() == want.size());
