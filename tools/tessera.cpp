@@ -18,7 +18,7 @@ const std::vector<Command>& commands() {
       {"verify", "check modules are well formed", cmd_verify},
       {"graph", "Graphviz dot of a function's def-use graph", cmd_graph},
       {"run", "run a function in the reference interpreter", cmd_run},
-      {"prove", "prove bounds, non-revisiting and parallel safety with Z3", cmd_prove},
+      {"prove", "prove block and kernel bounds, non-revisiting, parallel safety, carried state, semaphore protocols, races and output coverage with Z3", cmd_prove},
       {"cost", "flops, transcendentals and bytes moved per pallas_call, computed", cmd_cost},
       {"opt", "run a pipeline of transformations", cmd_opt},
       {"emit", emit_summary.c_str(), cmd_emit},
