@@ -7,6 +7,7 @@
 #include <typeinfo>
 
 #include "analysis/prove/prove.h"
+#include "frontends/mosaic/mosaic_import.h"
 #include "interpreter/inputs.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
@@ -18,6 +19,7 @@ namespace tessera::fuzz {
 namespace {
 
 constexpr const char* kInputFile = "fuzz.tsr";
+constexpr const char* kMosaicFile = "fuzz.mlir";
 
 // The limits of the run target: small, so that no input can make one run take
 // seconds or gigabytes (the fuzzer's -timeout and -rss_limit_mb report that).
@@ -119,6 +121,13 @@ std::string check_parse(std::string_view text) {
   return reprint_bug(*m, "the input module");
 }
 
+std::string check_import(std::string_view text) {
+  Module m;
+  Outcome imported = run_stage("import mosaic", [&] { m = import_mosaic(text, kMosaicFile); }, text);
+  if (!imported.succeeded) return imported.bug;
+  return reprint_bug(m, "the imported module");
+}
+
 std::string check_passes(std::string_view text) {
   std::string bug;
   std::optional<Module> m = verified_module(text, bug);
@@ -181,7 +190,8 @@ std::string check_prove(std::string_view text) {
 
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
-      {"parse", check_parse}, {"passes", check_passes}, {"run", check_run}, {"prove", check_prove}};
+      {"parse", check_parse}, {"passes", check_passes}, {"run", check_run}, {"prove", check_prove},
+      {"import", check_import}};
   return all;
 }
 

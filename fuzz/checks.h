@@ -31,6 +31,10 @@ std::string check_passes(std::string_view text);
 std::string check_run(std::string_view text);
 // Every module that verifies goes through the prover with a low Z3 resource limit.
 std::string check_prove(std::string_view text);
+// Imports the input as Mosaic TPU text (frontends/mosaic/): it throws a
+// tessera::Error located in the input, or gives a module that verifies and
+// prints, parses back and prints the same.
+std::string check_import(std::string_view text);
 
 struct Target {
   const char* name;  // the fuzz executable is fuzz_<name>

@@ -1,6 +1,6 @@
 // One libFuzzer target. fuzz/meson.build builds this file once per check of
 // fuzz/checks.h, naming it with TESSERA_FUZZ_TARGET: fuzz_parse, fuzz_passes,
-// fuzz_run, fuzz_prove. A broken rule aborts, so that libFuzzer saves the
+// fuzz_run, fuzz_prove, fuzz_import. A broken rule aborts, so that libFuzzer saves the
 // input as a crash (scripts/fuzz.sh, docs/fuzzing.md).
 #include <cstddef>
 #include <cstdint>

@@ -685,7 +685,7 @@ class Parser {
 
 Module parse_module(std::string_view text, const std::string& filename) { return Parser(text, filename).parse(); }
 
-Module parse_file(const std::string& path) {
+std::string read_source(const std::string& path) {
   std::stringstream ss;
   if (path == "-") {
     ss << std::cin.rdbuf();
@@ -694,7 +694,11 @@ Module parse_file(const std::string& path) {
     if (!in) throw Error("cannot open file '" + path + "'");
     ss << in.rdbuf();
   }
-  return parse_module(ss.str(), path == "-" ? "<stdin>" : path);
+  return ss.str();
 }
+
+std::string source_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+Module parse_file(const std::string& path) { return parse_module(read_source(path), source_name(path)); }
 
 }  // namespace tessera

@@ -19,5 +19,9 @@ constexpr int kMaxBodyNesting = 256;
 Module parse_module(std::string_view text, const std::string& filename = "<input>");
 // Reads a file (or stdin for "-") and parses it.
 Module parse_file(const std::string& path);
+// The bytes of a file, or of stdin for "-"; throws Error when it cannot be read.
+std::string read_source(const std::string& path);
+// The name errors give for `path`: "<stdin>" for "-".
+std::string source_name(const std::string& path);
 
 }  // namespace tessera

@@ -1,13 +1,16 @@
-// The extension module `tessera`: tessera.Module, parse, opt and emit. The
+// The extension module `tessera`: tessera.Module, parse, import_mosaic, opt and emit. The
 // other entry points live in prove.cpp and run.cpp, tessera.Error in errors.cpp.
 // Each mirrors a CLI command (tools/cmd_*.cpp) and the library calls it makes.
 #include <pybind11/stl.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 #include "backends/backend.h"
+#include "frontends/mosaic/mosaic_import.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "python/errors.h"
@@ -46,29 +49,43 @@ std::shared_ptr<ModuleHandle> from_text(const std::string& text, const std::stri
   return h;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// tessera.parse: a path (os.PathLike, or a str naming an existing file) or the
-// text itself. A one-line str ending in .tsr that names no file is reported as
-// a missing file rather than parsed as (meaningless) text.
-std::shared_ptr<ModuleHandle> parse(const py::object& source, const std::string& filename) {
+// The text and its name for errors, from a path (os.PathLike, or a one-line
+// str naming an existing file) or from the text itself. A one-line str
+// ending in one of `extensions` that names no file is reported as a missing
+// file rather than taken as (meaningless) text.
+std::pair<std::string, std::string> source_text(const py::object& source, const std::string& filename,
+                                                 const char* function, std::initializer_list<const char*> extensions) {
   if (py::isinstance(source, py::module_::import("os").attr("PathLike"))) {
     std::string path = py::str(py::module_::import("os").attr("fspath")(source));
-    return from_text(read_file(path), path);
+    return {read_source(path), path};
   }
-  if (!py::isinstance<py::str>(source)) throw py::type_error("tessera.parse takes a str (text or path) or an os.PathLike");
+  if (!py::isinstance<py::str>(source))
+    throw py::type_error(std::string(function) + " takes a str (text or path) or an os.PathLike");
   std::string s = py::str(source);
   bool one_line = s.find('\n') == std::string::npos;
   std::error_code ec;
-  if (one_line && !s.empty() && std::filesystem::is_regular_file(s, ec)) return from_text(read_file(s), s);
-  if (one_line && s.size() > 4 && s.ends_with(".tsr")) throw Error("cannot open file '" + s + "'");
-  return from_text(s, filename);
+  if (one_line && !s.empty() && std::filesystem::is_regular_file(s, ec)) return {read_source(s), s};
+  for (const char* ext : extensions)
+    if (one_line && s.size() > std::string_view(ext).size() && s.ends_with(ext)) throw Error("cannot open file '" + s + "'");
+  return {s, filename};
+}
+
+// tessera.parse: a .tsr path or the text.
+std::shared_ptr<ModuleHandle> parse(const py::object& source, const std::string& filename) {
+  auto [text, name] = source_text(source, filename, "tessera.parse", {".tsr"});
+  return from_text(text, name);
+}
+
+// tessera.import_mosaic: Mosaic TPU text (a path or the text), as `tessera import mosaic`.
+std::shared_ptr<ModuleHandle> import_mosaic_text(const py::object& source, const std::optional<std::string>& shapes,
+                                                 const std::string& filename) {
+  auto [text, name] = source_text(source, filename, "tessera.import_mosaic", {".mlir", ".txt"});
+  MosaicImportOptions opts;
+  opts.shapes = shapes;
+  auto h = std::make_shared<ModuleHandle>();
+  h->module = import_mosaic(text, name, opts);
+  h->source_name = name;
+  return h;
 }
 
 std::vector<std::string> functions(const ModuleHandle& h) {
@@ -135,6 +152,12 @@ void bind_module(py::module_& m) {
         "Parses a module from a path (os.PathLike, or a str naming an existing file) or from its text; "
         "`filename` names text in error locations. Raises tessera.Error at the first syntax or type error. "
         "The module is not verified: call Module.verify().");
+  m.def("import_mosaic", &import_mosaic_text, py::arg("source"), py::arg("shapes") = py::none(),
+        py::arg("filename") = "<string>",
+        "Reads Mosaic TPU MLIR text (a path, or the text) as a tessera module, as `tessera import mosaic`: "
+        "the index maps, the kernel and @main holding one pallas_call. `shapes` is the pallas_call's "
+        "signature, 'T, T -> T' (dynamic grid sizes, scalar prefetch, inputs -> outputs); it may be left "
+        "out when the module allows inferring it. Raises tessera.Error located in the Mosaic text.");
   m.def("opt", &opt, py::arg("module"), py::arg("passes"), py::arg("func") = "", py::arg("verify_each") = false,
         "Runs a pass pipeline, as `tessera opt --passes=PIPELINE`: e.g. 'vmap{axis_size=3},jvp,discharge,dce'. "
         "`func` is the function the passes transform (default main). Returns a new Module.");

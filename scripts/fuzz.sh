@@ -19,7 +19,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD_DIR:-build-fuzz}
-ALL_TARGETS="parse passes run prove"
+ALL_TARGETS="parse passes run prove import"
 # The fuzz build: every library instrumented for coverage, under ASan + UBSan
 # (-O1 keeps the build short; warnings stay errors, as in every build).
 MESON_ARGS="-Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=true -Dbench=false"
@@ -67,6 +67,18 @@ for f in examples/*.tsr; do
   done
 done
 
+# The import target's seeds: Mosaic text, as JAX prints it (the corpus under
+# tests/frontends/corpus/) and as `tessera emit mosaic` writes it.
+mosaic_seeds="$BUILD/fuzz-seeds-mosaic"
+rm -rf "$mosaic_seeds" && mkdir -p "$mosaic_seeds"
+for f in $(find tests/frontends/corpus -name '*.mlir' -o -name '*.txt' | sort); do
+  cp "$f" "$mosaic_seeds/$(echo "$f" | tr '/' '_')"
+done
+for f in examples/*.tsr; do
+  "$BUILD/tools/tessera" emit mosaic "$f" >"$mosaic_seeds/$(basename "$f" .tsr).mlir" 2>/dev/null ||
+    rm -f "$mosaic_seeds/$(basename "$f" .tsr).mlir"
+done
+
 mkdir -p "$BUILD/fuzz-artifacts" "$BUILD/fuzz-logs"
 budget="-max_total_time=$seconds"
 [ -n "$runs" ] && budget="-runs=$runs"
@@ -75,8 +87,10 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1
 fuzz_one() {
   local t=$1
+  local t_seeds=$seeds dict=fuzz/tsr.dict
+  [ "$t" = import ] && t_seeds=$mosaic_seeds dict=fuzz/mlir.dict
   mkdir -p "$BUILD/fuzz-corpus/$t"
-  "$BUILD/fuzz/fuzz_$t" "$BUILD/fuzz-corpus/$t" "$seeds" -dict=fuzz/tsr.dict $budget \
+  "$BUILD/fuzz/fuzz_$t" "$BUILD/fuzz-corpus/$t" "$t_seeds" -dict=$dict $budget \
     -timeout="$timeout" -rss_limit_mb="$rss_mb" -print_final_stats=1 \
     -artifact_prefix="$BUILD/fuzz-artifacts/$t-" >"$BUILD/fuzz-logs/$t.log" 2>&1
   echo $? >"$BUILD/fuzz-logs/$t.rc"

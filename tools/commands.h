@@ -22,6 +22,7 @@ int cmd_prove(const Argv& args);   // cmd_prove.cpp
 int cmd_opt(const Argv& args);     // cmd_opt.cpp
 int cmd_emit(const Argv& args);    // cmd_emit.cpp
 int cmd_cost(const Argv& args);    // cmd_cost.cpp
+int cmd_import(const Argv& args);  // cmd_import.cpp
 
 struct Command {
   const char* name;

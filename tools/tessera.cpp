@@ -22,6 +22,7 @@ const std::vector<Command>& commands() {
       {"cost", "flops, transcendentals and bytes moved per pallas_call, computed", cmd_cost},
       {"opt", "run a pipeline of transformations", cmd_opt},
       {"emit", emit_summary.c_str(), cmd_emit},
+      {"import", "read a kernel written elsewhere (mosaic: JAX Pallas's TPU text) as a tessera module", cmd_import},
   };
   return cmds;
 }

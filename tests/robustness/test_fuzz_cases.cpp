@@ -54,7 +54,7 @@ TEST_CASE("fuzz seeds: the examples and the tests' modules pass every check") {
 TEST_CASE("fuzz targets: one per check, found by name") {
   std::vector<std::string> names;
   for (const tessera::fuzz::Target& t : tessera::fuzz::targets()) names.push_back(t.name);
-  CHECK(names == std::vector<std::string>{"parse", "passes", "run", "prove"});
+  CHECK(names == std::vector<std::string>{"parse", "passes", "run", "prove", "import"});
   CHECK(std::string(tessera::fuzz::target("prove").name) == "prove");
   CHECK_THROWS_AS(tessera::fuzz::target("nope"), std::invalid_argument);
 }
