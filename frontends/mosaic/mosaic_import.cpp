@@ -2,8 +2,8 @@
 // maps, a kernel and a func holding one pallas_call, then verify the result.
 #include "frontends/mosaic/mosaic_import.h"
 
-#include <algorithm>
 #include <map>
+#include <set>
 
 #include "frontends/mosaic/body_translator.h"
 #include "frontends/mosaic/mlir_ast.h"
@@ -35,9 +35,14 @@ BlockSpec window_spec(const WindowOperand& w, const Type& full, BodyPtr index_ma
   return s;
 }
 
-// The kernel's param type of a window operand: its block (or the whole
-// array) in the memref's memory space, with the full array's dtype.
-Type window_param_type(const WindowOperand& w) { return w.ref; }
+// Every name an op of `r` (nested regions included) uses.
+void collect_uses(const Region& r, std::set<std::string>& out) {
+  for (const Block& b : r.blocks)
+    for (const Operation& op : b.ops) {
+      out.insert(op.operands.begin(), op.operands.end());
+      for (const Region& inner : op.regions) collect_uses(inner, out);
+    }
+}
 
 class ModuleTranslator {
  public:
@@ -102,13 +107,14 @@ class ModuleTranslator {
       t.bind(a.name, RefView::whole(b.param(type, a.name)));
     };
     for (size_t i = 0; i < sig_.prefetch_args.size(); ++i) ref_param(*sig_.prefetch_args[i], prefetch_[i]);
-    for (const WindowOperand& w : sig_.windows) ref_param(*w.arg, window_param_type(w));
+    for (const WindowOperand& w : sig_.windows) ref_param(*w.arg, w.ref);  // the block (or whole array) as the memref has it
     for (size_t i = 0; i < sig_.scratch_args.size(); ++i) ref_param(*sig_.scratch_args[i], sig_.scratch[i]);
     // The grid arguments are program ids: read the ones the body uses.
-    const std::vector<std::string> used = free_names({&k.body});
+    std::set<std::string> used;
+    collect_uses(k.body, used);
     b.set_loc(k.loc);
     for (size_t axis = 0; axis < sig_.grid_args.size(); ++axis)
-      if (std::find(used.begin(), used.end(), sig_.grid_args[axis]->name) != used.end())
+      if (used.count(sig_.grid_args[axis]->name))
         t.bind(sig_.grid_args[axis]->name, b.emit1("program_id", {}, {{"axis", static_cast<int64_t>(axis)}}));
     if (k.body.blocks.size() != 1) throw Error(k.loc, "kernel @" + k.name + " must have one block");
     const Operation* ret = t.translate_ops(k.body.blocks[0]);
