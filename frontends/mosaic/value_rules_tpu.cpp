@@ -144,8 +144,8 @@ Value matmul(const ValueRuleContext& c) {
   Ints perm = output_permutation(c, d);
   if (!std::is_sorted(perm.begin(), perm.end())) dot = c.b.emit1("transpose", {dot}, {{"permutation", perm}});
   if (dot.type() != acc.type()) c.fail("the product " + dot.type().str() + " does not match the accumulator " + acc.type().str());
-  std::optional<double> splat = splat_value(c.b, acc);
-  if (splat && *splat == 0) return dot;
+  std::optional<Literal> splat = splat_value(c.b, acc);
+  if (splat && splat->as_double() == 0) return dot;
   return c.b.binary("add", acc, dot);
 }
 

@@ -95,17 +95,20 @@ Value int_literal(DType d, int64_t v) {
 
 Value literal(DType d, double v) {
   if (is_float(d)) return Literal::of_float(d, v);
+  const double limit = 9223372036854775808.0;  // 2^63: no int64 conversion past it
+  if (!(v > -limit)) return int_literal(d, std::numeric_limits<int64_t>::min());
+  if (!(v < limit)) return int_literal(d, std::numeric_limits<int64_t>::max());
   return int_literal(d, static_cast<int64_t>(v));
 }
 
 Value full(Builder& b, const Type& t, double v) { return b.broadcast_scalar(literal(t.dtype(), v), t.shape()); }
 
-std::optional<double> splat_value(const Builder& b, const Value& v) {
-  if (v.is_literal()) return v.literal().as_double();
+std::optional<Literal> splat_value(const Builder& b, const Value& v) {
+  if (v.is_literal()) return v.literal();
   const auto& ops = b.body().ops();
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     if (it->results.size() != 1 || it->results[0] != v.var()) continue;
-    if (it->name() == "broadcast_in_dim" && it->operands[0].is_literal()) return it->operands[0].literal().as_double();
+    if (it->name() == "broadcast_in_dim" && it->operands[0].is_literal()) return it->operands[0].literal();
     return std::nullopt;
   }
   return std::nullopt;
@@ -167,22 +170,23 @@ Value combine(const ValueRuleContext& c, std::string_view kind, Value a, Value y
   c.fail("unknown combining kind `" + std::string(kind) + "`");
 }
 
-std::optional<double> kind_identity(std::string_view kind, DType d) {
-  const double inf = std::numeric_limits<double>::infinity();
-  if (kind == "add" || kind == "or" || kind == "xor") return 0.0;
-  if (kind == "mul") return 1.0;
-  if (kind == "and") return -1.0;
-  if (!is_float(d) && !is_bool(d)) {
-    int64_t lo = int_min(d), hi = -(lo + 1);
-    if (kind == "maxsi") return static_cast<double>(lo);
-    if (kind == "minsi") return static_cast<double>(hi);
-    if (kind == "maxui") return 0.0;
-    if (kind == "minui") return -1.0;
-  }
+std::optional<Literal> kind_identity(std::string_view kind, DType d) {
+  auto lit = [&](const Value& v) { return std::optional<Literal>(v.literal()); };
+  if (kind == "add" || kind == "or" || kind == "xor") return lit(literal(d, 0));
+  if (kind == "mul") return lit(literal(d, 1));
+  if (kind == "and") return is_float(d) ? std::nullopt : lit(int_literal(d, -1));
   if (is_float(d)) {
-    if (kind == "maximumf" || kind == "maxnumf") return -inf;
-    if (kind == "minimumf" || kind == "minnumf") return inf;
+    const double inf = std::numeric_limits<double>::infinity();
+    if (kind == "maximumf" || kind == "maxnumf") return lit(literal(d, -inf));
+    if (kind == "minimumf" || kind == "minnumf") return lit(literal(d, inf));
+    return std::nullopt;
   }
+  if (is_bool(d)) return std::nullopt;
+  int64_t lo = int_min(d);
+  if (kind == "maxsi") return lit(int_literal(d, lo));
+  if (kind == "minsi") return lit(int_literal(d, -(lo + 1)));
+  if (kind == "maxui") return lit(int_literal(d, 0));
+  if (kind == "minui") return lit(int_literal(d, -1));
   return std::nullopt;
 }
 

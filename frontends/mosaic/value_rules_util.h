@@ -53,7 +53,7 @@ int64_t int_min(DType d);
 Value full(Builder& b, const Type& t, double v);
 // The value every element of `v` holds, when `v` is a literal or a broadcast
 // of one built in this body; nullopt otherwise.
-std::optional<double> splat_value(const Builder& b, const Value& v);
+std::optional<Literal> splat_value(const Builder& b, const Value& v);
 
 Value logical_not(Builder& b, Value x);
 Value is_nan(Builder& b, Value x);
@@ -70,7 +70,8 @@ Value fused_multiply_add(Builder& b, Value x, Value y, Value z);
 // `a KIND b` for a combining kind of `vector.multi_reduction` ("add",
 // "maximumf", "maxui", ...).
 Value combine(const ValueRuleContext& c, std::string_view kind, Value a, Value b);
-// The identity of `kind` for dtype `d` (adding it changes nothing), or nullopt.
-std::optional<double> kind_identity(std::string_view kind, DType d);
+// The identity of `kind` for dtype `d` (combining with it changes nothing;
+// +0.0 for a float `add`, as Pallas writes it), or nullopt.
+std::optional<Literal> kind_identity(std::string_view kind, DType d);
 
 }  // namespace tessera::mlir_text::rules

@@ -178,9 +178,8 @@ Value reduce(const ValueRuleContext& c, const std::string& kind, Value x, const 
 Value with_accumulator(const ValueRuleContext& c, const std::string& kind, Value reduced, const Value& acc) {
   if (dtype_of(acc) != dtype_of(reduced) || acc.type().shape() != reduced.type().shape())
     c.fail("the accumulator " + acc.type().str() + " does not match the reduction's type " + reduced.type().str());
-  std::optional<double> splat = splat_value(c.b, acc);
-  std::optional<double> identity = kind_identity(kind, dtype_of(acc));
-  if (splat && identity && literal(dtype_of(acc), *splat) == literal(dtype_of(acc), *identity)) return reduced;
+  std::optional<Literal> splat = splat_value(c.b, acc), identity = kind_identity(kind, dtype_of(acc));
+  if (splat && identity && *splat == *identity) return reduced;
   return combine(c, kind, reduced, acc);
 }
 
