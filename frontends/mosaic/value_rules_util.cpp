@@ -27,11 +27,7 @@ void expect_all(const ValueRuleContext& c, size_t n, Class k) {
   for (size_t i = 0; i < n; ++i) expect_class(c, i, k);
 }
 
-const Attr* find_attr(const ValueRuleContext& c, std::string_view key) {
-  for (const auto& [name, value] : c.op.attrs)
-    if (name == key) return &value;
-  return nullptr;
-}
+const Attr* find_attr(const ValueRuleContext& c, std::string_view key) { return c.op.attr(key); }
 
 const Attr& need_attr(const ValueRuleContext& c, std::string_view key) {
   const Attr* a = find_attr(c, key);

@@ -1,0 +1,30 @@
+// tests/backends/llvm/checks/write_input.tsr:17:3: pallas_call of @k
+module {
+  func.func @k(%arg0: i32, %arg1: memref<8x128xf32, #tpu.memory_space<vmem>>, %arg2: memref<8x128xf32, #tpu.memory_space<vmem>>) attributes {dimension_semantics = [#tpu.dimension_semantics<arbitrary>], iteration_bounds = array<i64: 3>, scalar_prefetch = 0 : i64, scratch_operands = 0 : i64, tpu.core_type = #tpu.core_type<tc>, window_params = [{transform_indices = @transform_0, window_bounds = array<i64: 8, 128>}, {transform_indices = @transform_1, window_bounds = array<i64: 8, 128>}]} {
+    %c0 = arith.constant 0 : index
+    %c0_1 = arith.constant 0 : index
+    %0 = vector.load %arg1[%c0, %c0_1] : memref<8x128xf32, #tpu.memory_space<vmem>>, vector<8x128xf32>
+    %cst = arith.constant 1.000000e+00 : f32
+    %t = vector.broadcast %cst : f32 to vector<8x128xf32>
+    %b = arith.addf %0, %t : vector<8x128xf32>
+    %c0_2 = arith.constant 0 : index
+    %c0_3 = arith.constant 0 : index
+    %1 = vector.load %arg1[%c0_2, %c0_3] : memref<8x128xf32, #tpu.memory_space<vmem>>, vector<8x128xf32>
+    "tpu.vector_store"(%b, %arg1, %c0_2, %c0_3) <{operandSegmentSizes = array<i32: 1, 1, 2, 0>, strides = array<i32>}> : (vector<8x128xf32>, memref<8x128xf32, #tpu.memory_space<vmem>>, index, index) -> ()
+    %c0_4 = arith.constant 0 : index
+    %c0_5 = arith.constant 0 : index
+    %2 = vector.load %arg2[%c0_4, %c0_5] : memref<8x128xf32, #tpu.memory_space<vmem>>, vector<8x128xf32>
+    "tpu.vector_store"(%b, %arg2, %c0_4, %c0_5) <{operandSegmentSizes = array<i32: 1, 1, 2, 0>, strides = array<i32>}> : (vector<8x128xf32>, memref<8x128xf32, #tpu.memory_space<vmem>>, index, index) -> ()
+    return
+  }
+  func.func @transform_0(%arg0: i32) -> (i32, i32) {
+    %c = arith.constant 2 : i32
+    %r = arith.remsi %arg0, %c : i32
+    %c_1 = arith.constant 0 : i32
+    return %r, %c_1 : i32, i32
+  }
+  func.func @transform_1(%arg0: i32) -> (i32, i32) {
+    %c = arith.constant 0 : i32
+    return %arg0, %c : i32, i32
+  }
+}

@@ -1,0 +1,23 @@
+// tests/robustness/protocol_cases/dynamic_grid_size_zero.tsr:16:17: pallas_call of @k
+module {
+  func.func @k(%arg0: i32, %arg1: memref<4x8xf32, #tpu.memory_space<vmem>>, %arg2: memref<4x8xf32, #tpu.memory_space<vmem>>) attributes {dimension_semantics = [#tpu.dimension_semantics<arbitrary>], iteration_bounds = array<i64: -9223372036854775808>, scalar_prefetch = 0 : i64, scratch_operands = 0 : i64, tpu.core_type = #tpu.core_type<tc>, window_params = [{pipeline_mode = #tpu.pipeline_mode<synchronous>, transform_indices = @transform_0, window_bounds = array<i64: 4, 8>}, {pipeline_mode = #tpu.pipeline_mode<synchronous>, transform_indices = @transform_1, window_bounds = array<i64: 4, 8>}]} {
+    %c0 = arith.constant 0 : index
+    %c0_1 = arith.constant 0 : index
+    %0 = vector.load %arg1[%c0, %c0_1] : memref<4x8xf32, #tpu.memory_space<vmem>>, vector<4x8xf32>
+    %c0_2 = arith.constant 0 : index
+    %c0_3 = arith.constant 0 : index
+    %1 = vector.load %arg2[%c0_2, %c0_3] : memref<4x8xf32, #tpu.memory_space<vmem>>, vector<4x8xf32>
+    "tpu.vector_store"(%0, %arg2, %c0_2, %c0_3) <{operandSegmentSizes = array<i32: 1, 1, 2, 0>, strides = array<i32>}> : (vector<4x8xf32>, memref<4x8xf32, #tpu.memory_space<vmem>>, index, index) -> ()
+    return
+  }
+  func.func @transform_0(%arg0: i32) -> (i32, i32) {
+    %c = arith.constant 0 : i32
+    %c_1 = arith.constant 0 : i32
+    return %c, %c_1 : i32, i32
+  }
+  func.func @transform_1(%arg0: i32) -> (i32, i32) {
+    %c = arith.constant 0 : i32
+    %c_1 = arith.constant 0 : i32
+    return %c, %c_1 : i32, i32
+  }
+}
