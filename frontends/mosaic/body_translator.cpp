@@ -63,6 +63,17 @@ RefView RefView::whole(Value ref) {
   return v;
 }
 
+RefView RefView::with_phantoms(Value ref, const std::vector<bool>& phantom) {
+  RefView v;
+  v.base = ref;
+  size_t k = 0;
+  for (bool p : phantom) {
+    if (p) v.dims.push_back(ViewDim{0, std::nullopt, 1, false, true});
+    else v.dims.push_back(ViewDim{0, std::nullopt, ref.type().shape().at(k++), false, false});
+  }
+  return v;
+}
+
 std::vector<int> RefView::visible() const {
   std::vector<int> out;
   for (size_t k = 0; k < dims.size(); ++k)
@@ -129,9 +140,15 @@ IndexedRef BodyTranslator::window(const RefView& view, const std::vector<Value>&
   IndexedRef r;
   r.base = view.base;
   const Shape& base_shape = view.base.type().shape();
-  size_t k = 0;  // position among the visible dims
+  size_t k = 0;     // position among the visible dims
+  size_t dim = 0;   // position among the Ref's dims
   for (size_t d = 0; d < view.dims.size(); ++d) {
     const ViewDim& vd = view.dims[d];
+    if (vd.phantom) {
+      // Its index selects within a dim of size 1: 0 when in bounds.
+      if (!vd.squeezed) ++k;
+      continue;
+    }
     Start s;
     Value offset = vd.dyn ? *vd.dyn : b_.i32(vd.start);
     bool point = vd.squeezed;
@@ -148,7 +165,8 @@ IndexedRef BodyTranslator::window(const RefView& view, const std::vector<Value>&
     if (offset.is_literal()) s.fixed = offset.literal().as_int();
     else s.dyn = offset;
     IndexEntry e = entry_at(s, point, size, stride, r.dyn);
-    r.entries.push_back(is_full(e, base_shape[d]) ? IndexEntry::full() : e);
+    r.entries.push_back(is_full(e, base_shape[dim]) ? IndexEntry::full() : e);
+    ++dim;
   }
   return r;
 }
@@ -157,13 +175,19 @@ IndexedRef BodyTranslator::whole(const RefView& view) {
   IndexedRef r;
   r.base = view.base;
   const Shape& base_shape = view.base.type().shape();
-  for (size_t d = 0; d < view.dims.size(); ++d) {
-    const ViewDim& vd = view.dims[d];
+  size_t dim = 0;
+  for (const ViewDim& vd : view.dims) {
+    if (vd.phantom) continue;
     Start s{vd.start, vd.dyn};
     IndexEntry e = entry_at(s, vd.squeezed, vd.size, 1, r.dyn);
-    r.entries.push_back(is_full(e, base_shape[d]) ? IndexEntry::full() : e);
+    r.entries.push_back(is_full(e, base_shape[dim++]) ? IndexEntry::full() : e);
   }
   return r;
+}
+
+Value BodyTranslator::reshape_to(Value v, const Shape& shape) {
+  if (v.type().shape() == shape) return v;
+  return b_.emit1("reshape", {v}, {{"new_sizes", shape}});
 }
 
 // ---- bindings ---------------------------------------------------------------
@@ -307,6 +331,35 @@ void BodyTranslator::bind_captures(BodyTranslator& child, const Captures& c) con
       child.bind(n, std::move(view));
     }
   }
+}
+
+void fold_reshape_chains(Body& body) {
+  std::unordered_map<Var*, Value> replaced;  // identity reshape result -> its operand
+  std::unordered_map<Var*, Value> source;    // reshape result -> the value it reshapes
+  auto subst = [&](Value& v) {
+    if (v.is_var())
+      if (auto it = replaced.find(v.var()); it != replaced.end()) v = it->second;
+  };
+  for (Op& op : body.ops()) {
+    for (Value& v : op.operands) subst(v);
+    for (const BodyPtr& inner : op.nested_bodies()) fold_reshape_chains(*inner);
+    // A slice as large as its operand is the operand (vector.extract of a
+    // one-element vector imports as slice + reshape).
+    if (op.name() == "slice" && op.results.size() == 1 && op.operands.size() == 1 &&
+        op.operands[0].type() == op.results[0]->type) {
+      replaced[op.results[0]] = op.operands[0];
+      continue;
+    }
+    if (op.name() != "reshape" || op.results.size() != 1) continue;
+    if (op.operands[0].is_var())
+      if (auto it = source.find(op.operands[0].var()); it != source.end()) op.operands[0] = it->second;
+    Var* r = op.results[0];
+    if (op.operands[0].type() == r->type) replaced[r] = op.operands[0];
+    else source[r] = op.operands[0];
+  }
+  std::vector<Value> outs = body.outputs();
+  for (Value& v : outs) subst(v);
+  body.set_outputs(std::move(outs));
 }
 
 const StructuralTable& structural_rules() {

@@ -40,14 +40,19 @@ struct ViewDim {
   std::optional<Value> dyn;   // dynamic start (an i32 scalar)
   int64_t size = 1;
   bool squeezed = false;      // dropped by memref_squeeze: the memref has no such dim
+  // A size-1 dim the memref has and the Ref lacks: a squeezed block dim
+  // (Mosaic keeps it as 1, tessera drops it). It takes no indexer entry.
+  bool phantom = false;
 };
 
 // A memref value: a window onto a tessera Ref.
 struct RefView {
   Value base;
-  std::vector<ViewDim> dims;  // one per dim of `base`
+  std::vector<ViewDim> dims;  // one per dim of `base`, plus the phantom dims
 
   static RefView whole(Value ref);
+  // `ref` seen as a memref whose dims `phantom[d]` are size-1 dims `ref` lacks.
+  static RefView with_phantoms(Value ref, const std::vector<bool>& phantom);
   // The dims the memref has (not squeezed), as positions in `dims`.
   std::vector<int> visible() const;
   Shape shape() const;
@@ -116,6 +121,8 @@ class BodyTranslator {
                     const std::vector<int64_t>& strides, const Operation& op);
   // The whole view (semaphores, DMA operands).
   IndexedRef whole(const RefView& view);
+  // `v` reshaped to `shape` when it differs (vectors across phantom dims).
+  Value reshape_to(Value v, const Shape& shape);
   // a + b on i32 index scalars, folded when both are literals.
   Value add_index(Value a, Value b);
 
@@ -137,6 +144,13 @@ class BodyTranslator {
   std::map<std::string, Value, std::less<>> values_;
   std::map<std::string, RefView, std::less<>> refs_;
 };
+
+// Folds chains of `reshape` in `body` and its nested bodies: a reshape of a
+// reshape reads the first one's operand, and a reshape to the operand's own
+// shape is replaced by the operand. Phantom dims (a load in Mosaic's shape,
+// then `vector.shape_cast` to the kernel's) make such chains; the dead
+// reshapes left behind are for dce. A slice of a whole value is the value.
+void fold_reshape_chains(Body& body);
 
 // The names used by ops of `regions` (nested regions included) and not
 // defined inside them, in order of first use.

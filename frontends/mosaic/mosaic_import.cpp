@@ -9,6 +9,7 @@
 #include "frontends/mosaic/mlir_ast.h"
 #include "frontends/mosaic/signature_import.h"
 #include "ir/builder.h"
+#include "transforms/pass.h"
 #include "verify/verify.h"
 
 namespace tessera {
@@ -17,14 +18,35 @@ using namespace mlir_text;
 
 namespace {
 
+// The squeezed dims of a window over `full`: Mosaic writes a squeezed block
+// dim as a window dim of 1. A dim of 1 over a longer array dim is imported as
+// squeezed (the same blocks: its index map gives an element index, which for
+// blocks of 1 is the block index), so the kernel's Ref lacks it, as in Pallas.
+std::vector<bool> squeezed_dims(const WindowOperand& w, const Type& full) {
+  std::vector<bool> sq(w.bounds.size(), false);
+  if (w.whole || w.element) return sq;
+  for (size_t d = 0; d < w.bounds.size(); ++d) sq[d] = w.bounds[d] == 1 && full.shape().at(d) != 1;
+  return sq;
+}
+
+// The kernel's Ref of a window: the memref without its squeezed dims.
+Type kernel_ref(const WindowOperand& w, const std::vector<bool>& squeezed) {
+  Shape s;
+  for (size_t d = 0; d < w.ref.shape().size(); ++d)
+    if (!squeezed[d]) s.push_back(w.ref.shape()[d]);
+  return Type::ref(w.ref.dtype(), s, w.ref.mem_space());
+}
+
 // The block spec of one window operand over its full array `full`.
-BlockSpec window_spec(const WindowOperand& w, const Type& full, BodyPtr index_map) {
+BlockSpec window_spec(const WindowOperand& w, const Type& full, const std::vector<bool>& squeezed, BodyPtr index_map) {
   BlockSpec s;
   s.mem = w.ref.mem_space();
   if (w.whole) return s;
   std::vector<BlockDim> dims;
   for (size_t d = 0; d < w.bounds.size(); ++d)
-    dims.push_back(w.element ? BlockDim::element(w.bounds[d], w.pad_lo[d], w.pad_hi[d]) : BlockDim::blocked(w.bounds[d]));
+    dims.push_back(squeezed[d]  ? BlockDim::squeezed()
+                   : w.element ? BlockDim::element(w.bounds[d], w.pad_lo[d], w.pad_hi[d])
+                               : BlockDim::blocked(w.bounds[d]));
   s.block = std::move(dims);
   s.index_map = std::move(index_map);
   // The emitter marks every trivial window (the whole array at block 0)
@@ -60,7 +82,9 @@ class ModuleTranslator {
       const WindowOperand& win = sig_.windows[w];
       const Type& full = w < n_in ? types_.operands[n_dyn + prefetch_.size() + w] : types_.results[w - n_in];
       BodyPtr map = win.transform ? index_map(*win.transform) : nullptr;
-      (w < n_in ? in_specs : out_specs).push_back(window_spec(win, full, map));
+      if (full.rank() != win.ref.rank()) throw Error(types_.loc, "a window and its array differ in rank");
+      squeezed_.push_back(squeezed_dims(win, full));
+      (w < n_in ? in_specs : out_specs).push_back(window_spec(win, full, squeezed_.back(), map));
     }
     BodyPtr kernel = translate_kernel();
 
@@ -107,7 +131,11 @@ class ModuleTranslator {
       t.bind(a.name, RefView::whole(b.param(type, a.name)));
     };
     for (size_t i = 0; i < sig_.prefetch_args.size(); ++i) ref_param(*sig_.prefetch_args[i], prefetch_[i]);
-    for (const WindowOperand& w : sig_.windows) ref_param(*w.arg, w.ref);  // the block (or whole array) as the memref has it
+    for (size_t w = 0; w < sig_.windows.size(); ++w) {
+      const BlockArg& a = *sig_.windows[w].arg;
+      b.set_loc(a.loc);
+      t.bind(a.name, RefView::with_phantoms(b.param(kernel_ref(sig_.windows[w], squeezed_[w]), a.name), squeezed_[w]));
+    }
     for (size_t i = 0; i < sig_.scratch_args.size(); ++i) ref_param(*sig_.scratch_args[i], sig_.scratch[i]);
     // The grid arguments are program ids: read the ones the body uses.
     std::set<std::string> used;
@@ -129,6 +157,7 @@ class ModuleTranslator {
   const CallTypes& types_;
   std::vector<Type> prefetch_;
   std::map<std::string, BodyPtr> maps_;
+  std::vector<std::vector<bool>> squeezed_;  // per window
 };
 
 }  // namespace
@@ -155,6 +184,11 @@ Module import_mosaic(std::string_view text, const std::string& filename, const M
     }
     ModuleTranslator(out, modules[i], sig, types).translate(options.func_name);
   }
+  // Mosaic text keeps reads whose value is unused (the emitter's old value
+  // of a store, accumulator identities a reduction folds away): drop them,
+  // so a module imported from emitted text emits the same text again.
+  for (const BodyPtr& b : out.symbols()) fold_reshape_chains(*b);
+  out = dce_pass(out, {});
   std::vector<Diagnostic> problems = verify_module(out);
   if (!problems.empty()) throw Error(problems[0].loc, problems[0].message);
   return out;

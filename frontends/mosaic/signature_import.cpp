@@ -170,7 +170,7 @@ std::vector<Piece> split_top(const std::string& s, size_t begin, size_t end, cha
       start = i + 1;
     } else if (s[i] == '[' || s[i] == '<' || s[i] == '(') {
       ++depth;
-    } else if (s[i] == ']' || s[i] == '>' || s[i] == ')') {
+    } else if (s[i] == ']' || (s[i] == '>' && (i == 0 || s[i - 1] != '-')) || s[i] == ')') {
       --depth;
     }
   }

@@ -52,10 +52,33 @@ void bind_results(BodyTranslator& t, const Operation& op, const std::vector<Valu
   for (size_t i = 0; i < op.results.size(); ++i) t.bind(op.results[i], results.at(i));
 }
 
+// The op of `body` defining `v`, or null.
+const Op* def_of(const Body& body, const Value& v) {
+  if (!v.is_var()) return nullptr;
+  for (auto it = body.ops().rbegin(); it != body.ops().rend(); ++it)
+    if (std::find(it->results.begin(), it->results.end(), v.var()) != it->results.end()) return &*it;
+  return nullptr;
+}
+
+// `p` for a predicate `ne(convert_element_type(p: bool), 0)`: how the
+// emitter writes a bool `cond` (`arith.extui` + `arith.cmpi ne`), so that
+// importing emitted text gives the `cond` back instead of growing the test.
+Value plain_predicate(const Body& body, Value pred) {
+  const Op* ne = def_of(body, pred);
+  if (!ne || ne->name() != "ne" || ne->operands.size() != 2 || !ne->operands[1].is_literal() ||
+      ne->operands[1].literal().as_int() != 0)
+    return pred;
+  const Op* ext = def_of(body, ne->operands[0]);
+  if (!ext || ext->name() != "convert_element_type" || ext->operands.size() != 1 ||
+      ext->operands[0].type() != Type::scalar(DType::i1))
+    return pred;
+  return ext->operands[0];
+}
+
 // `scf.if %c {then} else {else}` -> `cond[branches=[else, then]] %c, captures...`.
 void scf_if(BodyTranslator& t, const Operation& op) {
   if (op.operands.size() != 1 || op.regions.empty() || op.regions.size() > 2) fail_at(op, "expects a condition and two regions");
-  const Value pred = t.value(op.operands[0], op);
+  const Value pred = plain_predicate(t.body(), t.value(op.operands[0], op));
   if (pred.type() != Type::scalar(DType::i1)) fail_at(op, "expects an i1 condition, got " + pred.type().str());
   const std::vector<Type> types = result_types(op);
   std::vector<const Region*> regions;

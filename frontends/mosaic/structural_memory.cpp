@@ -20,6 +20,14 @@ std::vector<int64_t> strides_of(const Operation& op) {
   return s ? s->ints : std::vector<int64_t>{};
 }
 
+// Binds `op`'s result to `get` of `r`, in the op's vector shape (a window
+// across phantom dims reads fewer dims than the vector has).
+void bind_get(BodyTranslator& t, const Operation& op, const IndexedRef& r) {
+  OperandList ol;
+  ol.add(r);
+  t.bind(op.results.at(0), t.reshape_to(t.builder().emit1("get", ol.operands, {}, ol.indexers), result_shape(op)));
+}
+
 // `vector.load %m[i...]` and `tpu.vector_load`: get of the window.
 void load(BodyTranslator& t, const Operation& op) {
   const auto g = operand_groups(op, 1, 3);
@@ -28,9 +36,7 @@ void load(BodyTranslator& t, const Operation& op) {
   if (!g[2].empty()) fail_at(op, "masked loads are not imported");
   if (!strides_of(op).empty()) fail_at(op, "strided loads with `strides` are not imported");
   IndexedRef r = t.window(t.ref(base[0], op), t.values(indices, op), result_shape(op), {}, op);
-  OperandList ol;
-  ol.add(r);
-  t.bind(op.results.at(0), t.builder().emit1("get", ol.operands, {}, ol.indexers));
+  bind_get(t, op, r);
 }
 
 // `tpu.strided_load %m[i...] {strides}`: a strided slice per dim.
@@ -39,9 +45,7 @@ void strided_load(BodyTranslator& t, const Operation& op) {
   if (operands.empty()) fail_at(op, "expects a memref operand");
   std::vector<std::string> indices(operands.begin() + 1, operands.end());
   IndexedRef r = t.window(t.ref(operands[0], op), t.values(indices, op), result_shape(op), strides_of(op), op);
-  OperandList ol;
-  ol.add(r);
-  t.bind(op.results.at(0), t.builder().emit1("get", ol.operands, {}, ol.indexers));
+  bind_get(t, op, r);
 }
 
 // The value shape a store writes: the stored vector's, or () for a scalar.
@@ -57,9 +61,10 @@ void store_window(BodyTranslator& t, const Operation& op, const std::string& val
   IndexedRef r = t.window(t.ref(base, op), t.values(indices, op), stored_shape(t, value, op), strides, op);
   OperandList ol;
   ol.add(r);
-  ol.add(t.value(value, op));
+  const Shape shape = indexed_shape(Indexer{0, r.entries}, r.base.type().shape());
+  ol.add(t.reshape_to(t.value(value, op), shape));
   if (!mask.empty()) {
-    ol.add(t.value(mask[0], op));
+    ol.add(t.reshape_to(t.value(mask[0], op), shape));
     t.builder().emit("store", ol.operands, {}, ol.indexers);
   } else {
     t.builder().emit("swap", ol.operands, {}, ol.indexers);
@@ -94,9 +99,7 @@ void memref_load(BodyTranslator& t, const Operation& op) {
   if (all.empty()) fail_at(op, "expects a memref operand");
   std::vector<std::string> indices(all.begin() + 1, all.end());
   IndexedRef r = t.window(t.ref(all[0], op), t.values(indices, op), {}, {}, op);
-  OperandList ol;
-  ol.add(r);
-  t.bind(op.results.at(0), t.builder().emit1("get", ol.operands, {}, ol.indexers));
+  bind_get(t, op, r);
 }
 
 // `memref.store %v, %m[i...]`.
