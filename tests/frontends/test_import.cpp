@@ -451,6 +451,15 @@ TEST_CASE("import errors are located in the Mosaic text or in --shapes") {
   CHECK(import_error(shifted) ==
         "t.mlir:2:3: error: kernel @k: the index map @transform_0 of operand 0 (%arg1) is not an identity map of the "
         "grid; give the full shapes with --shapes");
+  // A scalar prefetch memref that is not the whole array --shapes gives.
+  std::string prefetch = testing::replace_once(copy_kernel("", kWindows), "%arg0: i32, ", "%arg0: i32, %p: memref<4xi32, #tpu.memory_space<smem>>, ");
+  prefetch = testing::replace_once(prefetch, "scalar_prefetch = 0", "scalar_prefetch = 1");
+  CHECK(import_error(prefetch, "i32[8], f32[16,128] -> f32[16,128]") ==
+        "--shapes:1:1: error: operand 0 (scalar prefetch %p): its SMEM memref `memref<4xi32, #tpu.memory_space<smem>>` "
+        "must be the whole array i32[8]");
+  // Blocks need not divide their arrays (edge blocks are padded, as in Pallas
+  // and tessera's verifier): no error.
+  CHECK(import_error(copy_kernel("", kWindows), "f32[20,128] -> f32[20,128]") == "");
   // SparseCore.
   CHECK(import_error(testing::replace_once(copy_kernel("", kWindows), "<tc>", "<sc_vector_subcore>")) ==
         "t.mlir:2:3: error: kernel @k: SparseCore kernels are not imported yet");
