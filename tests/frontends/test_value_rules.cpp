@@ -580,3 +580,144 @@ TEST_CASE("value rules: bad operands, attributes and result types are located er
   CHECK(contains(rule_error(make_op("vector.extract", {scalar("f32")}, {{"static_position", dense_array({9})}}), {f32v}),
                  "position 9 is out of range"));
 }
+
+// ---- the corpus: every op of JAX's and tessera's Mosaic text ----------------------
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "frontends/mosaic/mlir_ast.h"
+
+namespace {
+
+std::vector<std::filesystem::path> corpus_files() {
+  std::vector<std::filesystem::path> files;
+  for (const char* dir : {"zoo", "production", "emitted"})
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(MLIR_CORPUS_DIR) / dir)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Every op of a region, depth first, with the types of the SSA names defined
+// so far (block arguments and results), so operands without a written type
+// get theirs.
+struct CorpusWalk {
+  std::map<std::string, MType> types;
+  std::function<void(const Operation&, const std::vector<MType>&)> visit;
+
+  void region(const Region& r) {
+    for (const Block& b : r.blocks) {
+      for (const BlockArg& a : b.args) types[a.name] = a.type;
+      for (const Operation& op : b.ops) {
+        std::vector<MType> operand_types;
+        for (size_t i = 0; i < op.operands.size(); ++i) {
+          if (i < op.operand_types.size() && op.operand_types[i].kind != MType::None) operand_types.push_back(op.operand_types[i]);
+          else if (auto it = types.find(op.operands[i]); it != types.end()) operand_types.push_back(it->second);
+          else operand_types.push_back(MType{});
+        }
+        visit(op, operand_types);
+        for (const Region& inner : op.regions) region(inner);
+        for (size_t i = 0; i < op.results.size() && i < op.result_types.size(); ++i) types[op.results[i]] = op.result_types[i];
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("value rules: every op of the corpus has a coverage entry, and every value op of it translates") {
+  std::map<std::string, int> uncovered, translated;
+  int files = 0;
+  for (const auto& path : corpus_files()) {
+    INFO(path.string());
+    std::string text = read_text(path);
+    if (text.find("module") == std::string::npos) continue;  // JAX failed to lower it: a jaxpr and an error
+    std::vector<ModuleAst> modules = parse_mlir(text, path.filename().string());
+    ++files;
+    for (const ModuleAst& m : modules)
+      for (const Func& f : m.funcs) {
+        CorpusWalk walk;
+        for (const BlockArg& a : f.args) walk.types[a.name] = a.type;
+        walk.visit = [&](const Operation& op, const std::vector<MType>& operand_types) {
+          const CoverageEntry* e = find_coverage(op.name);
+          if (!e) ++uncovered[op.name];
+          if (!e || e->status != "value rule") return;
+          Kernel k;
+          std::vector<Value> operands;
+          for (const MType& t : operand_types) {
+            REQUIRE_MESSAGE((t.is_scalar() || t.is_vector()), op.name << " at " << op.loc.str() << ": an operand of unknown type");
+            operands.push_back(k.b.param(import_value_type(t, op.loc), "x"));
+          }
+          try {
+            k.apply(op, operands);
+            ++translated[op.name];
+          } catch (const Error& err) {
+            FAIL_CHECK(err.formatted());
+          }
+        };
+        walk.region(f.body);
+      }
+  }
+  CHECK(files > 70);
+  for (const auto& [name, n] : uncovered) FAIL_CHECK(name << " (" << n << " uses) has no coverage entry");
+  for (const char* op : {"tpu.matmul", "vector.multi_reduction", "tpu.iota", "arith.cmpf", "arith.select", "tpu.dynamic_rotate"})
+    CHECK_MESSAGE(translated[op] > 0, op);
+}
+
+namespace {
+
+// The ops of `text`'s first func applied one by one (value rules only) to
+// its arguments; `func.return` gives the outputs, run on `inputs`.
+std::vector<Array> run_text(const std::string& text, const std::vector<std::vector<double>>& inputs) {
+  std::vector<ModuleAst> modules = parse_mlir(text, "text.mlir");
+  REQUIRE(!modules.empty());
+  const Func& f = modules[0].funcs.at(0);
+  Kernel k;
+  std::map<std::string, Value> values;
+  for (size_t i = 0; i < f.args.size(); ++i) values[f.args[i].name] = k.param(import_value_type(f.args[i].type, f.loc), inputs.at(i));
+  std::vector<Value> outputs;
+  for (const Operation& op : f.body.blocks.at(0).ops) {
+    std::vector<Value> operands;
+    for (const std::string& name : op.operands) operands.push_back(values.at(name));
+    if (op.name == "func.return") {
+      outputs = operands;
+      break;
+    }
+    std::vector<Value> results = k.apply(op, operands);
+    for (size_t i = 0; i < results.size(); ++i) values[op.results[i]] = results[i];
+  }
+  return k.run(outputs);
+}
+
+}  // namespace
+
+TEST_CASE("value rules: from text: hex -inf, splats, reductions with the accumulator, matmul with transposed rhs") {
+  std::vector<Array> r = run_text(R"(module {
+  func.func @f(%x: vector<2x3xf32>, %w: vector<4x3xf32>, %acc: vector<2x4xf32>) -> (f32, vector<2xf32>, vector<2x4xf32>, vector<2x3xi32>) {
+    %ninf = arith.constant 0xFF800000 : f32
+    %cst = arith.constant dense<0xFF800000> : vector<2xf32>
+    %m = vector.multi_reduction <maximumf>, %x, %cst [1] : vector<2x3xf32> to vector<2xf32>
+    %d = tpu.matmul %x, %w, %acc {dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>, transpose_lhs_hint = false} : vector<2x3xf32>, vector<4x3xf32>, vector<2x4xf32> -> vector<2x4xf32>
+    %i = tpu.iota {dimensions = array<i32: 1>} : vector<2x3xi32>
+    %c2 = arith.constant 2 : i32
+    %b = vector.broadcast %c2 : i32 to vector<2x3xi32>
+    %c = arith.cmpi slt, %i, %b : vector<2x3xi32>
+    %e = arith.extui %c : vector<2x3xi1> to vector<2x3xi32>
+    return %ninf, %m, %d, %e : f32, vector<2xf32>, vector<2x4xf32>, vector<2x3xi32>
+  }
+})",
+                                  {{1, 2, 3, 4, 5, 6}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}, {100, 200, 300, 400, 500, 600, 700, 800}});
+  check_values(r[0], {-kInf});
+  check_values(r[1], {3, 6});
+  check_values(r[2], {101, 202, 303, 406, 504, 605, 706, 815});
+  check_values(r[3], {1, 1, 0, 1, 1, 0});
+}
