@@ -69,6 +69,9 @@ Value extract(const ValueRuleContext& c) {
   Type out = c.result_type(0);
   expect_same_dtype(c, x, out);
   if (k == 0) return x;
+  bool unit_dims = std::all_of(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(k), [](int64_t n) { return n == 1; });
+  if (dynamic == 0 && unit_dims && std::all_of(pos.begin(), pos.end(), [](int64_t p) { return p == 0; }))
+    return c.b.emit1("reshape", {x}, {{"new_sizes", out.shape()}});  // only unit dims dropped
   Shape sizes = in;
   for (size_t d = 0; d < k; ++d) sizes[d] = 1;
   Value piece;

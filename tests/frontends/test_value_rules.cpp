@@ -480,6 +480,20 @@ TEST_CASE("value rules: vector.broadcast, shape_cast, extract, extract_strided_s
   check_values(r[5], {2, 3, 5, 6});
   check_values(r[6], {1, 4, 2, 5, 3, 6});
   check_values(r[7], {2.5, 2.5});
+  CHECK(k.count("slice") == 2);
+}
+
+TEST_CASE("value rules: vector.extract of unit dims is a reshape alone") {
+  Kernel k;
+  Value row = k.param(Type::array(DType::f32, {1, 3}), {4, 5, 6});
+  Value one = k.param(Type::array(DType::f32, {1}), {7});
+  std::vector<Value> outs = {k.apply1(make_op("vector.extract", {vec({3}, "f32")}, {{"static_position", dense_array({0})}}), {row}),
+                             k.apply1(make_op("vector.extract", {scalar("f32")}, {{"static_position", dense_array({0})}}), {one})};
+  CHECK(k.count("slice") == 0);
+  CHECK(k.count("reshape") == 2);
+  std::vector<Array> r = k.run(outs);
+  check_values(r[0], {4, 5, 6});
+  check_values(r[1], {7});
 }
 
 TEST_CASE("value rules: tpu rotations, concatenate, weird, reduce_index, sort, assume_multiple, math compositions") {
