@@ -140,6 +140,16 @@ void check_values(const Array& a, const std::vector<double>& want) {
   }
 }
 
+// Within a few f32 ulps: transcendental results depend on the libm.
+void check_near(const Array& a, const std::vector<double>& want) {
+  std::vector<double> got = values(a);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
+    CHECK(std::fabs(got[i] - want[i]) <= 1e-6 * std::max(1.0, std::fabs(want[i])));
+  }
+}
+
 // The message of the Error applying `op` throws ("" if none), checking it is
 // located at the op.
 std::string rule_error(const Operation& op, const std::vector<Type>& operand_types) {
@@ -734,4 +744,82 @@ TEST_CASE("value rules: from text: hex -inf, splats, reductions with the accumul
   check_values(r[1], {3, 6});
   check_values(r[2], {101, 202, 303, 406, 504, 605, 706, 815});
   check_values(r[3], {1, 1, 0, 1, 1, 0});
+}
+
+TEST_CASE("value rules: the remaining arith, math, vector and tpu rules on values that tell them apart") {
+  Kernel k;
+  Value p = k.param(Type::array(DType::i1, {4}), {1, 1, 0, 0});
+  Value q = k.param(Type::array(DType::i1, {4}), {1, 0, 1, 0});
+  Value x = k.param(Type::array(DType::f32, {4}), {0.5, -2.5, kInf, kNaN});
+  Value y = k.param(Type::array(DType::f32, {4}), {3, 2, 1, 1});
+  Value n = k.param(Type::array(DType::i32, {4}), {1, 0, -1, 256});
+  Value m = k.param(Type::array(DType::f32, {2, 2}), {1, 2, 3, 4});
+  Value acc = k.param(Type::scalar(DType::f32), {100});
+  auto f4 = [] { return vec({4}, "f32"); };
+  auto b4 = [] { return vec({4}, "i1"); };
+  std::vector<Value> outs = {
+      k.apply1(make_op("arith.cmpi", {b4()}, {{"predicate", int_attr(2)}}), {p, q}),  // slt: true is -1
+      k.apply1(make_op("arith.cmpi", {b4()}, {{"predicate", int_attr(6)}}), {p, q}),  // ult
+      k.apply1(make_op("arith.addi", {b4()}), {p, q}),
+      k.apply1(make_op("arith.muli", {b4()}), {p, q}),
+      k.apply1(make_op("math.fma", {f4()}), {x, y, y}),
+      k.apply1(make_op("math.log2", {f4()}), {y}),
+      k.apply1(make_op("math.isinf", {b4()}), {x}),
+      k.apply1(make_op("math.isnan", {b4()}), {x}),
+      k.apply1(make_op("math.isfinite", {b4()}), {x}),
+      k.apply1(make_op("math.round", {f4()}), {x}),
+      k.apply1(make_op("math.roundeven", {f4()}), {x}),
+      k.apply1(make_op("math.ctlz", {vec({4}, "i32")}), {n}),
+      k.apply1(make_op("math.ctpop", {vec({4}, "i32")}), {n}),
+      k.apply1(make_op("arith.negf", {f4()}), {x}),
+      k.apply1(make_op("tpu.rotate", {f4()}, {{"amount", int_attr(3)}, {"dimension", int_attr(0)}}), {y}),
+      k.apply1(make_op("tpu.repeat", {vec({2, 4}, "f32")}, {{"dimension", int_attr(1)}, {"times", int_attr(2)}}), {m}),
+      k.apply1(make_op("tpu.reciprocal", {f4()}), {y}),
+      k.apply1(make_op("vector.reduction", {scalar("f32")}, {{"kind", str_attr("add")}}), {m, acc}),
+      k.apply1(make_op("vector.reduction", {scalar("i1")}, {{"kind", str_attr("xor")}}), {p}),
+      k.apply1(make_op("vector.fma", {f4()}), {y, y, x}),
+      k.apply1(make_op("math.atan", {f4()}), {y}),
+  };
+  CHECK(k.apply(make_op("tpu.trace_value", {}), {acc}).empty());
+  CHECK(k.apply(make_op("tpu.prng_set_seed_32", {}), {k.param(Type::scalar(DType::i32), {7})}).empty());
+  Value bits = k.apply1(make_op("tpu.prng_random_bits", {vec({8, 128}, "i32")}), {});
+  CHECK(bits.type() == Type::array(DType::i32, {8, 128}));
+  CHECK(k.count("prng_seed") == 1);
+  std::vector<Array> r = k.run(outs);
+  check_values(r[0], {0, 1, 0, 0});
+  check_values(r[1], {0, 0, 1, 0});
+  check_values(r[2], {0, 1, 1, 0});
+  check_values(r[3], {1, 0, 0, 0});
+  check_values(r[4], {4.5, -3, kInf, kNaN});
+  check_near(r[5], {std::log2(3.0), 1, 0, 0});
+  check_values(r[6], {0, 0, 1, 0});
+  check_values(r[7], {0, 0, 0, 1});
+  check_values(r[8], {1, 1, 0, 0});
+  check_values(r[9], {1, -3, kInf, kNaN});
+  check_values(r[10], {0, -2, kInf, kNaN});
+  check_values(r[11], {31, 32, 0, 23});
+  check_values(r[12], {1, 0, 32, 1});
+  check_values(r[13], {-0.5, 2.5, -kInf, kNaN});
+  check_values(r[14], {2, 1, 1, 3});
+  check_values(r[15], {1, 2, 1, 2, 3, 4, 3, 4});
+  check_values(r[16], {1.0f / 3.0f, 0.5, 1, 1});
+  check_values(r[17], {110});
+  check_values(r[18], {0});
+  check_values(r[19], {9.5, 1.5, kInf, kNaN});
+  check_near(r[20], {std::atan(3.0), std::atan(2.0), std::atan(1.0), std::atan(1.0)});
+}
+
+TEST_CASE("value rules: cf.assert stops the run with its message where the condition is false") {
+  Kernel k;
+  Value c = k.param(Type::scalar(DType::i1), {0});
+  Attr msg = str_attr("x must be positive");
+  CHECK(k.apply(make_op("cf.assert", {}, {{"msg", msg}}), {c}).empty());
+  CHECK(k.count("debug_check") == 1);
+  std::string error;
+  try {
+    k.run({});
+  } catch (const Error& e) {
+    error = e.formatted();
+  }
+  CHECK(contains(error, "x must be positive"));
 }
