@@ -75,7 +75,18 @@ struct Attr {
   MType type;  // Int / Float / Dense / TypeAttr; DenseArray: element type (i32, i64)
 
   const Attr* find(std::string_view key) const;  // Dict entry, or null
+
+  // Declared so that the destructor is defined after the class (below):
+  // clang++ with libstdc++ otherwise instantiates std::pair<std::string, Attr>
+  // (for `dict`) while Attr is still incomplete, and rejects the header.
+  Attr() = default;
+  Attr(const Attr&) = default;
+  Attr(Attr&&) noexcept = default;
+  Attr& operator=(const Attr&) = default;
+  Attr& operator=(Attr&&) noexcept = default;
+  ~Attr();
 };
+inline Attr::~Attr() = default;
 
 struct Region;
 
