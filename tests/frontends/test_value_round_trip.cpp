@@ -16,6 +16,7 @@
 #include "backends/mosaic/constants.h"
 #include "backends/mosaic/mlir_types.h"
 #include "backends/mosaic/rules.h"
+#include "backends/mosaic/sc_rules.h"
 #include "frontends/mosaic/import_rules.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
@@ -26,13 +27,20 @@ namespace {
 using namespace tessera;
 using interp::Array;
 
-const backends::LoweringTable& vector_table() {
-  static const backends::LoweringTable t = [] {
+// The TensorCore value rules, or with the SparseCore's iota / sort / rev.
+const backends::LoweringTable& vector_table(bool sparse_core) {
+  static const backends::LoweringTable tc = [] {
     backends::LoweringTable table("mosaic");
     backends::mosaic::add_vector_rules(table);
     return table;
   }();
-  return t;
+  static const backends::LoweringTable sc = [] {
+    backends::LoweringTable table("mosaic");
+    backends::mosaic::add_vector_rules(table);
+    backends::mosaic::add_sc_value_rules(table);
+    return table;
+  }();
+  return sparse_core ? sc : tc;
 }
 
 std::string join_types(const std::vector<Type>& ts) {
@@ -42,7 +50,7 @@ std::string join_types(const std::vector<Type>& ts) {
 }
 
 // `func.func @f(...)` holding the Mosaic lowering of @f's body.
-std::string emit(const Body& f) {
+std::string emit(const Body& f, bool sparse_core) {
   backends::EmitContext ctx("mosaic");
   ctx.literal = [](backends::EmitContext& c, const Literal& l) { return backends::mosaic::scalar_constant(c, l); };
   std::string params;
@@ -52,7 +60,7 @@ std::string emit(const Body& f) {
   ctx.line("func.func @f(" + params + ") -> (" + types + ") {");
   {
     auto inside = ctx.indented();
-    backends::lower_body(ctx, f, vector_table());
+    backends::lower_body(ctx, f, vector_table(sparse_core));
     std::string outs;
     for (const Value& v : f.outputs()) outs += (outs.empty() ? "" : ", ") + ctx.use(v);
     ctx.line("return " + outs + " : " + types);
@@ -120,10 +128,10 @@ bool same(double got, double want, DType d, double tol) {
 }
 
 // Emits @f of `text`, imports it back and compares both runs.
-void round_trip(const std::string& text, double tol = 0) {
+void round_trip(const std::string& text, double tol = 0, bool sparse_core = false) {
   Module m = parse_module(text, "f.tsr");
   BodyPtr f = m.find("f");
-  std::string mlir = emit(*f);
+  std::string mlir = emit(*f, sparse_core);
   INFO("emitted:\n" << mlir);
   BodyPtr back = import(mlir);
   std::mt19937_64 rng(42);
@@ -346,4 +354,15 @@ TEST_CASE("value round trip: dot_general, transposed, batched and from bf16; erf
   return %ab, %act, %hk, %ei, %na
 }
 )", 1e-5);
+}
+
+TEST_CASE("value round trip: the SparseCore's iota, sort (tpu.sort with a mask) and rev (tpu.dynamic_gather)") {
+  round_trip(R"(func @f(%k: i32[16], %v: f32[16], %w: i32[16]) -> (i32[16], i32[16], f32[16], i32[16], f32[16], f32[16]) {
+  %io = iota[dtype=i32, shape=(16), dimension=0]
+  %sk, %sv = sort[num_keys=1] %k, %v
+  %dk, %dw = sort[num_keys=1, descending=true] %k, %w
+  %rv = rev[dimensions=(0)] %v
+  return %io, %sk, %sv, %dk, %rv, %v
+}
+)", 0, true);
 }
