@@ -229,8 +229,10 @@ def paged_attention_inputs(lengths=PAGED_LENGTHS, seed=SEED, batch=4, heads=8, k
                            num_pages=64, page_size=16, pages_per_sequence=16):
     """The paged attention call's operands, in its order, as a dict:
     lengths i32[B], page_indices i32[B * pages_per_sequence] (flattened, as the
-    kernel takes them), buffer_index i32[1] and step i32[1] (SMEM state the
-    kernel keeps across grid steps; JAX passes zeros), q f32[B, H, 1, D],
+    kernel takes them), buffer_index i32[1] and init_flag i32[1] (SMEM state
+    the kernel keeps across grid steps for its double-buffered page DMAs: which
+    of its two VMEM buffers holds the current block, and whether the first
+    block still has to be fetched; JAX passes 0 and 1), q f32[B, H, 1, D],
     k_pages and v_pages f32[H_kv, P, page_size, D].
 
     Every page index is valid (a permutation of the pages where there are
@@ -248,7 +250,7 @@ def paged_attention_inputs(lengths=PAGED_LENGTHS, seed=SEED, batch=4, heads=8, k
         "lengths": lengths,
         "page_indices": pages.astype(np.int32),
         "buffer_index": np.zeros(1, np.int32),
-        "step": np.zeros(1, np.int32),
+        "init_flag": np.ones(1, np.int32),
         "q": _normal(rng, (batch, heads, 1, head_dim)),
         "k_pages": _normal(rng, shape),
         "v_pages": _normal(rng, shape),

@@ -227,7 +227,7 @@ class Inputs(unittest.TestCase):
         inputs = ref.paged_attention_inputs()
         self.assertEqual([(n, a.dtype.name, a.shape) for n, a in inputs.items()], [
             ("lengths", "int32", (4,)), ("page_indices", "int32", (64,)), ("buffer_index", "int32", (1,)),
-            ("step", "int32", (1,)), ("q", "float32", (4, 8, 1, 128)), ("k_pages", "float32", (8, 64, 16, 128)),
+            ("init_flag", "int32", (1,)), ("q", "float32", (4, 8, 1, 128)), ("k_pages", "float32", (8, 64, 16, 128)),
             ("v_pages", "float32", (8, 64, 16, 128))])
         self.assertEqual([a.shape for a in ref.matmul_inputs()], [(1024, 1024)] * 2)
 
@@ -238,7 +238,7 @@ class Inputs(unittest.TestCase):
         self.assertEqual(len(set(pages.tolist())), 64)  # each page belongs to one sequence
         self.assertTrue(((1 <= inputs["lengths"]) & (inputs["lengths"] <= 16 * 16)).all())
         np.testing.assert_array_equal(inputs["buffer_index"], 0)
-        np.testing.assert_array_equal(inputs["step"], 0)
+        np.testing.assert_array_equal(inputs["init_flag"], 1)
         with self.assertRaises(AssertionError):
             ref.paged_attention_inputs(lengths=(257, 1, 1, 1))
 
