@@ -19,6 +19,7 @@ with that reason.
 """
 import functools
 import os
+import pathlib
 import sys
 import time
 import unittest
@@ -75,7 +76,7 @@ VJP_REFUSAL = None
 
 
 def corpus_path(name):
-    return os.path.join(CORPUS, name + ".mlir")
+    return pathlib.Path(CORPUS, name + ".mlir")
 
 
 @functools.lru_cache(maxsize=None)
