@@ -52,11 +52,9 @@ SHAPES = {
 
 # What the prover must be told: the scalar-prefetch operands of paged
 # attention are data. Lengths fit the 16 pages of 16 tokens of a sequence,
-# page indices name one of the 64 pages, and the buffer index picks one of
-# the kernel's two VMEM buffers (JAX passes 0; the kernel flips it).
+# and page indices name one of the 64 pages.
 ASSUME = {
-    "paged_attention_0": ["scalar_prefetch[0] in [0, 256]", "scalar_prefetch[1] in [0, 64)",
-                          "scalar_prefetch[2] in [0, 2)"],
+    "paged_attention_0": ["scalar_prefetch[0] in [0, 256]", "scalar_prefetch[1] in [0, 64)"],
 }
 
 # Kernels the importer refuses, with a fragment of its error: their tests are
