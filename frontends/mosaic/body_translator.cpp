@@ -59,7 +59,7 @@ std::vector<std::vector<std::string>> operand_groups(const Operation& op, size_t
 RefView RefView::whole(Value ref) {
   RefView v;
   v.base = ref;
-  for (int64_t d : ref.type().shape()) v.dims.push_back(ViewDim{0, std::nullopt, d, false});
+  for (int64_t d : ref.type().shape()) v.dims.push_back(ViewDim{0, std::nullopt, d, std::nullopt, false, false});
   return v;
 }
 
@@ -68,8 +68,8 @@ RefView RefView::with_phantoms(Value ref, const std::vector<bool>& phantom) {
   v.base = ref;
   size_t k = 0;
   for (bool p : phantom) {
-    if (p) v.dims.push_back(ViewDim{0, std::nullopt, 1, false, true});
-    else v.dims.push_back(ViewDim{0, std::nullopt, ref.type().shape().at(k++), false, false});
+    if (p) v.dims.push_back(ViewDim{0, std::nullopt, 1, std::nullopt, false, true});
+    else v.dims.push_back(ViewDim{0, std::nullopt, ref.type().shape().at(k++), std::nullopt, false, false});
   }
   return v;
 }
@@ -180,6 +180,12 @@ IndexedRef BodyTranslator::whole(const RefView& view) {
     if (vd.phantom) continue;
     Start s{vd.start, vd.dyn};
     IndexEntry e = entry_at(s, vd.squeezed, vd.size, 1, r.dyn);
+    if (vd.dyn_size && !vd.squeezed) {
+      // `ds(start, %n)`: the Builder fills in the static bound.
+      r.dyn.push_back(*vd.dyn_size);
+      e = e.with_dyn_size(static_cast<int>(r.dyn.size()) - 1);
+      e.size = 0;
+    }
     r.entries.push_back(is_full(e, base_shape[dim++]) ? IndexEntry::full() : e);
   }
   return r;
@@ -306,8 +312,10 @@ BodyTranslator::Captures BodyTranslator::capture(const std::vector<const Region*
       take(v->second);
     } else if (auto r = refs_.find(n); r != refs_.end()) {
       take(r->second.base);
-      for (const ViewDim& d : r->second.dims)
+      for (const ViewDim& d : r->second.dims) {
         if (d.dyn) take(*d.dyn);
+        if (d.dyn_size) take(*d.dyn_size);
+      }
     } else {
       continue;  // undefined: the op inside that uses it reports it
     }
@@ -326,8 +334,10 @@ void BodyTranslator::bind_captures(BodyTranslator& child, const Captures& c) con
     } else {
       RefView view = refs_.at(n);
       view.base = map(view.base);
-      for (ViewDim& d : view.dims)
+      for (ViewDim& d : view.dims) {
         if (d.dyn) d.dyn = map(*d.dyn);
+        if (d.dyn_size) d.dyn_size = map(*d.dyn_size);
+      }
       child.bind(n, std::move(view));
     }
   }

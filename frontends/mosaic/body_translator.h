@@ -38,7 +38,8 @@ Type import_ref_type(const MType& t, const Loc& loc);
 struct ViewDim {
   int64_t start = 0;          // static start, when `dyn` is empty
   std::optional<Value> dyn;   // dynamic start (an i32 scalar)
-  int64_t size = 1;
+  int64_t size = 1;           // the size, or the static bound of a dynamic size
+  std::optional<Value> dyn_size;  // a dynamic size (`memref<?x...>` slices; DMAs only)
   bool squeezed = false;      // dropped by memref_squeeze: the memref has no such dim
   // A size-1 dim the memref has and the Ref lacks: a squeezed block dim
   // (Mosaic keeps it as 1, tessera drops it). It takes no indexer entry.

@@ -14,7 +14,8 @@ constexpr std::string_view kValue = "value rule", kStructural = "structural", kU
 
 const std::vector<CoverageEntry> kCoverage = {
     // ---- arith ----
-    {"arith.constant", kValue, "a literal (scalar), a broadcast literal (splat), or runs of equal / evenly spaced values concatenated (non-splat, up to 256 runs)"},
+    {"arith.constant", kValue, "a literal (scalar), a broadcast literal (splat), or runs of equal / evenly spaced values "
+                       "concatenated (non-splat, up to 256 runs)"},
     {"arith.addf", kValue, "add"},
     {"arith.subf", kValue, "sub"},
     {"arith.mulf", kValue, "mul"},
@@ -45,8 +46,10 @@ const std::vector<CoverageEntry> kCoverage = {
     {"arith.shli", kValue, "shift_left"},
     {"arith.shrsi", kValue, "shift_right_arithmetic"},
     {"arith.shrui", kValue, "shift_right_logical"},
-    {"arith.cmpi", kValue, "eq ne lt le gt ge; unsigned predicates compare the operands xor the sign bit; i1 signed predicates swap the operands (true is -1)"},
-    {"arith.cmpf", kValue, "eq gt ge lt le (ordered); une is ne; the other unordered ones negate or add an isnan test; false / true are constants"},
+    {"arith.cmpi", kValue, "eq ne lt le gt ge; unsigned predicates compare the operands xor the sign bit; "
+                   "i1 signed predicates swap the operands (true is -1)"},
+    {"arith.cmpf", kValue, "eq gt ge lt le (ordered); une is ne; the other unordered ones negate or add an isnan test; "
+                   "false / true are constants"},
     {"arith.select", kValue, "select_n (an i1 scalar condition broadcasts)"},
     {"arith.extf", kValue, "convert_element_type"},
     {"arith.truncf", kValue, "convert_element_type (to nearest even; other rounding modes refused)"},
@@ -106,7 +109,8 @@ const std::vector<CoverageEntry> kCoverage = {
     {"vector.extract", kValue, "slice (dynamic_slice for dynamic positions), then reshape"},
     {"vector.extract_strided_slice", kValue, "slice"},
     {"vector.transpose", kValue, "transpose"},
-    {"vector.multi_reduction", kValue, "reduce_sum / reduce_max / ... over reduction_dims, then combined with the accumulator (left out when it is the kind's identity)"},
+    {"vector.multi_reduction", kValue, "reduce_sum / reduce_max / ... over reduction_dims, then combined with the "
+                               "accumulator (left out when it is the kind's identity)"},
     {"vector.reduction", kValue, "a reduction over every dim, then the optional accumulator"},
     {"vector.fma", kValue, "as math.fma"},
     {"vector.contract", kUnsupported, "Pallas writes tpu.matmul for dot_general, never vector.contract"},
@@ -128,7 +132,9 @@ const std::vector<CoverageEntry> kCoverage = {
     {"func.call", kStructural, "call of the imported callee"},
     {"cf.assert", kValue, "debug_check[msg] of the condition"},
     // ---- tpu: values ----
-    {"tpu.matmul", kValue, "dot_general with the dimension numbers (preferred_element_type: the accumulator's), transposed to the output order, plus the accumulator (left out when a splat zero); precision not modelled"},
+    {"tpu.matmul", kValue, "dot_general with the dimension numbers (preferred_element_type: the accumulator's), "
+                   "transposed to the output order, plus the accumulator (left out when a splat zero); "
+                   "precision not modelled"},
     {"tpu.iota", kValue, "iota per listed dim, collapsed row-major"},
     {"tpu.transpose", kValue, "transpose"},
     {"tpu.dynamic_rotate", kValue, "roll by the i32 amount (strided rotations refused)"},
@@ -146,7 +152,8 @@ const std::vector<CoverageEntry> kCoverage = {
     {"tpu.prng_random_bits", kValue, "prng_random_bits (i32)"},
     {"tpu.trace_value", kValue, "nothing: a profiler event"},
     {"tpu.pack_elementwise", kUnsupported, "packs sub-32-bit values into words by the vreg layout, which tessera does not model"},
-    {"tpu.unpack_elementwise", kUnsupported, "unpacks sub-32-bit values from words by the vreg layout, which tessera does not model"},
+    {"tpu.unpack_elementwise", kUnsupported, "unpacks sub-32-bit values from words by the vreg layout, which tessera "
+                                         "does not model"},
     {"tpu.stochastic_convert", kUnsupported, "stochastic rounding has no tessera primitive"},
     {"tpu.matmul_push_rhs", kUnsupported, "explicit MXU staging has no tessera counterpart (write dot_general)"},
     {"tpu.matmul_acc_lhs", kUnsupported, "explicit MXU staging has no tessera counterpart (write dot_general)"},

@@ -114,14 +114,14 @@ void memref_store(BodyTranslator& t, const Operation& op) {
 // the result's sizes.
 void memref_slice(BodyTranslator& t, const Operation& op) {
   const auto g = operand_groups(op, 1, 3);
-  const std::vector<std::string>&src = g[0], &idx = g[1];
+  const std::vector<std::string>&src = g[0], &idx = g[1], &sizes = g[2];
   if (src.size() != 1) fail_at(op, "expects one memref operand");
-  if (!g[2].empty()) fail_at(op, "dynamic slice sizes are not imported");
   RefView view = t.ref(src[0], op);
   const std::vector<int> vis = view.visible();
   const MType& rt = op.result_types.at(0);
   if (idx.size() != vis.size() || rt.shape.size() != vis.size())
     fail_at(op, "expects one base index per memref dim and a result of the same rank");
+  size_t next_size = 0;  // dynamic sizes, one per `?` dim of the result
   for (size_t k = 0; k < vis.size(); ++k) {
     ViewDim& d = view.dims[static_cast<size_t>(vis[k])];
     Value start = t.add_index(d.dyn ? *d.dyn : t.builder().i32(d.start), t.value(idx[k], op));
@@ -131,9 +131,17 @@ void memref_slice(BodyTranslator& t, const Operation& op) {
     } else {
       d.dyn = start;
     }
+    if (rt.shape[k] < 0) {
+      if (next_size >= sizes.size()) fail_at(op, "expects one dynamic size per `?` dim of the result");
+      if (d.phantom) fail_at(op, "a dynamic size over a squeezed block dim is not imported");
+      d.dyn_size = t.value(sizes[next_size++], op);  // d.size stays the bound; the Builder narrows it
+      continue;
+    }
     if (rt.shape[k] > d.size) fail_at(op, "the slice is larger than its memref");
     d.size = rt.shape[k];
+    d.dyn_size.reset();
   }
+  if (next_size != sizes.size()) fail_at(op, "expects one dynamic size per `?` dim of the result");
   t.bind(op.results.at(0), std::move(view));
 }
 
@@ -146,7 +154,7 @@ void memref_squeeze(BodyTranslator& t, const Operation& op) {
   size_t j = 0;
   for (int d : view.visible()) {
     ViewDim& vd = view.dims[static_cast<size_t>(d)];
-    if (j < want.size() && vd.size == want[j]) ++j;
+    if (j < want.size() && (vd.dyn_size ? want[j] < 0 : vd.size == want[j])) ++j;
     else if (vd.size == 1) vd.squeezed = true;
     else fail_at(op, "the result shape is not the source's without size-1 dims");
   }

@@ -52,7 +52,9 @@ DType unsigned_work_type(const ValueRuleContext& c, DType d) {
     case DType::i8: return DType::u8;
     case DType::i16: return DType::i32;
     case DType::i32: return DType::u32;
-    default: c.fail("unsigned " + std::string(dtype_name(d)) + " arithmetic is not supported (tessera has no u64)");
+    default:
+      c.fail("unsigned " + std::string(dtype_name(d)) + " arithmetic is not supported" +
+             (d == DType::i64 ? " (tessera has no u64)" : ""));
   }
 }
 

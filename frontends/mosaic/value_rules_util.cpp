@@ -17,9 +17,8 @@ void expect_class(const ValueRuleContext& c, size_t i, Class k) {
   if (t.is_ref()) c.fail("operand " + std::to_string(i) + " must be a value, got the Ref " + t.str());
   DType d = t.dtype();
   bool ok = k == Class::floating ? is_float(d) : k == Class::integer ? (is_int(d) || is_bool(d)) : !is_semaphore(d);
-  if (!ok)
-    c.fail("operand " + std::to_string(i) + " must be " + (k == Class::floating ? "a float" : "an integer") + ", got " +
-           t.str());
+  const char* noun = k == Class::floating ? "a float" : k == Class::integer ? "an integer" : "a number";
+  if (!ok) c.fail("operand " + std::to_string(i) + " must be " + noun + ", got " + t.str());
 }
 
 void expect_all(const ValueRuleContext& c, size_t n, Class k) {

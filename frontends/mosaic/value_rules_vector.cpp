@@ -69,13 +69,17 @@ Value extract(const ValueRuleContext& c) {
   Type out = c.result_type(0);
   expect_same_dtype(c, x, out);
   if (k == 0) return x;
+  bool unit_dims = std::all_of(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(k), [](int64_t n) { return n == 1; });
+  if (dynamic == 0 && unit_dims && std::all_of(pos.begin(), pos.end(), [](int64_t p) { return p == 0; }))
+    return c.b.emit1("reshape", {x}, {{"new_sizes", out.shape()}});  // only unit dims dropped
   Shape sizes = in;
   for (size_t d = 0; d < k; ++d) sizes[d] = 1;
   Value piece;
   if (dynamic == 0) {
     std::vector<int64_t> start(in.size(), 0), limit = in;
     for (size_t d = 0; d < k; ++d) {
-      if (pos[d] < 0 || pos[d] >= in[d]) c.fail("position " + std::to_string(pos[d]) + " is out of range for dim " + std::to_string(d) + " of " + x.type().str());
+      if (pos[d] < 0 || pos[d] >= in[d])
+        c.fail("position " + std::to_string(pos[d]) + " is out of range for dim " + std::to_string(d) + " of " + x.type().str());
       start[d] = pos[d], limit[d] = pos[d] + 1;
     }
     piece = c.b.emit1("slice", {x}, {{"start_indices", start}, {"limit_indices", limit}});
@@ -88,7 +92,8 @@ Value extract(const ValueRuleContext& c) {
         continue;
       }
       const Value& p = c.operands[next++];
-      if (p.type().rank() != 0 || !is_int(dtype_of(p))) c.fail("a dynamic position must be an integer scalar, got " + p.type().str());
+      if (p.type().rank() != 0 || !is_int(dtype_of(p)))
+        c.fail("a dynamic position must be an integer scalar, got " + p.type().str());
       args.push_back(p);
     }
     piece = c.b.emit1("dynamic_slice", args, {{"slice_sizes", sizes}});

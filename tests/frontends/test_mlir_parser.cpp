@@ -281,7 +281,9 @@ TEST_CASE("production: every kernel parses, with its funcs and kernel attributes
   const std::vector<std::pair<std::string, size_t>> expected = {
       {"flash_attention_bwd_0.mlir", 7}, {"flash_attention_bwd_1.mlir", 10}, {"flash_attention_bwd_2.mlir", 9},
       {"flash_attention_fwd_0.mlir", 5}, {"matmul_0.mlir", 4},               {"paged_attention_0.mlir", 5}};
-  for (const auto& [file, funcs] : expected) {
+  for (const auto& entry : expected) {  // no structured bindings: CAPTURE is a lambda (clang 14)
+    const std::string& file = entry.first;
+    const size_t funcs = entry.second;
     CAPTURE(file);
     const std::vector<ModuleAst> ms = parse_corpus("production/" + file);
     REQUIRE(ms.size() == 1);
@@ -518,9 +520,10 @@ TEST_CASE("pretty and generic forms of an op give the same Operation") {
        "%r = \"scf.for\"(%lo, %hi, %st, %x) ({\n ^bb0(%i: i32, %acc: i32):\n %n = \"arith.addi\"(%acc, %i) : (i32, "
        "i32) -> i32\n \"scf.yield\"(%n) : (i32) -> ()\n }) : (i32, i32, i32, i32) -> i32"},
   };
-  for (const auto& [pretty, generic] : pairs) {
+  for (const auto& pair : pairs) {
+    const std::string& pretty = pair.first;
     CAPTURE(pretty);
-    CHECK(op_text(single_op(pretty)) == op_text(single_op(generic)));
+    CHECK(op_text(single_op(pretty)) == op_text(single_op(pair.second)));
   }
 }
 
@@ -642,9 +645,10 @@ TEST_CASE("malformed text gives a located error naming what was expected") {
       {in_func("    %x = \"test.t\"() {a = dense<[1, 2, 3]> : vector<2xi32>} : () -> ()"),
        "t.mlir:3:26: error: `dense<...>` holds 3 values but `vector<2xi32>` has 2"},
   };
-  for (const auto& [text, expected] : cases) {
+  for (const auto& c : cases) {
+    const std::string& text = c.first;
     CAPTURE(text);
-    CHECK(error_of(text) == expected);
+    CHECK(error_of(text) == c.second);
   }
 }
 

@@ -140,6 +140,16 @@ void check_values(const Array& a, const std::vector<double>& want) {
   }
 }
 
+// Within a few f32 ulps: transcendental results depend on the libm.
+void check_near(const Array& a, const std::vector<double>& want) {
+  std::vector<double> got = values(a);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
+    CHECK(std::fabs(got[i] - want[i]) <= 1e-6 * std::max(1.0, std::fabs(want[i])));
+  }
+}
+
 // The message of the Error applying `op` throws ("" if none), checking it is
 // located at the op.
 std::string rule_error(const Operation& op, const std::vector<Type>& operand_types) {
@@ -480,6 +490,20 @@ TEST_CASE("value rules: vector.broadcast, shape_cast, extract, extract_strided_s
   check_values(r[5], {2, 3, 5, 6});
   check_values(r[6], {1, 4, 2, 5, 3, 6});
   check_values(r[7], {2.5, 2.5});
+  CHECK(k.count("slice") == 2);
+}
+
+TEST_CASE("value rules: vector.extract of unit dims is a reshape alone") {
+  Kernel k;
+  Value row = k.param(Type::array(DType::f32, {1, 3}), {4, 5, 6});
+  Value one = k.param(Type::array(DType::f32, {1}), {7});
+  std::vector<Value> outs = {k.apply1(make_op("vector.extract", {vec({3}, "f32")}, {{"static_position", dense_array({0})}}), {row}),
+                             k.apply1(make_op("vector.extract", {scalar("f32")}, {{"static_position", dense_array({0})}}), {one})};
+  CHECK(k.count("slice") == 0);
+  CHECK(k.count("reshape") == 2);
+  std::vector<Array> r = k.run(outs);
+  check_values(r[0], {4, 5, 6});
+  check_values(r[1], {7});
 }
 
 TEST_CASE("value rules: tpu rotations, concatenate, weird, reduce_index, sort, assume_multiple, math compositions") {
@@ -579,4 +603,223 @@ TEST_CASE("value rules: bad operands, attributes and result types are located er
                  "operand 0 must be a value, got the Ref"));
   CHECK(contains(rule_error(make_op("vector.extract", {scalar("f32")}, {{"static_position", dense_array({9})}}), {f32v}),
                  "position 9 is out of range"));
+}
+
+// ---- the corpus: every op of JAX's and tessera's Mosaic text ----------------------
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "frontends/mosaic/mlir_ast.h"
+
+namespace {
+
+std::vector<std::filesystem::path> corpus_files() {
+  std::vector<std::filesystem::path> files;
+  for (const char* dir : {"zoo", "production", "emitted"})
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(MLIR_CORPUS_DIR) / dir)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Every op of a region, depth first, with the types of the SSA names defined
+// so far (block arguments and results), so operands without a written type
+// get theirs.
+struct CorpusWalk {
+  std::map<std::string, MType> types;
+  std::function<void(const Operation&, const std::vector<MType>&)> visit;
+
+  void region(const Region& r) {
+    for (const Block& b : r.blocks) {
+      for (const BlockArg& a : b.args) types[a.name] = a.type;
+      for (const Operation& op : b.ops) {
+        std::vector<MType> operand_types;
+        for (size_t i = 0; i < op.operands.size(); ++i) {
+          if (i < op.operand_types.size() && op.operand_types[i].kind != MType::None) operand_types.push_back(op.operand_types[i]);
+          else if (auto it = types.find(op.operands[i]); it != types.end()) operand_types.push_back(it->second);
+          else operand_types.push_back(MType{});
+        }
+        visit(op, operand_types);
+        for (const Region& inner : op.regions) region(inner);
+        for (size_t i = 0; i < op.results.size() && i < op.result_types.size(); ++i) types[op.results[i]] = op.result_types[i];
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("value rules: every op of the corpus has a coverage entry, and every value op of it translates") {
+  std::map<std::string, int> uncovered, translated;
+  int files = 0;
+  for (const auto& path : corpus_files()) {
+    INFO(path.string());
+    std::string text = read_text(path);
+    if (text.find("module") == std::string::npos) continue;  // JAX failed to lower it: a jaxpr and an error
+    std::vector<ModuleAst> modules = parse_mlir(text, path.filename().string());
+    ++files;
+    for (const ModuleAst& m : modules)
+      for (const Func& f : m.funcs) {
+        CorpusWalk walk;
+        for (const BlockArg& a : f.args) walk.types[a.name] = a.type;
+        walk.visit = [&](const Operation& op, const std::vector<MType>& operand_types) {
+          const CoverageEntry* e = find_coverage(op.name);
+          if (!e) ++uncovered[op.name];
+          if (!e || e->status != "value rule") return;
+          Kernel k;
+          std::vector<Value> operands;
+          for (const MType& t : operand_types) {
+            REQUIRE_MESSAGE((t.is_scalar() || t.is_vector()), op.name << " at " << op.loc.str() << ": an operand of unknown type");
+            operands.push_back(k.b.param(import_value_type(t, op.loc), "x"));
+          }
+          try {
+            k.apply(op, operands);
+            ++translated[op.name];
+          } catch (const Error& err) {
+            FAIL_CHECK(err.formatted());
+          }
+        };
+        walk.region(f.body);
+      }
+  }
+  CHECK(files >= 20);
+  for (const auto& [name, n] : uncovered) FAIL_CHECK(name << " (" << n << " uses) has no coverage entry");
+  for (std::string op : {"tpu.matmul", "vector.multi_reduction", "tpu.iota", "arith.cmpf", "arith.select", "math.exp"})
+    CHECK_MESSAGE(translated[op] > 0, op);
+}
+
+namespace {
+
+// The ops of `text`'s first func applied one by one (value rules only) to
+// its arguments; `func.return` gives the outputs, run on `inputs`.
+std::vector<Array> run_text(const std::string& text, const std::vector<std::vector<double>>& inputs) {
+  std::vector<ModuleAst> modules = parse_mlir(text, "text.mlir");
+  REQUIRE(!modules.empty());
+  const Func& f = modules[0].funcs.at(0);
+  Kernel k;
+  std::map<std::string, Value> values;
+  for (size_t i = 0; i < f.args.size(); ++i) values[f.args[i].name] = k.param(import_value_type(f.args[i].type, f.loc), inputs.at(i));
+  std::vector<Value> outputs;
+  for (const Operation& op : f.body.blocks.at(0).ops) {
+    std::vector<Value> operands;
+    for (const std::string& name : op.operands) operands.push_back(values.at(name));
+    if (op.name == "func.return") {
+      outputs = operands;
+      break;
+    }
+    std::vector<Value> results = k.apply(op, operands);
+    for (size_t i = 0; i < results.size(); ++i) values[op.results[i]] = results[i];
+  }
+  return k.run(outputs);
+}
+
+}  // namespace
+
+TEST_CASE("value rules: from text: hex -inf, splats, reductions with the accumulator, matmul with transposed rhs") {
+  std::vector<Array> r = run_text(R"(module {
+  func.func @f(%x: vector<2x3xf32>, %w: vector<4x3xf32>, %acc: vector<2x4xf32>) -> (f32, vector<2xf32>, vector<2x4xf32>, vector<2x3xi32>) {
+    %ninf = arith.constant 0xFF800000 : f32
+    %cst = arith.constant dense<0xFF800000> : vector<2xf32>
+    %m = vector.multi_reduction <maximumf>, %x, %cst [1] : vector<2x3xf32> to vector<2xf32>
+    %d = tpu.matmul %x, %w, %acc {dimension_numbers = #tpu.dot_dimension_numbers<[1], [1], [0], [0], [0, 0, 1, 0], [], []>, transpose_lhs_hint = false} : vector<2x3xf32>, vector<4x3xf32>, vector<2x4xf32> -> vector<2x4xf32>
+    %i = tpu.iota {dimensions = array<i32: 1>} : vector<2x3xi32>
+    %c2 = arith.constant 2 : i32
+    %b = vector.broadcast %c2 : i32 to vector<2x3xi32>
+    %c = arith.cmpi slt, %i, %b : vector<2x3xi32>
+    %e = arith.extui %c : vector<2x3xi1> to vector<2x3xi32>
+    return %ninf, %m, %d, %e : f32, vector<2xf32>, vector<2x4xf32>, vector<2x3xi32>
+  }
+})",
+                                  {{1, 2, 3, 4, 5, 6}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1}, {100, 200, 300, 400, 500, 600, 700, 800}});
+  check_values(r[0], {-kInf});
+  check_values(r[1], {3, 6});
+  check_values(r[2], {101, 202, 303, 406, 504, 605, 706, 815});
+  check_values(r[3], {1, 1, 0, 1, 1, 0});
+}
+
+TEST_CASE("value rules: the remaining arith, math, vector and tpu rules on values that tell them apart") {
+  Kernel k;
+  Value p = k.param(Type::array(DType::i1, {4}), {1, 1, 0, 0});
+  Value q = k.param(Type::array(DType::i1, {4}), {1, 0, 1, 0});
+  Value x = k.param(Type::array(DType::f32, {4}), {0.5, -2.5, kInf, kNaN});
+  Value y = k.param(Type::array(DType::f32, {4}), {3, 2, 1, 1});
+  Value n = k.param(Type::array(DType::i32, {4}), {1, 0, -1, 256});
+  Value m = k.param(Type::array(DType::f32, {2, 2}), {1, 2, 3, 4});
+  Value acc = k.param(Type::scalar(DType::f32), {100});
+  auto f4 = [] { return vec({4}, "f32"); };
+  auto b4 = [] { return vec({4}, "i1"); };
+  std::vector<Value> outs = {
+      k.apply1(make_op("arith.cmpi", {b4()}, {{"predicate", int_attr(2)}}), {p, q}),  // slt: true is -1
+      k.apply1(make_op("arith.cmpi", {b4()}, {{"predicate", int_attr(6)}}), {p, q}),  // ult
+      k.apply1(make_op("arith.addi", {b4()}), {p, q}),
+      k.apply1(make_op("arith.muli", {b4()}), {p, q}),
+      k.apply1(make_op("math.fma", {f4()}), {x, y, y}),
+      k.apply1(make_op("math.log2", {f4()}), {y}),
+      k.apply1(make_op("math.isinf", {b4()}), {x}),
+      k.apply1(make_op("math.isnan", {b4()}), {x}),
+      k.apply1(make_op("math.isfinite", {b4()}), {x}),
+      k.apply1(make_op("math.round", {f4()}), {x}),
+      k.apply1(make_op("math.roundeven", {f4()}), {x}),
+      k.apply1(make_op("math.ctlz", {vec({4}, "i32")}), {n}),
+      k.apply1(make_op("math.ctpop", {vec({4}, "i32")}), {n}),
+      k.apply1(make_op("arith.negf", {f4()}), {x}),
+      k.apply1(make_op("tpu.rotate", {f4()}, {{"amount", int_attr(3)}, {"dimension", int_attr(0)}}), {y}),
+      k.apply1(make_op("tpu.repeat", {vec({2, 4}, "f32")}, {{"dimension", int_attr(1)}, {"times", int_attr(2)}}), {m}),
+      k.apply1(make_op("tpu.reciprocal", {f4()}), {y}),
+      k.apply1(make_op("vector.reduction", {scalar("f32")}, {{"kind", str_attr("add")}}), {m, acc}),
+      k.apply1(make_op("vector.reduction", {scalar("i1")}, {{"kind", str_attr("xor")}}), {p}),
+      k.apply1(make_op("vector.fma", {f4()}), {y, y, x}),
+      k.apply1(make_op("math.atan", {f4()}), {y}),
+  };
+  CHECK(k.apply(make_op("tpu.trace_value", {}), {acc}).empty());
+  CHECK(k.apply(make_op("tpu.prng_set_seed_32", {}), {k.param(Type::scalar(DType::i32), {7})}).empty());
+  Value bits = k.apply1(make_op("tpu.prng_random_bits", {vec({8, 128}, "i32")}), {});
+  CHECK(bits.type() == Type::array(DType::i32, {8, 128}));
+  CHECK(k.count("prng_seed") == 1);
+  std::vector<Array> r = k.run(outs);
+  check_values(r[0], {0, 1, 0, 0});
+  check_values(r[1], {0, 0, 1, 0});
+  check_values(r[2], {0, 1, 1, 0});
+  check_values(r[3], {1, 0, 0, 0});
+  check_values(r[4], {4.5, -3, kInf, kNaN});
+  check_near(r[5], {std::log2(3.0), 1, 0, 0});
+  check_values(r[6], {0, 0, 1, 0});
+  check_values(r[7], {0, 0, 0, 1});
+  check_values(r[8], {1, 1, 0, 0});
+  check_values(r[9], {1, -3, kInf, kNaN});
+  check_values(r[10], {0, -2, kInf, kNaN});
+  check_values(r[11], {31, 32, 0, 23});
+  check_values(r[12], {1, 0, 32, 1});
+  check_values(r[13], {-0.5, 2.5, -kInf, kNaN});
+  check_values(r[14], {2, 1, 1, 3});
+  check_values(r[15], {1, 2, 1, 2, 3, 4, 3, 4});
+  check_values(r[16], {1.0f / 3.0f, 0.5, 1, 1});
+  check_values(r[17], {110});
+  check_values(r[18], {0});
+  check_values(r[19], {9.5, 1.5, kInf, kNaN});
+  check_near(r[20], {std::atan(3.0), std::atan(2.0), std::atan(1.0), std::atan(1.0)});
+}
+
+TEST_CASE("value rules: cf.assert stops the run with its message where the condition is false") {
+  Kernel k;
+  Value c = k.param(Type::scalar(DType::i1), {0});
+  Attr msg = str_attr("x must be positive");
+  CHECK(k.apply(make_op("cf.assert", {}, {{"msg", msg}}), {c}).empty());
+  CHECK(k.count("debug_check") == 1);
+  std::string error;
+  try {
+    k.run({});
+  } catch (const Error& e) {
+    error = e.formatted();
+  }
+  CHECK(contains(error, "x must be positive"));
 }
