@@ -349,11 +349,12 @@ TEST_CASE("JAX production kernels import and verify") {
       {"flash_attention_bwd_1", "f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128] -> f32[2,4,512,128], f32[2,4,512,128]"},
       {"flash_attention_bwd_2", "f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128] -> f32[2,4,512,128]"},
   };
-  for (const auto& [name, shapes] : kernels) {
+  for (const auto& kernel : kernels) {
+    const std::string& name = kernel.first;
     CAPTURE(name);
     const std::string path = source_path("tests/frontends/corpus/production/" + name + ".mlir");
     MosaicImportOptions o;
-    o.shapes = shapes;
+    o.shapes = kernel.second;
     try {
       Module m = import_mosaic(testing::read_file(path), path, o);
       std::vector<Type> types = m.entry()->param_types();
