@@ -341,7 +341,7 @@ TEST_CASE("JAX zoo: the double-buffered DMA pipeline doubles its input") {
 
 // ---- production kernels: import and verify ---------------------------------------
 
-TEST_CASE("JAX production kernels import and verify") {
+TEST_CASE("JAX production kernels import, verify, prove with no FAILED and run") {
   const std::vector<std::pair<std::string, std::string>> kernels = {
       {"flash_attention_fwd_0", "f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128] -> f32[2,4,512,128]"},
       {"matmul_0", "f32[1024,1024], f32[1024,1024] -> f32[1024,1024]"},
@@ -357,6 +357,7 @@ TEST_CASE("JAX production kernels import and verify") {
     o.shapes = kernel.second;
     try {
       Module m = import_mosaic(testing::read_file(path), path, o);
+      check_proved(m);
       std::vector<Type> types = m.entry()->param_types();
       std::vector<Array> out = run_function(m, "main", inputs_for(types, 5));
       for (const Array& a : out)
@@ -467,3 +468,4 @@ TEST_CASE("import errors are located in the Mosaic text or in --shapes") {
   // Malformed text: the parser's located error, no crash.
   CHECK(import_error("module {\n  func.func @k(%arg0: i32 {\n").rfind("t.mlir:", 0) == 0);
 }
+
