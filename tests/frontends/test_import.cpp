@@ -477,6 +477,17 @@ TEST_CASE("scf.for with a static step other than 1 loops over the trip count") {
   CHECK(import_error(loop_kernel("0", "8", "%dyn")) == "t.mlir:8:5: error: `scf.for`: loops with a dynamic step are not imported");
 }
 
+TEST_CASE("several modules in one text: one func each, symbols renamed to stay unique, --shapes split by ';'") {
+  const std::string two = copy_kernel("", kWindows) + copy_kernel("", kWindows);
+  Module m = import_mosaic(two, "t.mlir");
+  for (const char* name : {"main", "main_1", "k", "k_1", "transform_0", "transform_0_1", "transform_1_1"})
+    CHECK_MESSAGE(m.find(name) != nullptr, name);
+  Module given = import_text(two, {"f32[16,128] -> f32[16,128]", "f32[32,128] -> f32[32,128]"});
+  CHECK(given.entry("main_1")->param_types()[0] == Type::array(DType::f32, {32, 128}));
+  CHECK(import_error(two, "f32[16,128] -> f32[16,128]") ==
+        "--shapes:1:1: error: --shapes gives 1 signatures (separated by ';') for 2 modules");
+}
+
 TEST_CASE("import errors are located in the Mosaic text or in --shapes") {
   // An op without a rule, at its line and column.
   CHECK(import_error(copy_kernel("    \"tpu.frobnicate\"() : () -> ()\n", kWindows)) ==
