@@ -134,22 +134,30 @@ struct Func {
   std::vector<std::vector<std::pair<std::string, Attr>>> arg_attrs;  // one dict per arg (often empty)
   std::vector<MType> results;
   std::vector<std::pair<std::string, Attr>> attrs;  // the `attributes {...}` dictionary
-  Region body;  // empty for a declaration
+  Region body;  // empty for a declaration; its entry block's args are `args`
 
   const Attr* attr(std::string_view key) const;
 };
 
 struct ModuleAst {
   Loc loc;
-  std::string leading_comment;  // the `// ...` line just before `module`, if any
+  // The `// ...` line just before `module`, if any, as written (`//`
+  // included, trailing blanks dropped): `tessera emit mosaic` names the
+  // pallas_call there ("// examples/add.tsr:19:3: pallas_call of @add_kernel").
+  std::string leading_comment;
   std::vector<Func> funcs;
   std::vector<std::pair<std::string, Attr>> attrs;  // `module attributes {...}`
 };
 
 // Every `module { ... }` of a text, in order. Text outside modules is skipped
-// (the kernel jaxpr that `pallas_call(debug=True)` prints first, comments).
-// A text with no module is an error. Throws tessera::Error at the offending
-// line:col for malformed text.
+// (the kernel jaxpr that `pallas_call(debug=True)` prints first, comments),
+// except alias definitions (`#map = ...`, `!t = ...`, substituted on use) and
+// `#loc = loc(...)` lines (dropped, as are `loc(...)` trailers). A module
+// starts at a line whose first word is `module` followed by `{`,
+// `attributes` or `@name`. A text with no module is an error. Throws
+// tessera::Error at the offending line:col for malformed text, including an
+// op in pretty syntax the parser has no form for (the generic form of any op
+// parses), and input nested deeper than 256 regions / attributes / types.
 std::vector<ModuleAst> parse_mlir(std::string_view text, const std::string& filename);
 
 }  // namespace tessera::mlir_text
