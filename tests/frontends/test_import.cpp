@@ -341,7 +341,7 @@ TEST_CASE("JAX zoo: the double-buffered DMA pipeline doubles its input") {
 
 // ---- production kernels: import and verify ---------------------------------------
 
-TEST_CASE("JAX production kernels import and verify") {
+TEST_CASE("JAX production kernels import, verify, prove with no FAILED and run") {
   const std::vector<std::pair<std::string, std::string>> kernels = {
       {"flash_attention_fwd_0", "f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128] -> f32[2,4,512,128]"},
       {"matmul_0", "f32[1024,1024], f32[1024,1024] -> f32[1024,1024]"},
@@ -349,13 +349,15 @@ TEST_CASE("JAX production kernels import and verify") {
       {"flash_attention_bwd_1", "f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128] -> f32[2,4,512,128], f32[2,4,512,128]"},
       {"flash_attention_bwd_2", "f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128], f32[2,4,512,128] -> f32[2,4,512,128]"},
   };
-  for (const auto& [name, shapes] : kernels) {
+  for (const auto& kernel : kernels) {
+    const std::string& name = kernel.first;
     CAPTURE(name);
     const std::string path = source_path("tests/frontends/corpus/production/" + name + ".mlir");
     MosaicImportOptions o;
-    o.shapes = shapes;
+    o.shapes = kernel.second;
     try {
       Module m = import_mosaic(testing::read_file(path), path, o);
+      check_proved(m);
       std::vector<Type> types = m.entry()->param_types();
       std::vector<Array> out = run_function(m, "main", inputs_for(types, 5));
       for (const Array& a : out)
@@ -425,6 +427,67 @@ TEST_CASE("the copy kernel imports with inferred and with given shapes, and copi
   check_outputs_equal(run_function(given, "main", in), in, 0);
 }
 
+namespace {
+// Out = the sum of i over `scf.for %i = %lo to %hi step %step`, splat over 8x128.
+std::string loop_kernel(const std::string& lo, const std::string& hi, const std::string& step) {
+  return "module {\n"
+         "  func.func @k(%arg0: i32, %n: memref<1xi32, #tpu.memory_space<smem>>, %o: memref<8x128xf32, #tpu.memory_space<vmem>>) "
+         "attributes {dimension_semantics = [#tpu.dimension_semantics<arbitrary>], iteration_bounds = array<i64: 1>, "
+         "scalar_prefetch = 1 : i64, scratch_operands = 0 : i64, tpu.core_type = #tpu.core_type<tc>, window_params = "
+         "[{transform_indices = @transform_0, window_bounds = array<i64: 8, 128>}]} {\n"
+         "    %c0 = arith.constant 0 : index\n"
+         "    %dyn = memref.load %n[%c0] : memref<1xi32, #tpu.memory_space<smem>>\n"
+         "    %lo = arith.constant " + lo + " : i32\n"
+         "    %hi = arith.constant " + hi + " : i32\n"
+         "    %z = arith.constant 0 : i32\n"
+         "    %s = scf.for %i = %lo to %hi step " + step + " iter_args(%acc = %z) -> (i32) : i32 {\n"
+         "      %a = arith.addi %acc, %i : i32\n"
+         "      scf.yield %a : i32\n"
+         "    }\n"
+         "    %f = arith.sitofp %s : i32 to f32\n"
+         "    %v = vector.broadcast %f : f32 to vector<8x128xf32>\n"
+         "    tpu.vector_store %o[%c0, %c0], %v {strides = array<i32>} : memref<8x128xf32, #tpu.memory_space<vmem>>, vector<8x128xf32>,\n"
+         "    return\n"
+         "  }\n"
+         "  func.func @transform_0(%arg0: i32, %n: memref<1xi32, #tpu.memory_space<smem>>) -> (i32, i32) {\n"
+         "    %c0_i32 = arith.constant 0 : i32\n"
+         "    return %c0_i32, %c0_i32 : i32, i32\n"
+         "  }\n"
+         "}\n";
+}
+
+double loop_sum(const std::string& text) {
+  Module m = import_mosaic(text, "t.mlir");
+  Array n(DType::i32, {1});
+  n.set(0, 3);
+  return run_function(m, "main", {n})[0].get(0);
+}
+}  // namespace
+
+TEST_CASE("scf.for with a static step other than 1 loops over the trip count") {
+  CHECK(loop_sum(loop_kernel("0", "8", "%hi")) == 0);  // step 8: the one iteration i = 0
+  CHECK(loop_sum(loop_kernel("1", "8", "%lo")) == 28);  // step 1: 1 + ... + 7
+  std::string two = testing::replace_once(loop_kernel("1", "8", "%two"), "    %z = ", "    %two = arith.constant 2 : i32\n    %z = ");
+  CHECK(loop_sum(two) == 1 + 3 + 5 + 7);
+  std::string three = testing::replace_once(loop_kernel("2", "9", "%three"), "    %z = ", "    %three = arith.constant 3 : i32\n    %z = ");
+  CHECK(loop_sum(three) == 2 + 5 + 8);
+  std::string empty = testing::replace_once(loop_kernel("9", "2", "%three"), "    %z = ", "    %three = arith.constant 3 : i32\n    %z = ");
+  CHECK(loop_sum(empty) == 0);
+  // A step only known at run time is refused, at the loop.
+  CHECK(import_error(loop_kernel("0", "8", "%dyn")) == "t.mlir:8:5: error: `scf.for`: loops with a dynamic step are not imported");
+}
+
+TEST_CASE("several modules in one text: one func each, symbols renamed to stay unique, --shapes split by ';'") {
+  const std::string two = copy_kernel("", kWindows) + copy_kernel("", kWindows);
+  Module m = import_mosaic(two, "t.mlir");
+  for (const char* name : {"main", "main_1", "k", "k_1", "transform_0", "transform_0_1", "transform_1_1"})
+    CHECK_MESSAGE(m.find(name) != nullptr, name);
+  Module given = import_text(two, {"f32[16,128] -> f32[16,128]", "f32[32,128] -> f32[32,128]"});
+  CHECK(given.entry("main_1")->param_types()[0] == Type::array(DType::f32, {32, 128}));
+  CHECK(import_error(two, "f32[16,128] -> f32[16,128]") ==
+        "--shapes:1:1: error: --shapes gives 1 signatures (separated by ';') for 2 modules");
+}
+
 TEST_CASE("import errors are located in the Mosaic text or in --shapes") {
   // An op without a rule, at its line and column.
   CHECK(import_error(copy_kernel("    \"tpu.frobnicate\"() : () -> ()\n", kWindows)) ==
@@ -466,3 +529,4 @@ TEST_CASE("import errors are located in the Mosaic text or in --shapes") {
   // Malformed text: the parser's located error, no crash.
   CHECK(import_error("module {\n  func.func @k(%arg0: i32 {\n").rfind("t.mlir:", 0) == 0);
 }
+

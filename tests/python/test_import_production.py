@@ -8,7 +8,9 @@ NumPy references of import_references.py:
   operands are valid in);
 - tessera's own reverse mode of the imported flash attention forward kernel
   gives the dq, dk and dv of the reference, and of JAX's hand-written backward
-  kernels (imported too) run on the same inputs, and its kernels are proved.
+  kernels (imported too) run on the same inputs; its kernels are proved, and
+  run on two cores with the race detector in a shuffled grid order they give
+  the same numbers.
 
 Tolerances (float32 kernels against float64 references): the largest
 absolute error at most REL_TOL times the largest magnitude of the reference,
@@ -228,6 +230,13 @@ def vjp_of_forward():
         raise
 
 
+@functools.lru_cache(maxsize=None)
+def vjp_outputs():
+    """(o, dq, dk, dv): the vjp run on the flash attention inputs, with do as the cotangent of o."""
+    q, k, v, do = flash_inputs()
+    return tuple(run_timed(vjp_of_forward(), [q, k, v, do], "vjp of flash_attention_fwd_0"))
+
+
 @unittest.skipUnless(HAVE_IMPORTER, NO_IMPORTER)
 class ReverseModeOfImportedFlashAttention(Checks):
     """The demonstration: reverse mode of JAX's forward kernel, by tessera, against JAX's backward kernels."""
@@ -238,7 +247,7 @@ class ReverseModeOfImportedFlashAttention(Checks):
         self.assertEqual([t for _, t in vjp.parameters()], [ATTN] * 4)  # q, k, v and the cotangent of o
         self.assertEqual(vjp.results(), [ATTN] * 4)  # o, dq, dk, dv
         q, k, v, do = flash_inputs()
-        o, dq, dk, dv = run_timed(vjp, [q, k, v, do], "vjp of flash_attention_fwd_0")
+        o, dq, dk, dv = vjp_outputs()
         want = ref.flash_attention_vjp(q, k, v, do)
         self.assert_close(o, ref.flash_attention_forward(q, k, v), "vjp's o against the reference")
         for got, expected, label in zip((dq, dk, dv), want, ("dq", "dk", "dv")):
@@ -256,6 +265,16 @@ class ReverseModeOfImportedFlashAttention(Checks):
     @expected_failure_if(VJP_REFUSAL)
     def test_vjp_of_forward_is_proved(self):
         self.assert_no_failed_claim(vjp_of_forward(), "vjp of flash_attention_fwd_0")
+
+    @expected_failure_if(VJP_REFUSAL)
+    def test_vjp_of_forward_runs_race_free_in_any_grid_order(self):
+        """Its kernels on two cores with the race detector and a shuffled grid order: the same numbers."""
+        q, k, v, do = flash_inputs()
+        start = time.perf_counter()
+        again = tessera.run(vjp_of_forward(), [q, k, v, do], cores=2, detect_races=True, grid_seed=3)
+        print(f"  vjp on 2 cores, race detector on, grid seed 3: {time.perf_counter() - start:.2f} s")
+        for got, want in zip(again, vjp_outputs()):
+            np.testing.assert_array_equal(got, want)
 
     @unittest.skipIf(VJP_REFUSAL is None, "tessera's vjp is expected to accept the kernel")
     def test_vjp_refusal_is_the_known_one(self):
