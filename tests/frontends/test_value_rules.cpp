@@ -549,7 +549,8 @@ TEST_CASE("value rules: every 'value rule' of the coverage table has a rule, and
     CHECK(find_coverage(e.op) == &e);
     CHECK((value_rules().count(e.op) == 1) == (e.status == "value rule"));
   }
-  for (const auto& [name, rule] : value_rules()) {
+  for (const auto& entry : value_rules()) {
+    const std::string& name = entry.first;
     INFO(name);
     const CoverageEntry* e = find_coverage(name);
     REQUIRE(e);
