@@ -78,10 +78,18 @@ std::shared_ptr<ModuleHandle> parse(const py::object& source, const std::string&
 
 // tessera.import_mosaic: Mosaic TPU text (a path or the text), as `tessera import mosaic`.
 std::shared_ptr<ModuleHandle> import_mosaic_text(const py::object& source, const std::optional<std::string>& shapes,
-                                                 const std::string& filename) {
+                                                 const py::object& devices, const std::string& filename) {
   auto [text, name] = source_text(source, filename, "tessera.import_mosaic", {".mlir", ".txt"});
   MosaicImportOptions opts;
   opts.shapes = shapes;
+  // An int, or the CLI's text; a tuple is a mesh shape, refused unless 1-D.
+  if (py::isinstance<py::str>(devices)) opts.devices = parse_devices(devices.cast<std::string>());
+  else if (py::isinstance<py::tuple>(devices) || py::isinstance<py::list>(devices)) {
+    std::string shape;
+    for (const py::handle& d : devices) shape += (shape.empty() ? "" : "x") + py::str(d).cast<std::string>();
+    opts.devices = parse_devices(shape);
+  }
+  else if (!devices.is_none()) opts.devices = devices.cast<int64_t>();
   auto h = std::make_shared<ModuleHandle>();
   h->module = import_mosaic(text, name, opts);
   h->source_name = name;
@@ -153,11 +161,12 @@ void bind_module(py::module_& m) {
         "`filename` names text in error locations. Raises tessera.Error at the first syntax or type error. "
         "The module is not verified: call Module.verify().");
   m.def("import_mosaic", &import_mosaic_text, py::arg("source"), py::arg("shapes") = py::none(),
-        py::arg("filename") = "<string>",
+        py::arg("devices") = py::none(), py::arg("filename") = "<string>",
         "Reads Mosaic TPU MLIR text (a path, or the text) as a tessera module, as `tessera import mosaic`: "
         "the index maps, the kernel and @main holding one pallas_call. `shapes` is the pallas_call's "
         "signature, 'T, T -> T' (dynamic grid sizes, scalar prefetch, inputs -> outputs); it may be left "
-        "out when the module allows inferring it. Raises tessera.Error located in the Mosaic text.");
+        "out when the module allows inferring it. `devices=N` runs it on a 1-D mesh of N devices (pmap axis "
+        "`dev`; operands gain a leading axis of N), as --devices. Raises tessera.Error located in the Mosaic text.");
   m.def("opt", &opt, py::arg("module"), py::arg("passes"), py::arg("func") = "", py::arg("verify_each") = false,
         "Runs a pass pipeline, as `tessera opt --passes=PIPELINE`: e.g. 'vmap{axis_size=3},jvp,discharge,dce'. "
         "`func` is the function the passes transform (default main). Returns a new Module.");

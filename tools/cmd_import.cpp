@@ -33,6 +33,10 @@ int cmd_import(const Argv& argv) {
   a.flag("--shapes", "SIG",
          "the pallas_call's operand and result types, `T, T, ... -> T, ...` (dynamic grid sizes, scalar "
          "prefetch, inputs -> outputs); `;` between modules");
+  a.flag("--devices", "N",
+         "run the kernel on a 1-D mesh of N devices: @main takes each operand with a leading axis of N and "
+         "maps the pallas_call over it (pmap axis `dev`); needed by kernels with remote DMAs or signals, a "
+         "barrier semaphore or tpu.device_id. --shapes stays per device");
   a.flag("-o", "FILE", "write the module to FILE instead of stdout");
   a.toggle("--coverage", "print every Mosaic op and how it is imported, then exit");
   if (!a.parse(argv)) return a.exit_code();
@@ -51,6 +55,7 @@ int cmd_import(const Argv& argv) {
   const std::string& path = a.positionals()[1];
   MosaicImportOptions opts;
   if (a.has("--shapes")) opts.shapes = a.get("--shapes");
+  if (a.has("--devices")) opts.devices = parse_devices(a.get("--devices"));
   // Throws a located Error, which main prints.
   Module m = import_mosaic(read_source(path), source_name(path), opts);
   std::string text = print_module(m);

@@ -2,13 +2,16 @@
 // maps, a kernel and a func holding one pallas_call, then verify the result.
 #include "frontends/mosaic/mosaic_import.h"
 
+#include <charconv>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "frontends/mosaic/body_translator.h"
 #include "frontends/mosaic/mlir_ast.h"
 #include "frontends/mosaic/signature_import.h"
 #include "ir/builder.h"
+#include "ir/primitive.h"
 #include "transforms/pass.h"
 #include "verify/verify.h"
 
@@ -66,10 +69,72 @@ void collect_uses(const Region& r, std::set<std::string>& out) {
     }
 }
 
+// ---- kernels that talk to other devices ----------------------------------
+
+// The device axis of an imported multi-device pallas_call.
+const char* const kDeviceAxis = "dev";
+
+// What makes `op` need the device mesh, or "" when it does not: remote DMAs
+// and signals name a device, a barrier semaphore synchronises devices, and
+// the device id is an index into the mesh.
+std::string mesh_need(const Operation& op) {
+  if (op.name == "tpu.enqueue_dma" && !op.segment(4).empty()) return "`tpu.enqueue_dma` to another device";
+  if (op.name == "tpu.sem_signal" && !operand_groups(op, 2, 5)[2].empty()) return "`tpu.sem_signal` to another device";
+  if (op.name == "tpu.sem_barrier") return "`tpu.sem_barrier` (a barrier across devices)";
+  if (op.name == "tpu.device_id") return "`tpu.device_id`";
+  return "";
+}
+
+// The first op of `r`, in text order, that needs the device mesh.
+const Operation* first_mesh_need(const Region& r) {
+  for (const Block& b : r.blocks)
+    for (const Operation& op : b.ops) {
+      if (!mesh_need(op).empty()) return &op;
+      for (const Region& inner : op.regions)
+        if (const Operation* found = first_mesh_need(inner)) return found;
+    }
+  return nullptr;
+}
+
+bool uses_op(const Region& r, std::string_view name) {
+  for (const Block& b : r.blocks)
+    for (const Operation& op : b.ops) {
+      if (op.name == name) return true;
+      for (const Region& inner : op.regions)
+        if (uses_op(inner, name)) return true;
+    }
+  return false;
+}
+
+// `tpu.device_id` is imported as `device_id`, the flat id; on a 1-D mesh it
+// is the index along the device axis, which is what tessera's prover and
+// pmap reason about.
+void device_ids_to_axis_index(Body& body) {
+  for (Op& op : body.ops()) {
+    if (op.name() == "device_id") {
+      op.prim = &prim("axis_index");
+      op.params = {{"axis_name", std::string(kDeviceAxis)}};
+    }
+    for (const BodyPtr& inner : op.nested_bodies()) device_ids_to_axis_index(*inner);
+  }
+}
+
+Type with_device_axis(const Type& t, int64_t devices) {
+  Shape s{devices};
+  s.insert(s.end(), t.shape().begin(), t.shape().end());
+  return Type::array(t.dtype(), s);
+}
+
+const Loc& devices_loc() {
+  static const Loc loc{std::make_shared<const std::string>("--devices"), 1, 1};
+  return loc;
+}
+
 class ModuleTranslator {
  public:
-  ModuleTranslator(Module& out, const ModuleAst& ast, const KernelSignature& sig, const CallTypes& types)
-      : out_(out), ast_(ast), sig_(sig), types_(types) {}
+  ModuleTranslator(Module& out, const ModuleAst& ast, const KernelSignature& sig, const CallTypes& types,
+                   std::optional<int64_t> devices)
+      : out_(out), ast_(ast), sig_(sig), types_(types), devices_(devices) {}
 
   void translate(const std::string& func_name) {
     const Func& k = *sig_.kernel;
@@ -87,14 +152,17 @@ class ModuleTranslator {
       (w < n_in ? in_specs : out_specs).push_back(window_spec(win, full, squeezed_.back(), map));
     }
     BodyPtr kernel = translate_kernel();
+    if (devices_) device_ids_to_axis_index(*kernel);
 
     BodyPtr main = make_body(out_.find(func_name) ? out_.unique_name(func_name) : func_name, BodyKind::func);
     main->set_loc(ast_.loc);
     Builder b(*main);
     b.set_loc(k.loc);
     std::vector<Value> operands;
-    for (size_t i = 0; i < types_.operands.size(); ++i)
-      operands.push_back(b.param(types_.operands[i], i < n_dyn ? "n" + std::to_string(i) : "x" + std::to_string(i)));
+    for (size_t i = 0; i < types_.operands.size(); ++i) {
+      const Type t = devices_ ? with_device_axis(types_.operands[i], *devices_) : types_.operands[i];
+      operands.push_back(b.param(t, i < n_dyn ? "n" + std::to_string(i) : "x" + std::to_string(i)));
+    }
     std::vector<std::string> semantics = sig_.semantics;
     Params params{{"kernel", kernel},
                   {"grid", sig_.grid},
@@ -104,11 +172,32 @@ class ModuleTranslator {
                   {"num_scalar_prefetch", static_cast<int64_t>(prefetch_.size())},
                   {"scratch", sig_.scratch},
                   {"dimension_semantics", semantics}};
-    b.ret(b.emit("pallas_call", operands, std::move(params)));
+    // JAX passes a barrier's collective id in the custom call, not in the
+    // module; any id names the one collective of this call.
+    if (uses_op(k.body, "tpu.sem_barrier")) params.push_back({"collective_id", int64_t{0}});
+    b.ret(devices_ ? b.emit("pmap", operands, per_device_params(std::move(params)))
+                   : b.emit("pallas_call", operands, std::move(params)));
     out_.add(main);
   }
 
  private:
+  // pmap over the device axis of a body taking each device's slice of the
+  // operands and running the pallas_call on it.
+  Params per_device_params(Params call_params) {
+    BodyPtr body = make_body("per_device", BodyKind::fn);
+    body->set_loc(ast_.loc);
+    Builder b(*body);
+    b.set_loc(sig_.kernel->loc);
+    std::vector<Value> slices;
+    for (size_t i = 0; i < types_.operands.size(); ++i) slices.push_back(b.param(types_.operands[i], "s" + std::to_string(i)));
+    b.ret(b.emit("pallas_call", slices, std::move(call_params)));
+    return {{"body", body},
+            {"axis_name", std::string(kDeviceAxis)},
+            {"axis_size", *devices_},
+            {"in_axes", std::vector<int64_t>(types_.operands.size(), 0)},
+            {"out_axes", std::vector<int64_t>(types_.results.size(), 0)}};
+  }
+
   BodyPtr index_map(const Func& transform) {
     auto it = maps_.find(transform.name);
     if (it != maps_.end()) return it->second;
@@ -158,9 +247,21 @@ class ModuleTranslator {
   std::vector<Type> prefetch_;
   std::map<std::string, BodyPtr> maps_;
   std::vector<std::vector<bool>> squeezed_;  // per window
+  std::optional<int64_t> devices_;
 };
 
 }  // namespace
+
+int64_t parse_devices(std::string_view text) {
+  const std::string shown = "`" + std::string(text) + "`";
+  if (text.find_first_of("x,") != std::string_view::npos)
+    throw Error(devices_loc(), shown + ": only 1-D meshes are supported (--devices N, the number of devices)");
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1)
+    throw Error(devices_loc(), shown + " is not a number of devices: give --devices N with N >= 1");
+  return n;
+}
 
 Module import_mosaic(std::string_view text, const std::string& filename, const MosaicImportOptions& options) {
   const std::vector<ModuleAst> modules = parse_mlir(text, filename);
@@ -172,9 +273,15 @@ Module import_mosaic(std::string_view text, const std::string& filename, const M
                   "--shapes gives " + std::to_string(shapes.size()) + " signatures (separated by ';') for " +
                       std::to_string(modules.size()) + " modules");
   }
+  if (options.devices && *options.devices < 1)
+    throw Error(devices_loc(), std::to_string(*options.devices) + " is not a number of devices: give N >= 1");
   Module out;
   for (size_t i = 0; i < modules.size(); ++i) {
     const KernelSignature sig = read_signature(modules[i]);
+    if (!options.devices)
+      if (const Operation* op = first_mesh_need(sig.kernel->body))
+        throw Error(op->loc, mesh_need(*op) +
+                                 ": the Mosaic module does not say how many devices there are; give --devices N");
     CallTypes types;
     if (options.shapes) {
       types = shapes[i];
@@ -182,7 +289,7 @@ Module import_mosaic(std::string_view text, const std::string& filename, const M
     } else {
       types = infer_shapes(sig);
     }
-    ModuleTranslator(out, modules[i], sig, types).translate(options.func_name);
+    ModuleTranslator(out, modules[i], sig, types, options.devices).translate(options.func_name);
   }
   // Mosaic text keeps reads whose value is unused (the emitter's old value
   // of a store, accumulator identities a reduction folds away): drop them,

@@ -9,6 +9,7 @@
 // the mapping and its limits.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,7 +29,20 @@ struct MosaicImportOptions {
   // Name of the func holding the pallas_call ("main"; with several modules
   // "main", "main_1", ...).
   std::string func_name = "main";
+  // The size of the 1-D device mesh the kernel runs on. A Mosaic module
+  // does not say it, yet a kernel that talks to other devices (remote DMAs
+  // and signals, a barrier semaphore, `tpu.device_id`) needs it. Given, the
+  // func takes every operand with a leading axis of this size (one slice per
+  // device; `shapes` stays per device) and runs the pallas_call in
+  // `pmap[axis_name=dev, axis_size=N, ...]`; `tpu.device_id` is then the
+  // index along `dev` (the emitter writes flat ids, the same on one axis).
+  std::optional<int64_t> devices;
 };
+
+// `--devices` text: a positive device count. Located errors (file
+// "--devices") for anything else, and for a mesh of several axes (`2x4`,
+// `2,4`): only 1-D meshes are supported.
+int64_t parse_devices(std::string_view text);
 
 // Parses and translates; the result verifies. Throws tessera::Error with a
 // location in `filename` (or "--shapes" for a bad signature).
