@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -101,9 +102,19 @@ void check_outputs_equal(const std::vector<Array>& got, const std::vector<Array>
   for (size_t i = 0; i < got.size(); ++i) CHECK_MESSAGE(rel_diff(got[i], want[i]) <= tol, "output " << i);
 }
 
+// The device count of the pmap around the pallas_calls of `f` (the
+// `--devices` its emitted text needs), or none.
+std::optional<int64_t> mesh_size(Body& f) {
+  for (Op& op : f.ops())
+    if (op.name() == "pmap" && !calls_of(*op.body_param("body")).empty()) return op.int_param("axis_size");
+  return std::nullopt;
+}
+
 // Imports `text` with one `--shapes` signature per module.
-Module import_text(const std::string& text, const std::vector<std::string>& shapes, const std::string& file = "t.mlir") {
+Module import_text(const std::string& text, const std::vector<std::string>& shapes, const std::string& file = "t.mlir",
+                   std::optional<int64_t> devices = std::nullopt) {
   MosaicImportOptions o;
+  o.devices = devices;
   std::string joined;
   for (size_t i = 0; i < shapes.size(); ++i) joined += (i ? "; " : "") + shapes[i];
   if (!shapes.empty()) o.shapes = joined;
@@ -111,6 +122,9 @@ Module import_text(const std::string& text, const std::vector<std::string>& shap
 }
 
 std::string func_name(size_t i) { return i == 0 ? "main" : "main_" + std::to_string(i); }
+
+// The pallas_call of imported func `i` (inside its pmap with --devices).
+const Op& imported_call(const Module& m, size_t i) { return *calls_of(*m.entry(func_name(i))).at(0); }
 
 // Emits every imported func's call again, in order.
 std::string emit_all(const Module& m, size_t n) {
@@ -193,15 +207,16 @@ std::string round_trip_problem(const std::string& path) {
   try {
     std::vector<std::string> shapes;
     for (const Op* c : calls) shapes.push_back(shapes_of(*c));
-    Module imported = import_text(text, shapes, path + ".mlir");
+    const std::optional<int64_t> devices = mesh_size(*m.entry());
+    Module imported = import_text(text, shapes, path + ".mlir", devices);
     Module swapped = parse_file(path);
     const std::vector<Op*> swapped_calls = calls_of(*swapped.entry());
-    for (size_t i = 0; i < calls.size(); ++i) substitute(*swapped_calls[i], imported.entry(func_name(i))->ops().back());
+    for (size_t i = 0; i < calls.size(); ++i) substitute(*swapped_calls[i], imported_call(imported, i));
     std::vector<Array> got = run_function(swapped, "main", in);
     for (size_t i = 0; i < got.size(); ++i)
       if (rel_diff(got[i], want[i]) > 1e-6) return "different numbers";
-    if (print_module(imported) != print_module(import_text(emit_all(imported, calls.size()), shapes, path + ".2.mlir")))
-      return "not a fixed point";
+    const std::string again = print_module(import_text(emit_all(imported, calls.size()), shapes, path + ".2.mlir", devices));
+    if (print_module(imported) != again) return "not a fixed point";
     return "ok";
   } catch (const Error& e) {
     return e.formatted();
@@ -217,13 +232,6 @@ TEST_CASE("round trip: every test kernel tessera emits imports, runs the same an
       {"tests/backends/mosaic/bool_refs.tsr", "has dtype bool in --shapes but i32 in the kernel"},
       // debug_print of a vector (tpu.log_buffer) has no import rule.
       {"tests/backends/mosaic/dma_sem_ops.tsr", "`tpu.log_buffer`: not imported"},
-      // Remote signals and DMAs need the device mesh (a pmap), which the Mosaic module does not hold.
-      {"tests/robustness/protocol_cases/dynamic_grid_per_device.tsr", "only valid inside a pmap or core_map"},
-      {"tests/robustness/protocol_cases/ring_of_one_skips_itself.tsr", "only valid inside a pmap or core_map"},
-      {"tests/robustness/protocol_cases/target_out_of_range_one_device.tsr", "only valid inside a pmap or core_map"},
-      {"tests/robustness/protocol_cases/prefetch_split_amount.tsr", "only valid inside a pmap or core_map"},
-      {"examples/halo_exchange.tsr", "only valid inside a pmap or core_map"},
-      {"examples/ring_allreduce.tsr", "only valid inside a pmap or core_map"},
   };
   int ok = 0;
   for (const std::string dir : {"examples", "tests"})
@@ -238,7 +246,19 @@ TEST_CASE("round trip: every test kernel tessera emits imports, runs the same an
       ok += r == "ok";
     }
   MESSAGE(ok << " kernels round trip");
-  CHECK(ok >= 38);
+  CHECK(ok >= 41);
+}
+
+TEST_CASE("round trip: kernels that talk to other devices import with --devices of their pmap") {
+  for (const char* rel : {"examples/ring_allreduce.tsr", "examples/halo_exchange.tsr",
+                          "tests/robustness/protocol_cases/dynamic_grid_per_device.tsr",
+                          "tests/robustness/protocol_cases/ring_of_one_skips_itself.tsr",
+                          "tests/robustness/protocol_cases/target_out_of_range_one_device.tsr",
+                          "tests/robustness/protocol_cases/prefetch_split_amount.tsr"}) {
+    const std::string file = rel;
+    CAPTURE(file);
+    CHECK(round_trip_problem(source_path(rel)) == "ok");
+  }
 }
 
 // ---- check 2: JAX's zoo texts ---------------------------------------------------
