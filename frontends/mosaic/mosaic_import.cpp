@@ -2,6 +2,7 @@
 // maps, a kernel and a func holding one pallas_call, then verify the result.
 #include "frontends/mosaic/mosaic_import.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <memory>
@@ -252,15 +253,36 @@ class ModuleTranslator {
 
 }  // namespace
 
-int64_t parse_devices(std::string_view text) {
-  const std::string shown = "`" + std::string(text) + "`";
-  if (text.find_first_of("x,") != std::string_view::npos)
-    throw Error(devices_loc(), shown + ": only 1-D meshes are supported (--devices N, the number of devices)");
+namespace {
+
+// `text` as a whole decimal integer, or none.
+std::optional<int64_t> integer(std::string_view text) {
   int64_t n = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || n < 1)
-    throw Error(devices_loc(), shown + " is not a number of devices: give --devices N with N >= 1");
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return n;
+}
+
+// `2x4`, `2,4`: integers joined by `x` or `,` (a mesh shape).
+bool is_mesh_shape(std::string_view text) {
+  size_t parts = 0;
+  for (size_t start = 0; start <= text.size(); ++parts) {
+    const size_t end = std::min(text.find_first_of("x,", start), text.size());
+    if (!integer(text.substr(start, end - start))) return false;
+    start = end + 1;
+  }
+  return parts > 1;
+}
+
+}  // namespace
+
+int64_t parse_devices(std::string_view text) {
+  const std::string shown = "`" + std::string(text) + "`";
+  if (is_mesh_shape(text))
+    throw Error(devices_loc(), shown + ": only 1-D meshes are supported (--devices N, the number of devices)");
+  const std::optional<int64_t> n = integer(text);
+  if (!n || *n < 1) throw Error(devices_loc(), shown + " is not a number of devices: give --devices N with N >= 1");
+  return *n;
 }
 
 Module import_mosaic(std::string_view text, const std::string& filename, const MosaicImportOptions& options) {

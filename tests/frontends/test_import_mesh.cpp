@@ -182,9 +182,9 @@ TEST_CASE("--devices takes a positive count of a 1-D mesh; anything else is a lo
     }
     return std::string();
   };
-  for (const char* bad : {"0", "-2", "abc", "", "4devices", "3.5", " 4"})
+  for (const char* bad : {"0", "-2", "abc", "", "4devices", "3.5", " 4", "x", "2x", "x4"})
     CHECK(error(bad) == "--devices:1:1: error: `" + std::string(bad) + "` is not a number of devices: give --devices N with N >= 1");
-  for (const char* mesh : {"2x4", "2,4"})
+  for (const char* mesh : {"2x4", "2,4", "1x1x8"})
     CHECK(error(mesh) == "--devices:1:1: error: `" + std::string(mesh) +
                              "`: only 1-D meshes are supported (--devices N, the number of devices)");
   // The library checks a count given directly too.
