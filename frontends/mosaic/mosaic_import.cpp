@@ -86,30 +86,21 @@ std::string mesh_need(const Operation& op) {
   return "";
 }
 
-// The first op of `r`, in text order, that needs the device mesh.
-const Operation* first_mesh_need(const Region& r) {
+// The first op of `r`, in text order (nested regions included), that `is`.
+template <class Pred>
+const Operation* first_op(const Region& r, const Pred& is) {
   for (const Block& b : r.blocks)
     for (const Operation& op : b.ops) {
-      if (!mesh_need(op).empty()) return &op;
+      if (is(op)) return &op;
       for (const Region& inner : op.regions)
-        if (const Operation* found = first_mesh_need(inner)) return found;
+        if (const Operation* found = first_op(inner, is)) return found;
     }
   return nullptr;
 }
 
-bool uses_op(const Region& r, std::string_view name) {
-  for (const Block& b : r.blocks)
-    for (const Operation& op : b.ops) {
-      if (op.name == name) return true;
-      for (const Region& inner : op.regions)
-        if (uses_op(inner, name)) return true;
-    }
-  return false;
-}
-
-// `tpu.device_id` is imported as `device_id`, the flat id; on a 1-D mesh it
-// is the index along the device axis, which is what tessera's prover and
-// pmap reason about.
+// The `tpu.device_id` rule, which does not know the mesh, gives `device_id`,
+// the flat id. On a 1-D mesh that is the index along the device axis, which
+// is what tessera's prover reasons about per device.
 void device_ids_to_axis_index(Body& body) {
   for (Op& op : body.ops()) {
     if (op.name() == "device_id") {
@@ -129,6 +120,25 @@ Type with_device_axis(const Type& t, int64_t devices) {
 const Loc& devices_loc() {
   static const Loc loc{std::make_shared<const std::string>("--devices"), 1, 1};
   return loc;
+}
+
+// `text` as a whole decimal integer, or none.
+std::optional<int64_t> integer(std::string_view text) {
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return n;
+}
+
+// `2x4`, `2,4`: integers joined by `x` or `,` (a mesh shape).
+bool is_mesh_shape(std::string_view text) {
+  size_t parts = 0;
+  for (size_t start = 0; start <= text.size(); ++parts) {
+    const size_t end = std::min(text.find_first_of("x,", start), text.size());
+    if (!integer(text.substr(start, end - start))) return false;
+    start = end + 1;
+  }
+  return parts > 1;
 }
 
 class ModuleTranslator {
@@ -174,8 +184,9 @@ class ModuleTranslator {
                   {"scratch", sig_.scratch},
                   {"dimension_semantics", semantics}};
     // JAX passes a barrier's collective id in the custom call, not in the
-    // module; any id names the one collective of this call.
-    if (uses_op(k.body, "tpu.sem_barrier")) params.push_back({"collective_id", int64_t{0}});
+    // module; the call is the only collective of the program, so 0.
+    if (first_op(k.body, [](const Operation& op) { return op.name == "tpu.sem_barrier"; }))
+      params.push_back({"collective_id", int64_t{0}});
     b.ret(devices_ ? b.emit("pmap", operands, per_device_params(std::move(params)))
                    : b.emit("pallas_call", operands, std::move(params)));
     out_.add(main);
@@ -253,29 +264,6 @@ class ModuleTranslator {
 
 }  // namespace
 
-namespace {
-
-// `text` as a whole decimal integer, or none.
-std::optional<int64_t> integer(std::string_view text) {
-  int64_t n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return n;
-}
-
-// `2x4`, `2,4`: integers joined by `x` or `,` (a mesh shape).
-bool is_mesh_shape(std::string_view text) {
-  size_t parts = 0;
-  for (size_t start = 0; start <= text.size(); ++parts) {
-    const size_t end = std::min(text.find_first_of("x,", start), text.size());
-    if (!integer(text.substr(start, end - start))) return false;
-    start = end + 1;
-  }
-  return parts > 1;
-}
-
-}  // namespace
-
 int64_t parse_devices(std::string_view text) {
   const std::string shown = "`" + std::string(text) + "`";
   if (is_mesh_shape(text))
@@ -301,7 +289,7 @@ Module import_mosaic(std::string_view text, const std::string& filename, const M
   for (size_t i = 0; i < modules.size(); ++i) {
     const KernelSignature sig = read_signature(modules[i]);
     if (!options.devices)
-      if (const Operation* op = first_mesh_need(sig.kernel->body))
+      if (const Operation* op = first_op(sig.kernel->body, [](const Operation& o) { return !mesh_need(o).empty(); }))
         throw Error(op->loc, mesh_need(*op) +
                                  ": the Mosaic module does not say how many devices there are; give --devices N");
     CallTypes types;
