@@ -141,7 +141,17 @@ TEST_CASE("protocol bugs imported with --devices fail as the originals do, in ru
     CHECK((got.find("deadlock") == std::string::npos) == (want.find("deadlock") == std::string::npos));
     CHECK(kernel_verdict(imported, "semaphore balance") == prove::Verdict::failed);
     CHECK(kernel_verdict(original, "semaphore balance") == prove::Verdict::failed);
+    CHECK(print_module(import_with(emitted(imported), "f32[4,8] -> f32[4,8]", 1)) == print_module(imported));
   }
+  // Grid sizes computed per device: the imported call takes them as an
+  // operand with a leading device axis, and the balance stays unknown.
+  Module original = parse_file(source_path("tests/robustness/protocol_cases/dynamic_grid_per_device.tsr"));
+  const std::string shapes = "i32, f32[4,8] -> f32[4,8]";
+  Module imported = import_with(emitted(original), shapes, 2);
+  CHECK(imported.entry()->param_types()[0] == Type::array(DType::i32, {2}));
+  CHECK(kernel_verdict(original, "semaphore balance") == prove::Verdict::unknown);
+  CHECK(kernel_verdict(imported, "semaphore balance") == prove::Verdict::unknown);
+  CHECK(print_module(import_with(emitted(imported), shapes, 2)) == print_module(imported));
 }
 
 TEST_CASE("without --devices, the first op that talks to another device is one located error") {
