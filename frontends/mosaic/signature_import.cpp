@@ -4,6 +4,7 @@
 // and window_params.cpp.
 #include "frontends/mosaic/signature_import.h"
 
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <set>
@@ -88,7 +89,11 @@ int KernelSignature::num_dynamic_axes() const {
   return n;
 }
 
-KernelSignature read_signature(const ModuleAst& m) {
+namespace {
+
+// The signature as the kernel func spells it (read_signature, then, moves
+// written scalar prefetch into scratch).
+KernelSignature read_structure(const ModuleAst& m) {
   KernelSignature sig;
   for (const Func& f : m.funcs)
     if (f.attr("tpu.core_type")) {
@@ -141,6 +146,8 @@ KernelSignature read_signature(const ModuleAst& m) {
   }
   return sig;
 }
+
+}  // namespace
 
 // ---- --shapes ---------------------------------------------------------------
 
@@ -300,8 +307,9 @@ const Operation* return_of(const Func& f) {
 }
 
 // The kernel arguments the body writes to (stores, DMA targets), through
-// memref_slice / memref_squeeze views.
-void collect_writes(const Region& r, std::map<std::string, std::string>& root, std::set<std::string>& written) {
+// memref_slice / memref_squeeze views, each with its first write.
+using Writes = std::map<std::string, const Operation*>;
+void collect_writes(const Region& r, std::map<std::string, std::string>& root, Writes& written) {
   auto root_of = [&](const std::string& n) {
     auto it = root.find(n);
     return it == root.end() ? n : it->second;
@@ -312,10 +320,10 @@ void collect_writes(const Region& r, std::map<std::string, std::string>& root, s
         root[op.results[0]] = root_of(op.operands[0]);
       if ((op.name == "tpu.vector_store" || op.name == "vector.store" || op.name == "memref.store" ||
            op.name == "tpu.strided_store") && op.operands.size() >= 2)
-        written.insert(root_of(op.operands[1]));
+        written.emplace(root_of(op.operands[1]), &op);
       if (op.name == "tpu.enqueue_dma") {
         std::vector<std::string> target = op.attr("operandSegmentSizes") ? op.segment(2) : std::vector<std::string>{};
-        if (!target.empty()) written.insert(root_of(target[0]));
+        if (!target.empty()) written.emplace(root_of(target[0]), &op);
       }
       for (const Region& inner : op.regions) collect_writes(inner, root, written);
     }
@@ -369,7 +377,7 @@ CallTypes infer_shapes(const KernelSignature& sig) {
     fulls.push_back(Type::array(win.ref.dtype(), full));
   }
   std::map<std::string, std::string> root;
-  std::set<std::string> written;
+  Writes written;
   collect_writes(k.body, root, written);
   size_t first_out = sig.windows.size();
   while (first_out > 0 && written.count(sig.windows[first_out - 1].arg->name)) --first_out;
@@ -380,6 +388,113 @@ CallTypes infer_shapes(const KernelSignature& sig) {
   if (first_out == sig.windows.size()) need("the kernel writes none of its operands, so no output is known");
   for (size_t w = 0; w < sig.windows.size(); ++w) (w < first_out ? c.operands : c.results).push_back(fulls[w]);
   return c;
+}
+
+// ---- scalar prefetch the kernel writes (read_signature in the header) -----------
+
+namespace {
+
+bool uses(const Region& r, const std::string& name) {
+  for (const Block& b : r.blocks)
+    for (const Operation& op : b.ops) {
+      if (std::find(op.operands.begin(), op.operands.end(), name) != op.operands.end()) return true;
+      for (const Region& inner : op.regions)
+        if (uses(inner, name)) return true;
+    }
+  return false;
+}
+
+void rename_uses(Region& r, const std::string& from, const std::string& to) {
+  for (Block& b : r.blocks)
+    for (Operation& op : b.ops) {
+      std::replace(op.operands.begin(), op.operands.end(), from, to);
+      for (Region& inner : op.regions) rename_uses(inner, from, to);
+    }
+}
+
+void collect_names(const Region& r, std::set<std::string>& out) {
+  for (const Block& b : r.blocks) {
+    for (const BlockArg& a : b.args) out.insert(a.name);
+    for (const Operation& op : b.ops) {
+      out.insert(op.results.begin(), op.results.end());
+      for (const Region& inner : op.regions) collect_names(inner, out);
+    }
+  }
+}
+
+// The positions (among the scalar prefetch) of the Refs the kernel writes.
+// A written Ref that an index map reads is a located error at the write.
+std::vector<size_t> written_prefetch(const KernelSignature& sig) {
+  std::map<std::string, std::string> root;
+  Writes written;
+  collect_writes(sig.kernel->body, root, written);
+  std::vector<size_t> out;
+  for (size_t i = 0; i < sig.prefetch_args.size(); ++i) {
+    auto w = written.find(sig.prefetch_args[i]->name);
+    if (w == written.end()) continue;
+    const size_t param = sig.grid.size() + i;  // an index map's params: grid indices, then prefetch
+    for (const WindowOperand& win : sig.windows)
+      if (win.transform && param < win.transform->args.size() && uses(win.transform->body, win.transform->args[param].name))
+        throw Error(w->second->loc, "`" + w->second->name + "`: cannot write to scalar-prefetch Ref %" +
+                                        sig.prefetch_args[i]->name + ": the index map @" + win.transform->name +
+                                        " reads it, and on a TPU index maps see the kernel's writes to scalar "
+                                        "prefetch, which tessera cannot model");
+    out.push_back(i);
+  }
+  return out;
+}
+
+// Moves the prefetch Refs `carried` of kernel `k` into new scratch Refs (see
+// read_signature in the header).
+void carry_in_scratch(Func& k, const KernelSignature& sig, const std::vector<size_t>& carried) {
+  std::set<std::string> names;
+  for (const BlockArg& a : k.args) names.insert(a.name);
+  collect_names(k.body, names);
+  std::vector<int64_t> axes;
+  for (size_t a = 0; a < sig.semantics.size(); ++a)
+    if (sig.semantics[a] == "arbitrary") axes.push_back(static_cast<int64_t>(a));
+  Attr axes_attr;
+  axes_attr.kind = Attr::DenseArray;
+  axes_attr.ints = axes;
+  std::vector<Operation> inits;
+  for (size_t i : carried) {
+    const BlockArg prefetch = *sig.prefetch_args[i];
+    BlockArg state = prefetch;
+    state.name = prefetch.name + "_carried";
+    for (int n = 2; names.count(state.name); ++n) state.name = prefetch.name + "_carried" + std::to_string(n);
+    names.insert(state.name);
+    k.args.push_back(state);
+    if (!k.arg_attrs.empty()) k.arg_attrs.emplace_back();
+    k.body.blocks.at(0).args.push_back(state);
+    rename_uses(k.body, prefetch.name, state.name);
+    Operation init;
+    init.name = std::string(kCarriedPrefetchInit);
+    init.loc = prefetch.loc;
+    init.operands = {prefetch.name, state.name};
+    init.attrs.emplace_back("axes", axes_attr);
+    inits.push_back(std::move(init));
+  }
+  std::vector<Operation>& ops = k.body.blocks.at(0).ops;
+  ops.insert(ops.begin(), inits.begin(), inits.end());
+  Attr count;
+  count.kind = Attr::Int;
+  count.i = static_cast<int64_t>(sig.scratch_args.size() + carried.size());
+  auto it = std::find_if(k.attrs.begin(), k.attrs.end(), [](const auto& kv) { return kv.first == "scratch_operands"; });
+  if (it != k.attrs.end()) it->second = count;
+  else k.attrs.emplace_back("scratch_operands", count);
+}
+
+}  // namespace
+
+KernelSignature read_signature(const ModuleAst& m) {
+  KernelSignature sig = read_structure(m);
+  const std::vector<size_t> carried = written_prefetch(sig);
+  if (carried.empty()) return sig;
+  auto copy = std::make_shared<ModuleAst>(m);
+  carry_in_scratch(copy->funcs.at(static_cast<size_t>(sig.kernel - m.funcs.data())), sig, carried);
+  KernelSignature out = read_structure(*copy);
+  out.rewritten = std::move(copy);
+  return out;
 }
 
 }  // namespace tessera::mlir_text

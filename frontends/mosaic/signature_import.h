@@ -5,8 +5,10 @@
 // `--shapes` or inferred where the module determines them.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "frontends/mosaic/mlir_ast.h"
@@ -36,6 +38,9 @@ struct KernelSignature {
   std::vector<WindowOperand> windows;    // inputs, then outputs
   std::vector<const BlockArg*> scratch_args;
   std::vector<Type> scratch;
+  // Set when the kernel writes scalar prefetch (see read_signature): the
+  // module, rewritten, that `kernel` and the argument pointers point into.
+  std::shared_ptr<const ModuleAst> rewritten;
 
   int num_dynamic_axes() const;
 };
@@ -43,7 +48,31 @@ struct KernelSignature {
 // Reads the kernel func of `m` (the func with `tpu.core_type`). Located
 // errors for what the importer does not take (SparseCore kernels, a grid
 // without window_params, argument counts that do not add up).
+//
+// Scalar prefetch the kernel writes is carried state: on a TPU the prefetch
+// operands are copied into SMEM once and the kernel's writes persist from
+// grid step to grid step on that core (JAX's paged attention,
+// jax/experimental/pallas/ops/tpu/paged_attention/paged_attention_kernel.py,
+// keeps its buffer index and init flag there). tessera's prefetch values are
+// immutable call inputs, so such an operand becomes, in the kernel, one more
+// SMEM scratch Ref (argument `%<name>_carried`, after the kernel's scratch):
+// every use of the prefetch Ref in the body goes to the scratch, and an op
+// `kCarriedPrefetchInit` at the top of the body copies prefetch -> scratch
+// at the start of each chain of sequential grid steps (every `arbitrary`
+// axis's program id 0). State carried across a `parallel` axis depends on
+// the order and core the steps run on anyway (tessera's prover rejects it),
+// so the re-initialisation gives the TPU's values wherever the kernel is
+// race free. The prefetch operand stays a call operand and index-map
+// parameter. A written prefetch Ref an index map reads is a located error at
+// the write: on a TPU the index maps would see the kernel's writes, which
+// tessera cannot model.
 KernelSignature read_signature(const ModuleAst& m);
+
+// The op `read_signature` puts at the top of a kernel that carries state in
+// scalar prefetch: operands (prefetch Ref, scratch Ref), attribute `axes`
+// (the grid axes whose program ids must all be 0 for the copy). Its name
+// cannot be spelled in MLIR text, so no input op is taken for it.
+inline constexpr std::string_view kCarriedPrefetchInit = "<copy scalar prefetch into its carried scratch>";
 
 // The pallas_call's operand types (dynamic grid sizes, scalar prefetch,
 // inputs) and result types (outputs): full arrays.

@@ -6,6 +6,7 @@
 
 #include "frontends/mosaic/body_translator.h"
 #include "frontends/mosaic/import_rules.h"
+#include "frontends/mosaic/signature_import.h"
 
 namespace tessera::mlir_text {
 namespace {
@@ -211,6 +212,44 @@ void log(BodyTranslator& t, const Operation& op) {
 
 void nothing(BodyTranslator&, const Operation&) {}
 
+// `get` of the whole of `from`, swapped into the whole of `to`.
+void copy_whole(Builder& b, Value from, Value to) {
+  const std::vector<IndexEntry> all(from.type().shape().size(), IndexEntry::full());
+  Value v = b.emit1("get", {from}, {}, {Indexer{0, all}});
+  b.emit("swap", {to, v}, {}, {Indexer{0, all}});
+}
+
+// The copy of a written scalar-prefetch Ref into its carried scratch, at the
+// start of each chain of sequential grid steps (read_signature in
+// signature_import.h says why): `cond` on every axis in `axes` being at
+// program id 0, or unconditional when there is none.
+void init_carried_prefetch(BodyTranslator& t, const Operation& op) {
+  if (op.operands.size() != 2 || !op.attr("axes")) fail_at(op, "expects a prefetch Ref, a scratch Ref and `axes`");
+  Builder& b = t.builder();
+  const Value from = t.ref(op.operands[0], op).base, to = t.ref(op.operands[1], op).base;
+  std::optional<Value> first;
+  for (int64_t axis : op.attr("axes")->ints) {
+    Value at_zero = b.binary("eq", b.emit1("program_id", {}, {{"axis", axis}}), b.i32(0));
+    first = first ? b.binary("and", *first, at_zero) : at_zero;
+  }
+  if (!first) {
+    copy_whole(b, from, to);
+    return;
+  }
+  auto branch = [&](bool copy) {
+    BodyPtr body = make_body("", BodyKind::fn);
+    body->set_loc(op.loc);
+    Builder cb(*body);
+    cb.set_loc(op.loc);
+    Value f = cb.param(from.type(), from.var()->name), s = cb.param(to.type(), to.var()->name);
+    if (copy) copy_whole(cb, f, s);
+    body->set_outputs({});
+    return body;
+  };
+  std::vector<BodyPtr> branches{branch(false), branch(true)};
+  b.emit("cond", {*first, from, to}, {{"branches", branches}});
+}
+
 }  // namespace
 
 void add_memory_rules(StructuralTable& t) {
@@ -234,6 +273,7 @@ void add_memory_rules(StructuralTable& t) {
   // Profiler scopes: no effect on what the kernel computes.
   t["tpu.trace_start"] = nothing;
   t["tpu.trace_stop"] = nothing;
+  t[std::string(kCarriedPrefetchInit)] = init_carried_prefetch;
 }
 
 }  // namespace tessera::mlir_text

@@ -410,14 +410,86 @@ TEST_CASE("JAX production kernels import, verify, prove with no FAILED and run")
   }
 }
 
-TEST_CASE("JAX's paged attention does not import: its kernel writes scalar prefetch, which tessera refuses") {
+TEST_CASE("JAX's paged attention imports with its written scalar prefetch as carried scratch, proves and runs") {
   const std::string path = source_path("tests/frontends/corpus/production/paged_attention_0.mlir");
   MosaicImportOptions o;
   o.shapes = "i32[4], i32[64], i32[1], i32[1], f32[4,8,1,128], f32[8,64,16,128], f32[8,64,16,128] -> f32[4,8,1,128], "
              "f32[4,8,1,1], f32[4,8,1,1]";
-  CHECK(testing::error_of([&] { import_mosaic(testing::read_file(path), path, o); }) ==
-        path + ":72:9: error: cannot write to scalar-prefetch Ref %arg6 (swap): index maps read it, and Pallas TPU "
-               "cannot observe kernel writes to scalar prefetch");
+  Module m = import_mosaic(testing::read_file(path), path, o);
+  const Op& call = *calls_of(*m.entry("main"))[0];
+  CHECK(call.int_param("num_scalar_prefetch") == 4);  // buffer index and init flag stay call operands
+  CHECK(call.types_param("scratch").size() == 6);     // ... and are carried in two SMEM scratch Refs
+  prove::Options po;
+  // Lengths fit the 16 pages of 16 tokens of a sequence; page indices name one of the 64 pages.
+  po.assumptions = {prove::parse_assumption("scalar_prefetch[0] in [0, 256]"),
+                    prove::parse_assumption("scalar_prefetch[1] in [0, 64)")};
+  for (const prove::Obligation& ob : prove::prove_module(m, po)) CHECK_MESSAGE(ob.verdict != prove::Verdict::failed, ob.line());
+  std::vector<Array> in = inputs_for(m.entry()->param_types(), 5);
+  const int64_t lengths[] = {1, 17, 100, 256};  // no empty sequence: its m would be -inf
+  for (int64_t b = 0; b < 4; ++b) in[0].set(b, static_cast<double>(lengths[b]));
+  in[2].set(0, 0);  // the buffer index and init flag JAX passes
+  in[3].set(0, 1);
+  std::vector<Array> out = run_function(m, "main", in);
+  for (const Array& a : out)
+    for (int64_t i = 0; i < a.size(); ++i) REQUIRE(std::isfinite(a.get(i)));
+}
+
+namespace {
+// Over grid (parallel 2, arbitrary 3) each step writes its count, read from
+// the scalar-prefetch Ref %cnt, to its 8x128 block and stores count + 1 back
+// into %cnt (inside an scf.if): state carried across the arbitrary axis.
+// `map_extra` goes into the index map, whose column block index is %j.
+std::string counter_kernel(const std::string& map_extra = "", const std::string& j = "%arg1") {
+  return "module {\n"
+         "  func.func @k(%arg0: i32, %arg1: i32, %cnt: memref<1xi32, #tpu.memory_space<smem>>, %o: memref<8x128xf32, "
+         "#tpu.memory_space<vmem>>) attributes {dimension_semantics = [#tpu.dimension_semantics<parallel>, "
+         "#tpu.dimension_semantics<arbitrary>], iteration_bounds = array<i64: 2, 3>, scalar_prefetch = 1 : i64, "
+         "scratch_operands = 0 : i64, tpu.core_type = #tpu.core_type<tc>, window_params = [{transform_indices = "
+         "@transform_0, window_bounds = array<i64: 8, 128>}]} {\n"
+         "    %c0 = arith.constant 0 : index\n"
+         "    %c = memref.load %cnt[%c0] : memref<1xi32, #tpu.memory_space<smem>>\n"
+         "    %f = arith.sitofp %c : i32 to f32\n"
+         "    %v = vector.broadcast %f : f32 to vector<8x128xf32>\n"
+         "    tpu.vector_store %o[%c0, %c0], %v {strides = array<i32>} : memref<8x128xf32, #tpu.memory_space<vmem>>, "
+         "vector<8x128xf32>,\n"
+         "    %true = arith.constant true\n"
+         "    scf.if %true {\n"
+         "      %one = arith.constant 1 : i32\n"
+         "      %n = arith.addi %c, %one : i32\n"
+         "      memref.store %n, %cnt[%c0] : memref<1xi32, #tpu.memory_space<smem>>\n"
+         "    }\n"
+         "    return\n"
+         "  }\n"
+         "  func.func @transform_0(%arg0: i32, %arg1: i32, %cnt: memref<1xi32, #tpu.memory_space<smem>>) -> (i32, i32) {\n" +
+         map_extra + "    return %arg0, " + j + " : i32, i32\n"
+         "  }\n"
+         "}\n";
+}
+}  // namespace
+
+TEST_CASE("a kernel writing scalar prefetch that no index map reads carries it in scratch, re-initialised per arbitrary chain") {
+  Module m = import_text(counter_kernel(), {"i32[1] -> f32[16,384]"});
+  check_proved(m);
+  Array start(DType::i32, {1});
+  start.set(0, 7);
+  Array out = run_function(m, "main", {start})[0];
+  // Block (i, j) holds 7 + j: each row i of the grid starts a new chain of
+  // sequential steps along the arbitrary axis, from the prefetch value.
+  for (int64_t r = 0; r < 16; ++r)
+    for (int64_t c = 0; c < 384; ++c) REQUIRE(out.get(r * 384 + c) == 7 + c / 128);
+  // The call's scalar prefetch operand is unchanged; the kernel has an SMEM scratch Ref for it.
+  const Op& call = *calls_of(*m.entry("main"))[0];
+  CHECK(call.int_param("num_scalar_prefetch") == 1);
+  CHECK(join_types(call.types_param("scratch")) == "ref<i32[1], smem>");
+}
+
+TEST_CASE("a kernel writing scalar prefetch that an index map reads is refused at the write") {
+  const std::string map = "    %c0 = arith.constant 0 : index\n"
+                          "    %k = memref.load %cnt[%c0] : memref<1xi32, #tpu.memory_space<smem>>\n"
+                          "    %j = arith.addi %arg1, %k : i32\n";
+  CHECK(testing::error_of([&] { import_text(counter_kernel(map, "%j"), {"i32[1] -> f32[16,384]"}); }) ==
+        "t.mlir:12:7: error: `memref.store`: cannot write to scalar-prefetch Ref %cnt: the index map @transform_0 reads "
+        "it, and on a TPU index maps see the kernel's writes to scalar prefetch, which tessera cannot model");
 }
 
 // ---- check 5: located import errors ------------------------------------------------

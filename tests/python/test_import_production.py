@@ -60,13 +60,11 @@ ASSUME = {
 }
 
 # Kernels the importer refuses, with a fragment of its error: their tests are
-# expected failures (printing the error), and a test pins the refusal.
-# Paged attention keeps the state of its double-buffered page DMAs (buffer
-# index, init flag) in two scalar-prefetch operands it writes, which
-# tessera's IR forbids.
-IMPORT_REFUSAL = {
-    "paged_attention_0": "cannot write to scalar-prefetch Ref",
-}
+# expected failures (printing the error), and a test pins the refusal. None
+# today: paged attention, which keeps the state of its double-buffered page
+# DMAs (buffer index, init flag) in scalar-prefetch operands it writes, now
+# imports with that state carried in SMEM scratch.
+IMPORT_REFUSAL = {}
 
 # When tessera's vjp refuses the imported flash attention forward kernel: a
 # fragment of the error it gives. The demonstration below is then an expected
