@@ -1,6 +1,5 @@
 // `tessera emit TARGET FILE [--func NAME] [-o FILE] [--checkable] [--sm 80|90] [--target nvptx|host]`:
 // a function lowered for a backend of backends/backend.h.
-#include <fstream>
 #include <iostream>
 
 #include "backends/backend.h"
@@ -76,17 +75,7 @@ int cmd_emit(const Argv& argv) {
   // Both throw a located Error, which main prints.
   std::string text = backend->emit_with ? backend->emit_with(*m, *entry, opts) : backend->emit(*m, *entry);
   if (a.has("--checkable")) text = backend->checkable(text);
-  if (!a.has("-o")) {
-    std::cout << text;
-    return 0;
-  }
-  std::ofstream out(a.get("-o"), std::ios::binary);
-  out << text;
-  if (!out.flush()) {
-    std::cerr << "error: cannot write " << a.get("-o") << "\n";
-    return 1;
-  }
-  return 0;
+  return write_output(a.get("-o"), text);
 }
 
 }  // namespace tessera::cli

@@ -5,7 +5,6 @@
 //
 //   tessera graph examples/add.tsr | dot -Tsvg > add.svg
 //   tessera graph examples/matmul.tsr --blocks -o matmul.svg
-#include <fstream>
 #include <iostream>
 
 #include "analysis/graph.h"
@@ -45,19 +44,7 @@ int draw_blocks(const Module& m, const Body& body, const Args& a) {
       std::cerr << "warning: the index map of " << ob.subject << " fails at " << ob.failures.size()
                 << " grid point(s), first at " << interp::ints_str(bm.point(ob.failures.front().first)) << ": "
                 << ob.failures.front().second << "\n";
-  std::string svg = block_map_svg(bm);
-  if (!a.has("-o")) {
-    std::cout << svg;
-    return 0;
-  }
-  std::ofstream out(a.get("-o"), std::ios::binary);
-  out << svg;
-  out.close();
-  if (!out) {
-    std::cerr << "error: cannot write " << a.get("-o") << "\n";
-    return 1;
-  }
-  return 0;
+  return write_output(a.get("-o"), block_map_svg(bm));
 }
 
 }  // namespace

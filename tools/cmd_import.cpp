@@ -1,6 +1,5 @@
 // `tessera import mosaic FILE [--shapes SIG] [-o FILE]`: a tessera module from
 // the Mosaic TPU MLIR text JAX Pallas produces (frontends/mosaic/).
-#include <fstream>
 #include <iostream>
 
 #include "frontends/mosaic/import_rules.h"
@@ -58,18 +57,7 @@ int cmd_import(const Argv& argv) {
   if (a.has("--devices")) opts.devices = parse_devices(a.get("--devices"));
   // Throws a located Error, which main prints.
   Module m = import_mosaic(read_source(path), source_name(path), opts);
-  std::string text = print_module(m);
-  if (!a.has("-o")) {
-    std::cout << text;
-    return 0;
-  }
-  std::ofstream out(a.get("-o"), std::ios::binary);
-  out << text;
-  if (!out.flush()) {
-    std::cerr << "error: cannot write " << a.get("-o") << "\n";
-    return 1;
-  }
-  return 0;
+  return write_output(a.get("-o"), print_module(m));
 }
 
 }  // namespace tessera::cli

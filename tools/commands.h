@@ -44,6 +44,11 @@ std::map<std::string, std::string> named_inputs(const std::vector<std::string>& 
 // function); throws Error located at the parameter.
 interp::Array random_input(const Var& param, size_t i, uint64_t seed);
 
+// Writes `text` to the file `path`, or to stdout when `path` is empty (a
+// command's `-o FILE`); prints the error and returns 1 when the file cannot
+// be written, else 0.
+int write_output(const std::string& path, const std::string& text);
+
 // The module's symbol @name; when there is none, prints an error listing the
 // symbols (to pick one with --func) and returns null.
 BodyPtr find_function(const Module& m, const std::string& name);

@@ -1,4 +1,5 @@
 // tessera: the command-line driver, in the spirit of mlir-opt.
+#include <fstream>
 #include <iostream>
 #include <new>
 #include <string>
@@ -60,6 +61,20 @@ interp::Array random_input(const Var& param, size_t i, uint64_t seed) {
   } catch (const Error& e) {
     throw Error(param.loc, "the random input for parameter %" + param.name + ": " + e.message());
   }
+}
+
+int write_output(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.flush()) {
+    std::cerr << "error: cannot write " << path << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 BodyPtr find_function(const Module& m, const std::string& name) {
