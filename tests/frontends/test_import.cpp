@@ -172,6 +172,21 @@ TEST_CASE("round trip: every example tessera emits for the TensorCore imports, r
 
 namespace {
 
+// Under ASan the tests run about ten times slower: there the survey covers
+// examples/ only and the production kernels are imported and proved but not
+// run. The plain build (scripts/test.sh) runs all of it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitizerBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitizerBuild = true;
+#else
+constexpr bool kSanitizerBuild = false;
+#endif
+#else
+constexpr bool kSanitizerBuild = false;
+#endif
+
 // The survey runs every kernel of the tree, some of them on purpose huge (a
 // grid of 2^31 - 1 points): a kernel that needs more work than this is out of
 // scope, so that the test stays quick (and quick under the sanitizers).
@@ -243,7 +258,9 @@ TEST_CASE("round trip: every test kernel tessera emits imports, runs the same an
       {"tests/backends/mosaic/dma_sem_ops.tsr", "`tpu.log_buffer`: not imported"},
   };
   int ok = 0;
-  for (const std::string dir : {"examples", "tests"})
+  const std::vector<std::string> dirs =
+      kSanitizerBuild ? std::vector<std::string>{"examples"} : std::vector<std::string>{"examples", "tests"};
+  for (const std::string& dir : dirs)
     for (const auto& entry : std::filesystem::recursive_directory_iterator(source_path(dir))) {
       if (entry.path().extension() != ".tsr") continue;
       const std::string rel = std::filesystem::relative(entry.path(), TESSERA_SOURCE_ROOT).string();
@@ -255,7 +272,7 @@ TEST_CASE("round trip: every test kernel tessera emits imports, runs the same an
       ok += r == "ok";
     }
   MESSAGE(ok << " kernels round trip");
-  CHECK(ok >= 41);
+  CHECK(ok >= (kSanitizerBuild ? 12 : 41));
 }
 
 TEST_CASE("round trip: kernels that talk to other devices import with --devices of their pmap") {
@@ -301,7 +318,9 @@ TEST_CASE("JAX zoo: add imports without --shapes, proves and adds") {
   check_proved(m);
   std::vector<Array> in{random(DType::f32, {1024, 512}, 1), random(DType::f32, {1024, 512}, 2)};
   Array out = run_both(m, "add.tsr", in, 0)[0];
-  for (int64_t i = 0; i < out.size(); ++i) REQUIRE(out.get(i) == static_cast<float>(in[0].get(i) + in[1].get(i)));
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < out.size(); ++i) wrong += out.get(i) != static_cast<float>(in[0].get(i) + in[1].get(i));
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("JAX zoo: matmul and bf16 matmul equal a naive product") {
@@ -378,7 +397,9 @@ TEST_CASE("JAX zoo: the double-buffered DMA pipeline doubles its input") {
   check_proved(m);
   std::vector<Array> in{random(DType::f32, {2048, 128}, 10)};
   Array out = run_both(m, "dma_pipeline.tsr", in, 0)[0];
-  for (int64_t i = 0; i < out.size(); ++i) REQUIRE(out.get(i) == 2 * in[0].get(i));
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < out.size(); ++i) wrong += out.get(i) != 2 * in[0].get(i);
+  CHECK(wrong == 0);
 }
 
 // ---- production kernels: import and verify ---------------------------------------
@@ -400,10 +421,13 @@ TEST_CASE("JAX production kernels import, verify, prove with no FAILED and run")
     try {
       Module m = import_mosaic(testing::read_file(path), path, o);
       check_proved(m);
+      if (kSanitizerBuild) continue;
       std::vector<Type> types = m.entry()->param_types();
-      std::vector<Array> out = run_function(m, "main", inputs_for(types, 5));
-      for (const Array& a : out)
-        for (int64_t i = 0; i < a.size(); ++i) REQUIRE(std::isfinite(a.get(i)));
+      for (const Array& a : run_function(m, "main", inputs_for(types, 5))) {
+        int64_t not_finite = 0;
+        for (int64_t i = 0; i < a.size(); ++i) not_finite += !std::isfinite(a.get(i));
+        CHECK(not_finite == 0);
+      }
     } catch (const Error& e) {
       FAIL_CHECK(e.formatted());
     }
@@ -430,8 +454,11 @@ TEST_CASE("JAX's paged attention imports with its written scalar prefetch as car
   in[2].set(0, 0);  // the buffer index and init flag JAX passes
   in[3].set(0, 1);
   std::vector<Array> out = run_function(m, "main", in);
-  for (const Array& a : out)
-    for (int64_t i = 0; i < a.size(); ++i) REQUIRE(std::isfinite(a.get(i)));
+  for (const Array& a : out) {
+    int64_t not_finite = 0;
+    for (int64_t i = 0; i < a.size(); ++i) not_finite += !std::isfinite(a.get(i));
+    CHECK(not_finite == 0);
+  }
 }
 
 namespace {
