@@ -32,6 +32,22 @@ void if_form(Parser& p, Operation& op) {
   p.parse_optional_attr_dict(op);
 }
 
+// `%a = %x, ...` (one or more): the loop-carried block arguments, each
+// initial value appended to `op`'s operands. `what` and `label` name an
+// argument in errors ("as an iteration argument", "after iteration argument `%a`").
+std::vector<BlockArg> parse_carried(Parser& p, Operation& op, const std::string& what, const std::string& label) {
+  std::vector<BlockArg> args;
+  do {
+    BlockArg a;
+    a.loc = p.loc();
+    a.name = p.parse_value_use("as " + what + " " + of(op));
+    p.expect_punct("=", "after " + label + "`%" + a.name + "`");
+    op.operands.push_back(p.parse_value_use("as the initial value of `%" + a.name + "`"));
+    args.push_back(std::move(a));
+  } while (p.consume_punct(","));
+  return args;
+}
+
 // `%iv = %lo to %hi step %s [iter_args(%a = %x, ...) -> (T, ...)] [: T] { body } {attrs}`
 // Operands lo, hi, step, inits; the body's block arguments are the induction
 // variable (index unless `: T` says otherwise) and the iteration arguments.
@@ -48,14 +64,7 @@ void for_form(Parser& p, Operation& op) {
   std::vector<BlockArg> iter_args;
   if (p.consume_word("iter_args")) {
     p.expect_punct("(", "after `iter_args` " + of(op));
-    do {
-      BlockArg a;
-      a.loc = p.loc();
-      a.name = p.parse_value_use("as an iteration argument " + of(op));
-      p.expect_punct("=", "after iteration argument `%" + a.name + "`");
-      op.operands.push_back(p.parse_value_use("as the initial value of `%" + a.name + "`"));
-      iter_args.push_back(std::move(a));
-    } while (p.consume_punct(","));
+    iter_args = parse_carried(p, op, "an iteration argument", "iteration argument ");
     p.expect_punct(")", "to close `iter_args` " + of(op));
     op.result_types = parse_arrow_results(p, op);
     if (op.result_types.size() != iter_args.size())
@@ -80,14 +89,7 @@ void while_form(Parser& p, Operation& op) {
   std::vector<BlockArg> before_args;
   if (p.consume_punct("(")) {
     if (!p.at_punct(")")) {
-      do {
-        BlockArg a;
-        a.loc = p.loc();
-        a.name = p.parse_value_use("as a loop-carried value " + of(op));
-        p.expect_punct("=", "after `%" + a.name + "`");
-        op.operands.push_back(p.parse_value_use("as the initial value of `%" + a.name + "`"));
-        before_args.push_back(std::move(a));
-      } while (p.consume_punct(","));
+      before_args = parse_carried(p, op, "a loop-carried value", "");
     }
     p.expect_punct(")", "to close the initial values " + of(op));
   }
