@@ -75,6 +75,9 @@ struct OperandList {
   void add(const IndexedRef& r);
 };
 
+// The pmap axis `--devices` maps a pallas_call over (mosaic_import.cpp).
+inline constexpr const char* kDeviceAxis = "dev";
+
 class BodyTranslator;
 using StructuralRule = std::function<void(BodyTranslator&, const Operation&)>;
 using StructuralTable = std::map<std::string, StructuralRule, std::less<>>;

@@ -178,7 +178,7 @@ const std::vector<CoverageEntry> kCoverage = {
     {"tpu.sem_read", kStructural, "semaphore_read"},
     {"tpu.sem_barrier", kStructural, "get_barrier_semaphore"},
     {"tpu.sem_alloc", kStructural, "a semaphore scratch Ref of the enclosing run_scoped"},
-    {"tpu.device_id", kStructural, "device_id"},
+    {"tpu.device_id", kStructural, "axis_index of the --devices axis (needs --devices N)"},
     {"tpu.iteration_bound", kStructural, "num_programs"},
     {"tpu.region", kStructural, "run_scoped"},
     {"tpu.yield", kStructural, "the end of the enclosing region"},

@@ -12,7 +12,6 @@
 #include "frontends/mosaic/mlir_ast.h"
 #include "frontends/mosaic/signature_import.h"
 #include "ir/builder.h"
-#include "ir/primitive.h"
 #include "transforms/pass.h"
 #include "verify/verify.h"
 
@@ -72,9 +71,6 @@ void collect_uses(const Region& r, std::set<std::string>& out) {
 
 // ---- kernels that talk to other devices ----------------------------------
 
-// The device axis of an imported multi-device pallas_call.
-const char* const kDeviceAxis = "dev";
-
 // What makes `op` need the device mesh, or "" when it does not: remote DMAs
 // and signals name a device, a barrier semaphore synchronises devices, and
 // the device id is an index into the mesh.
@@ -96,19 +92,6 @@ const Operation* first_op(const Region& r, const Pred& is) {
         if (const Operation* found = first_op(inner, is)) return found;
     }
   return nullptr;
-}
-
-// The `tpu.device_id` rule, which does not know the mesh, gives `device_id`,
-// the flat id. On a 1-D mesh that is the index along the device axis, which
-// is what tessera's prover reasons about per device.
-void device_ids_to_axis_index(Body& body) {
-  for (Op& op : body.ops()) {
-    if (op.name() == "device_id") {
-      op.prim = &prim("axis_index");
-      op.params = {{"axis_name", std::string(kDeviceAxis)}};
-    }
-    for (const BodyPtr& inner : op.nested_bodies()) device_ids_to_axis_index(*inner);
-  }
 }
 
 Type with_device_axis(const Type& t, int64_t devices) {
@@ -163,7 +146,6 @@ class ModuleTranslator {
       (w < n_in ? in_specs : out_specs).push_back(window_spec(win, full, squeezed_.back(), map));
     }
     BodyPtr kernel = translate_kernel();
-    if (devices_) device_ids_to_axis_index(*kernel);
 
     BodyPtr main = make_body(out_.find(func_name) ? out_.unique_name(func_name) : func_name, BodyKind::func);
     main->set_loc(ast_.loc);

@@ -176,7 +176,12 @@ void iteration_bound(BodyTranslator& t, const Operation& op) {
   t.bind(op.results.at(0), t.builder().emit1("num_programs", {}, {{"axis", dim->i}}));
 }
 
-void device_id(BodyTranslator& t, const Operation& op) { t.bind(op.results.at(0), t.builder().emit1("device_id", {})); }
+// The flat device id is, on the 1-D mesh of `--devices` (a kernel using it
+// without one is refused before translation), the index along that axis: the
+// form tessera's prover reasons about per device.
+void device_id(BodyTranslator& t, const Operation& op) {
+  t.bind(op.results.at(0), t.builder().emit1("axis_index", {}, {{"axis_name", std::string(kDeviceAxis)}}));
+}
 
 void sem_barrier(BodyTranslator& t, const Operation& op) {
   t.bind(op.results.at(0), RefView::whole(t.builder().emit1("get_barrier_semaphore", {})));
