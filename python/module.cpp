@@ -92,6 +92,7 @@ std::shared_ptr<ModuleHandle> import_mosaic_text(const py::object& source, const
   else if (!devices.is_none()) opts.devices = devices.cast<int64_t>();
   auto h = std::make_shared<ModuleHandle>();
   h->module = import_mosaic(text, name, opts);
+  h->verified = true;  // import_mosaic verified it already
   h->source_name = name;
   return h;
 }
