@@ -206,6 +206,12 @@ llvm::Value* Lowering::arena_alloc(int64_t bytes) {
   return b.CreateInBoundsGEP(b.getInt8Ty(), arena_base, {i64(offset)}, "arena");
 }
 
+llvm::Value* Lowering::shared_alloc(int64_t bytes) {
+  // Until the NVPTX schedule places these in shared memory, both targets use
+  // the arena (correct, as slow as the arena).
+  return arena_alloc(bytes);
+}
+
 // ---- types ---------------------------------------------------------------------
 
 llvm::Type* Lowering::compute_type(DType d) {

@@ -110,6 +110,14 @@ struct Lowering {
   // 64-byte aligned scratch of the calling grid point (host thread / CTA).
   llvm::Value* arena_alloc(int64_t bytes);
   int64_t arena_bytes() const { return arena_high_; }
+  // On-chip scratch shared by the CTA's threads, `bytes` rounded up to 16:
+  // on NVPTX the kernel's dynamic shared memory (address space 3, as a
+  // generic pointer); on the host an arena buffer (one thread: no sharing to
+  // simulate). For blocks read many times (dot_general operands, reduction
+  // inputs) and for cross-warp steps of reductions. Lives until the kernel
+  // returns (no release).
+  llvm::Value* shared_alloc(int64_t bytes);
+  int64_t shared_bytes() const { return shared_high_; }
   // Arena offsets allocated after mark() are reused after release(mark).
   int64_t arena_mark() const { return arena_top_; }
   void arena_release(int64_t mark) { arena_top_ = mark; }
@@ -191,6 +199,7 @@ struct Lowering {
   std::vector<const Var*> lazy_;        // Vars whose Block reads memory lazily, in definition order
   const Op* current_ = nullptr;
   int64_t arena_top_ = 0, arena_high_ = 0;
+  int64_t shared_high_ = 0;  // NVPTX: dynamic shared memory bytes used
 };
 
 }  // namespace tessera::backends::llvm_lowering
