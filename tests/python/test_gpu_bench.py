@@ -59,7 +59,7 @@ def small_case(name, s, rng):
     if name == "add":
         x, y = randn(s["n"], s["n"]), randn(s["n"], s["n"])
         return {"x": x, "y": y}, x + y
-    q, k, v = (bf16_round(randn(s["heads"], s["seq"], s["dim"])) for _ in range(3))
+    q, k, v = (bf16_round(randn(s["batch"] * s["heads"], s["seq"], s["dim"])) for _ in range(3))
     return {"q": q, "k": k, "v": v}, flash_reference(q, k, v, name == "flash_causal")
 
 
@@ -95,9 +95,9 @@ class GpuBench(unittest.TestCase):
     def test_work_counts(self):
         self.assertEqual(gpu_bench.WORK["matmul_f32"](dict(m=2, n=3, k=4)), 48)
         self.assertEqual(gpu_bench.WORK["add"](dict(n=4)), 3 * 4 * 16)
-        full = gpu_bench.WORK["flash_full"](dict(heads=2, seq=8, dim=4))
-        self.assertEqual(full, 4 * 2 * 8 * 8 * 4)
-        self.assertEqual(gpu_bench.WORK["flash_causal"](dict(heads=2, seq=8, dim=4)), full / 2)
+        full = gpu_bench.WORK["flash_full"](dict(batch=2, heads=3, seq=8, dim=4))
+        self.assertEqual(full, 4 * 6 * 8 * 8 * 4)
+        self.assertEqual(gpu_bench.WORK["flash_causal"](dict(batch=2, heads=3, seq=8, dim=4)), full / 2)
 
     def test_bundle(self):
         # A kernel tessera has no PTX lowering for is recorded with its error; the others are emitted.
