@@ -384,7 +384,11 @@ def make_bundle(out_dir, build, names=None, sms=('80', '90')):
                 entry['error'] = f"tessera emit ptx --sm {sm}: {run.stderr.strip()}"
                 break
             with open(os.path.join(out_dir, ptx_file)) as f:
-                entry['launch'][sm] = launch_facts(f.read())
+                try:
+                    entry['launch'][sm] = launch_facts(f.read())
+                except (StopIteration, AttributeError):  # a header line or its form missing
+                    entry['error'] = f'{ptx_file}: no launch in its `// tessera:` header'
+                    break
             entry['ptx'][sm] = ptx_file
         manifest['kernels'].append(entry)
     with open(os.path.join(out_dir, 'manifest.json'), 'w') as f:

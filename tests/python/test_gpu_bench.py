@@ -127,6 +127,16 @@ class GpuBench(unittest.TestCase):
         self.assertEqual(files, ["add.sm80.ptx", "add.sm90.ptx", "add.tsr", "dma_only.tsr", "flash_causal.sm80.ptx",
                                  "flash_causal.sm90.ptx", "flash_causal.tsr", "manifest.json"])
 
+    def test_bundle_without_launch_header(self):
+        # A PTX whose `// tessera:` header lacks the launch is recorded as an error, not packed.
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = pathlib.Path(tmp, "build", "tools", "tessera")
+            fake.parent.mkdir(parents=True)
+            fake.write_text('#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\necho "// tessera: k: arena 0 bytes" > "$2"\n')
+            fake.chmod(0o755)
+            manifest = gpu_bench.make_bundle(os.path.join(tmp, "out"), os.path.join(tmp, "build"), names=["add"])
+        self.assertEqual(manifest["kernels"][0]["error"], "add.sm80.ptx: no launch in its `// tessera:` header")
+
     def test_shared_bytes(self):
         header = ("// tessera: k: pointers (x, o, workspace); arena 64 bytes per grid point\n"
                   "// tessera: k: launch (4, 2, 1) x 128 threads{}; 8 parallel points\n"
