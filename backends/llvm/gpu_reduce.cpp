@@ -1,7 +1,7 @@
 // The NVPTX schedule of reductions (reduce_sum / prod / max / min / and / or,
-// argmax / argmin): each output element is reduced by a group of threads
-// sharing the work through warp shuffles, instead of one thread walking its
-// whole line out of a buffer.
+// argmax / argmin) and of cumsum: each output element is reduced by a group
+// of threads sharing the work through warp shuffles, instead of one thread
+// walking its whole line out of a buffer.
 //
 // The group, chosen from the block shape (N elements reduced into each of M
 // output elements, T threads per CTA, W = T / 32 warps):
@@ -24,6 +24,13 @@
 // (reduction_operand decides whether it is first copied on-chip). Results go
 // to shared memory (the arena once the budget is used); a barrier follows.
 //
+// cumsum: a thread per line when the line has fewer than 32 elements (or T is
+// not a multiple of 32), else a warp per line (warp w takes lines w, w + W,
+// ...) walking it in chunks of 32 in scan order: lane l takes the chunk's
+// l-th element, an inclusive scan across lanes by shfl.sync.up (offsets 1, 2,
+// 4, 8, 16; lanes past the line's end add 0), plus the running total of the
+// chunks before, which lane 31 hands on by shfl.sync.idx.
+//
 // Order: float sums and products are combined in that tree order, not the
 // interpreter's, so GPU results match it within rounding, not bit for bit
 // (the host keeps the interpreter's order exactly: value_reduce.cpp). Integer
@@ -32,6 +39,8 @@
 // of a zero among -0 / +0, may differ). argmax / argmin combine (value, index)
 // pairs preferring the smaller index among equal values and NaN over any
 // number, a total order, so their result equals the interpreter's exactly.
+// cumsum's float prefixes are sums in the scan's tree order (exact for
+// integers).
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -83,13 +92,21 @@ void for_strided(Lowering& L, llvm::Value* start, int64_t end, int64_t step, con
   B.SetInsertPoint(exit);
 }
 
-// Lane l's `v` after exchanging with lane l ^ offset (shfl.sync.bfly over the
-// full warp), for any compute type: 32-bit words, a 64-bit value in two
-// halves, narrower integers widened.
-llvm::Value* shuffle_xor(Lowering& L, llvm::Value* v, int offset) {
+// `v` of another lane of the warp (shfl.sync over the full warp, every lane
+// must be here), for any compute type: 32-bit words, a 64-bit value in two
+// halves, narrower integers widened. bfly: lane l ^ arg; up: lane l - arg
+// (lanes below arg keep their own); idx: lane arg.
+enum class Shuffle { bfly, up, idx };
+
+llvm::Value* shuffle(Lowering& L, Shuffle kind, llvm::Value* v, llvm::Value* arg) {
   auto& B = L.b;
-  llvm::Function* shfl = L.intrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32);
-  auto word = [&](llvm::Value* w) { return B.CreateCall(shfl, {B.getInt32(0xffffffffu), w, B.getInt32(offset), B.getInt32(0x1f)}); };
+  llvm::Intrinsic::ID id = kind == Shuffle::bfly ? llvm::Intrinsic::nvvm_shfl_sync_bfly_i32
+                           : kind == Shuffle::up ? llvm::Intrinsic::nvvm_shfl_sync_up_i32
+                                                 : llvm::Intrinsic::nvvm_shfl_sync_idx_i32;
+  // The c operand: the lane clamp, 0 for `up` (lanes below arg read themselves).
+  const uint32_t clamp = kind == Shuffle::up ? 0 : 0x1f;
+  llvm::Function* shfl = L.intrinsic(id);
+  auto word = [&](llvm::Value* w) { return B.CreateCall(shfl, {B.getInt32(0xffffffffu), w, arg, B.getInt32(clamp)}); };
   llvm::Type* t = v->getType();
   const unsigned bits = t->getPrimitiveSizeInBits();
   if (bits == 64) {
@@ -174,7 +191,7 @@ State accumulate(Lowering& L, const Combiner& c, const Block& x, const Lines& li
 State warp_combine(Lowering& L, const Combiner& c, State s) {
   for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
     State other;
-    for (llvm::Value* v : s) other.push_back(shuffle_xor(L, v, offset));
+    for (llvm::Value* v : s) other.push_back(shuffle(L, Shuffle::bfly, v, L.i32(offset)));
     s = c.combine(L, s, other);
   }
   return s;
@@ -307,6 +324,62 @@ Block gpu_arg_reduce(Lowering& L, bool is_max, const Block& x, int axis, DType i
   std::vector<bool> reduced(x.type.shape().size(), false);
   reduced[static_cast<size_t>(axis)] = true;
   return reduce_into_buffer(L, c, x, Lines(x.type.shape(), reduced), result);
+}
+
+Block gpu_cumsum(Lowering& L, const Block& x, int axis, bool reverse, const Type& result) {
+  auto& B = L.b;
+  const Shape& s = x.type.shape();
+  const DType d = x.type.dtype();
+  llvm::Type* t = L.compute_type(d);
+  std::vector<bool> along(s.size(), false);
+  along[static_cast<size_t>(axis)] = true;
+  const Lines lines(s, along);
+  const int64_t n = lines.n, threads = L.threads, warps = threads / kWarp;
+  llvm::Value* out = scratch(L, num_elements(s) * bytes_of(L, t));
+  // The operand index of the line's `step`-th element in scan order.
+  auto at = [&](const Index& line, llvm::Value* step) {
+    return lines.operand_index(L, line, reverse ? B.CreateSub(L.i64(n - 1), step) : step);
+  };
+  auto put = [&](const Index& idx, llvm::Value* sum) {
+    B.CreateStore(round_float(L, sum, d), B.CreateInBoundsGEP(t, out, {L.linear_index(s, idx)}));
+  };
+  if (n < kWarp || threads % kWarp != 0) {
+    L.for_each_element(lines.out_shape, [&](const Index& line) {
+      llvm::Value* running = local_variable(L, t, "running");
+      B.CreateStore(llvm::Constant::getNullValue(t), running);
+      L.for_range(L.i64(0), L.i64(n), [&](llvm::Value* step) {
+        Index idx = at(line, step);
+        llvm::Value* sum = combine(L, Red::sum, d, B.CreateLoad(t, running), x.element(L, idx));
+        B.CreateStore(sum, running);
+        put(idx, sum);
+      });
+    });
+    return L.buffer_block(result, out);
+  }
+  llvm::Value* warp = B.CreateUDiv(L.thread_id, L.i64(kWarp));
+  llvm::Value* lane = B.CreateURem(L.thread_id, L.i64(kWarp));
+  for_strided(L, warp, lines.m, warps, [&](llvm::Value* m) {
+    Index line = delinearize(L, m, lines.out_shape);
+    llvm::Value* carry = local_variable(L, t, "carry");
+    B.CreateStore(llvm::Constant::getNullValue(t), carry);
+    // Chunks of 32 elements in scan order: an inclusive scan across the lanes
+    // (shfl.sync.up by 1, 2, 4, 8, 16), plus the total of the chunks before.
+    for_strided(L, lane, (n + kWarp - 1) / kWarp * kWarp, kWarp, [&](llvm::Value* step) {
+      llvm::Value* real = B.CreateICmpSLT(step, L.i64(n));
+      // Lanes past the line's end read its last element and add 0.
+      Index idx = at(line, B.CreateSelect(real, step, L.i64(n - 1)));
+      llvm::Value* v = B.CreateSelect(real, x.element(L, idx), llvm::Constant::getNullValue(t));
+      for (int offset = 1; offset < kWarp; offset *= 2) {
+        llvm::Value* below = shuffle(L, Shuffle::up, v, L.i32(offset));
+        v = B.CreateSelect(B.CreateICmpUGE(lane, L.i64(offset)), combine(L, Red::sum, d, below, v), v);
+      }
+      llvm::Value* sum = combine(L, Red::sum, d, B.CreateLoad(t, carry), v);
+      L.if_then(real, [&] { put(idx, sum); });
+      B.CreateStore(shuffle(L, Shuffle::idx, sum, L.i32(kWarp - 1)), carry);
+    });
+  });
+  L.barrier();
+  return L.buffer_block(result, out);
 }
 
 }  // namespace tessera::backends::llvm_lowering

@@ -27,5 +27,8 @@ Block gpu_reduce(Lowering& L, Red r, const Block& x, const std::vector<bool>& re
 // NVPTX: argmax / argmin of `x` along `axis` (the first extreme, a NaN the
 // extreme), as `result` (index dtype `index_dtype`).
 Block gpu_arg_reduce(Lowering& L, bool is_max, const Block& x, int axis, DType index_dtype, const Type& result);
+// NVPTX: cumsum of `x` along `axis` (from the end when `reverse`), each
+// prefix rounded to a bf16 / f16 result as it is stored.
+Block gpu_cumsum(Lowering& L, const Block& x, int axis, bool reverse, const Type& result);
 
 }  // namespace tessera::backends::llvm_lowering

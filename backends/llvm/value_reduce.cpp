@@ -1,15 +1,20 @@
 // Reductions (reduce_sum / prod / max / min / and / or), argmax / argmin,
-// cumsum, and sort (which compares along a line the way they combine). Each result is computed once into an arena buffer (its consumers,
-// often a broadcast back over the reduced axes, read it many times), one
-// output element per thread on NVPTX, from the operand materialized in the
-// arena.
+// cumsum, and sort (which compares along a line the way they combine).
 //
-// Float sums follow the interpreter's order (interpreter/kernels/reductions.cpp)
-// so results match it bit for bit: the operand is seen as runs of kept and
-// reduced dims (size-1 dims skipped); a trailing reduced run is summed with 8
-// interleaved partial results combined in order at the end, every other
-// reduced index is combined in row-major order. bf16 / f16 accumulate in f32
-// and round once per output element (per output element for cumsum too).
+// Host: each result is computed once into an arena buffer (its consumers,
+// often a broadcast back over the reduced axes, read it many times), from the
+// operand materialized in the arena. Float sums follow the interpreter's order
+// (interpreter/kernels/reductions.cpp) so results match it bit for bit: the
+// operand is seen as runs of kept and reduced dims (size-1 dims skipped); a
+// trailing reduced run is summed with 8 interleaved partial results combined
+// in order at the end, every other reduced index is combined in row-major
+// order. bf16 / f16 accumulate in f32 and round once per output element (per
+// output element for cumsum too).
+//
+// NVPTX: reduce_* and argmax / argmin spread each output element over a
+// thread, a warp or the CTA, and cumsum scans each line with a warp
+// (gpu_reduce.cpp, where the rules and the order of combining are
+// documented); sort keeps a thread per element.
 #include "backends/llvm/reduce.h"
 #include "backends/llvm/value_helpers.h"
 
@@ -217,14 +222,16 @@ LlvmRule arg_rule(bool is_max) {
   };
 }
 
-// cumsum[axis, reverse]: one running sum per line along `axis` (a thread per
-// line on NVPTX), each prefix rounded for bf16 / f16 as it is stored.
+// cumsum[axis, reverse]: one running sum per line along `axis` (NVPTX:
+// gpu_cumsum), each prefix rounded for bf16 / f16 as it is stored.
 void lower_cumsum(Lowering& L, const Op& op) {
+  int axis = static_cast<int>(op.int_param("axis"));
+  bool reverse = op.bool_param("reverse");
+  if (L.target == Target::nvptx)
+    return L.define(op.results[0], gpu_cumsum(L, reduction_operand(L, op.main_operand(0)), axis, reverse, op.results[0]->type));
   Block x = L.materialize(L.value(op.main_operand(0)));
   Shape s = x.type.shape();
   DType d = x.type.dtype();
-  int axis = static_cast<int>(op.int_param("axis"));
-  bool reverse = op.bool_param("reverse");
   int64_t n = s[static_cast<size_t>(axis)];
   std::vector<int64_t> stride = row_major_strides(s);
   llvm::Type* t = L.compute_type(d);
