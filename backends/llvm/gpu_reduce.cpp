@@ -73,8 +73,9 @@ llvm::Value* scratch(Lowering& L, int64_t bytes) {
   return fits_shared(L, bytes) ? L.shared_alloc(bytes) : L.arena_alloc(bytes);
 }
 
-// for (i = start; i < end; i += step), each thread with its own start.
-void for_strided(Lowering& L, llvm::Value* start, int64_t end, int64_t step, const std::function<void(llvm::Value*)>& body) {
+// for (i = start; i < end; i += step), each thread with its own start;
+// returns i after the loop (the first value not below `end`).
+llvm::Value* for_strided(Lowering& L, llvm::Value* start, int64_t end, int64_t step, const std::function<void(llvm::Value*)>& body) {
   auto& B = L.b;
   llvm::BasicBlock* pre = B.GetInsertBlock();
   llvm::BasicBlock* head = llvm::BasicBlock::Create(L.llctx, "red.loop", L.fn);
@@ -90,6 +91,7 @@ void for_strided(Lowering& L, llvm::Value* start, int64_t end, int64_t step, con
   i->addIncoming(B.CreateAdd(i, L.i64(step), "", true, true), B.GetInsertBlock());
   B.CreateBr(head);
   B.SetInsertPoint(exit);
+  return i;
 }
 
 // `v` of another lane of the warp (shfl.sync over the full warp, every lane
@@ -174,16 +176,32 @@ struct StateVars {
 };
 
 // This thread's partial result of output `out_idx`: elements first, first +
-// step, ... of the line, read through the operand's generator.
+// step, ... of the line, read through the operand's generator. kUnroll
+// elements at a time into as many partial results, their loads issued
+// together (so each thread has several loads in flight), then the rest one at
+// a time; the partials are combined at the end.
+constexpr int kUnroll = 4;
+
 State accumulate(Lowering& L, const Combiner& c, const Block& x, const Lines& lines, const Index& out_idx, llvm::Value* first,
                  int64_t step) {
-  StateVars acc(L, c);
-  acc.store(L, c.identity(L));
-  for_strided(L, first, lines.n, step, [&](llvm::Value* k) {
-    llvm::Value* v = x.element(L, lines.operand_index(L, out_idx, k));
-    acc.store(L, c.combine(L, acc.load(L), c.lift(L, k, v)));
+  std::vector<StateVars> accs;
+  for (int u = 0; u < kUnroll; ++u) {
+    accs.emplace_back(L, c);
+    accs.back().store(L, c.identity(L));
+  }
+  auto add = [&](const StateVars& acc, llvm::Value* k, llvm::Value* v) { acc.store(L, c.combine(L, acc.load(L), c.lift(L, k, v))); };
+  llvm::Value* rest = for_strided(L, first, lines.n - (kUnroll - 1) * step, kUnroll * step, [&](llvm::Value* k0) {
+    std::vector<llvm::Value*> ks, vs;
+    for (int u = 0; u < kUnroll; ++u) {
+      ks.push_back(L.b.CreateAdd(k0, L.i64(u * step), "", true, true));
+      vs.push_back(x.element(L, lines.operand_index(L, out_idx, ks.back())));
+    }
+    for (int u = 0; u < kUnroll; ++u) add(accs[static_cast<size_t>(u)], ks[static_cast<size_t>(u)], vs[static_cast<size_t>(u)]);
   });
-  return acc.load(L);
+  for_strided(L, rest, lines.n, step, [&](llvm::Value* k) { add(accs[0], k, x.element(L, lines.operand_index(L, out_idx, k))); });
+  State total = accs[0].load(L);
+  for (int u = 1; u < kUnroll; ++u) total = c.combine(L, total, accs[static_cast<size_t>(u)].load(L));
+  return total;
 }
 
 // The partial results of the warp's 32 lanes combined (all lanes must be here);
