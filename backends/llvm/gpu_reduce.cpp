@@ -17,6 +17,8 @@
 //     butterfly; lane 0 of each warp stores its partial in shared memory; after
 //     a barrier warp 0 combines the W partials (lanes >= W contribute the
 //     identity) by the butterfly again.
+// Each thread combines its elements 4 at a time into 4 partial results (the
+// 4 loads issued together), then the rest one at a time, then the partials.
 // Every lane of a warp reaches each shuffle (the loops over outputs are
 // uniform across a warp, or across the CTA where a barrier is inside them), so
 // the full mask 0xffffffff is exact; lanes left without an element hold the
