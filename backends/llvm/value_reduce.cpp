@@ -1,22 +1,24 @@
 // Reductions (reduce_sum / prod / max / min / and / or), argmax / argmin,
-// cumsum, and sort (which compares along a line the way they combine). Each result is computed once into an arena buffer (its consumers,
-// often a broadcast back over the reduced axes, read it many times), one
-// output element per thread on NVPTX, from the operand materialized in the
-// arena.
+// cumsum, and sort (which compares along a line the way they combine).
 //
-// Float sums follow the interpreter's order (interpreter/kernels/reductions.cpp)
-// so results match it bit for bit: the operand is seen as runs of kept and
-// reduced dims (size-1 dims skipped); a trailing reduced run is summed with 8
-// interleaved partial results combined in order at the end, every other
-// reduced index is combined in row-major order. bf16 / f16 accumulate in f32
-// and round once per output element (per output element for cumsum too).
+// Host: each result is computed once into an arena buffer (its consumers,
+// often a broadcast back over the reduced axes, read it many times), from the
+// operand materialized in the arena. Float sums follow the interpreter's order
+// (interpreter/kernels/reductions.cpp) so results match it bit for bit: the
+// operand is seen as runs of kept and reduced dims (size-1 dims skipped); a
+// trailing reduced run is summed with 8 interleaved partial results combined
+// in order at the end, every other reduced index is combined in row-major
+// order. bf16 / f16 accumulate in f32 and round once per output element (per
+// output element for cumsum too).
+//
+// NVPTX: reduce_* and argmax / argmin spread each output element over a
+// thread, a warp or the CTA, and cumsum scans each line with a warp
+// (gpu_reduce.cpp, where the rules and the order of combining are
+// documented); sort keeps a thread per element.
+#include "backends/llvm/reduce.h"
 #include "backends/llvm/value_helpers.h"
 
 namespace tessera::backends::llvm_lowering {
-namespace {
-
-using Index = std::vector<llvm::Value*>;
-enum class Red { sum, prod, max, min, all, any };
 
 llvm::Value* combine(Lowering& L, Red r, DType d, llvm::Value* a, llvm::Value* b) {
   auto& B = L.b;
@@ -49,6 +51,10 @@ llvm::Value* identity(Lowering& L, Red r, DType d) {
   }
   return nullptr;
 }
+
+namespace {
+
+using Index = std::vector<llvm::Value*>;
 
 std::vector<int64_t> row_major_strides(const Shape& s) {
   std::vector<int64_t> st(s.size(), 1);
@@ -117,6 +123,13 @@ llvm::Value* reduce_row(Lowering& L, Red r, const Block& x, llvm::Value* start, 
 
 LlvmRule reduce_rule(Red r) {
   return [r](Lowering& L, const Op& op) {
+    if (L.target == Target::nvptx) {
+      Block operand = reduction_operand(L, op.main_operand(0));
+      std::vector<bool> axes(operand.type.shape().size(), false);
+      for (int64_t a : op.ints_param("axes")) axes[static_cast<size_t>(a)] = true;
+      L.define(op.results[0], gpu_reduce(L, r, operand, axes, op.results[0]->type));
+      return;
+    }
     Block x = L.materialize(L.value(op.main_operand(0)));
     const Shape& s = x.type.shape();
     DType d = x.type.dtype();
@@ -169,13 +182,14 @@ LlvmRule reduce_rule(Red r) {
 // first NaN wins).
 LlvmRule arg_rule(bool is_max) {
   return [is_max](Lowering& L, const Op& op) {
-    Block x = L.materialize(L.value(op.main_operand(0)));
+    Block x = L.target == Target::nvptx ? reduction_operand(L, op.main_operand(0)) : L.materialize(L.value(op.main_operand(0)));
     const Shape& s = x.type.shape();
     DType d = x.type.dtype(), idx_dtype = op.dtype_param("index_dtype");
     int axis = static_cast<int>(op.int_param("axis"));
     int64_t n = s[static_cast<size_t>(axis)];
     if (n == 0 && op.results[0]->type.array_type().size() > 0)
       throw L.error(op, std::string(is_max ? "argmax" : "argmin") + " of an empty axis");
+    if (L.target == Target::nvptx) return L.define(op.results[0], gpu_arg_reduce(L, is_max, x, axis, idx_dtype, op.results[0]->type));
     std::vector<int> kept;
     for (int k = 0; k < static_cast<int>(s.size()); ++k)
       if (k != axis) kept.push_back(k);
@@ -208,14 +222,16 @@ LlvmRule arg_rule(bool is_max) {
   };
 }
 
-// cumsum[axis, reverse]: one running sum per line along `axis` (a thread per
-// line on NVPTX), each prefix rounded for bf16 / f16 as it is stored.
+// cumsum[axis, reverse]: one running sum per line along `axis` (NVPTX:
+// gpu_cumsum), each prefix rounded for bf16 / f16 as it is stored.
 void lower_cumsum(Lowering& L, const Op& op) {
+  int axis = static_cast<int>(op.int_param("axis"));
+  bool reverse = op.bool_param("reverse");
+  if (L.target == Target::nvptx)
+    return L.define(op.results[0], gpu_cumsum(L, reduction_operand(L, op.main_operand(0)), axis, reverse, op.results[0]->type));
   Block x = L.materialize(L.value(op.main_operand(0)));
   Shape s = x.type.shape();
   DType d = x.type.dtype();
-  int axis = static_cast<int>(op.int_param("axis"));
-  bool reverse = op.bool_param("reverse");
   int64_t n = s[static_cast<size_t>(axis)];
   std::vector<int64_t> stride = row_major_strides(s);
   llvm::Type* t = L.compute_type(d);
