@@ -32,6 +32,7 @@ struct CudaKernelSource {
   std::vector<int64_t> launch_grid;  // x, y, z CTAs (fewer entries: 1)
   int threads = 0;                   // per CTA
   int64_t arena_bytes = 0;           // workspace per CTA
+  int64_t shared_bytes = 0;          // dynamic shared memory per CTA
   std::vector<int> operand_of_pointer;
   std::string check_symbol;             // the check record (run_checks.h), a global of the module
   std::vector<const Op*> checked_ops;   // KernelInfo::checked_ops

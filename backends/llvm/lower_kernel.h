@@ -37,6 +37,7 @@ struct KernelInfo {
   std::vector<int64_t> launch_grid;  // x, y, z (NVPTX); the parallel axes' sizes collapsed likewise on the host
   int threads = 1;
   int64_t arena_bytes = 0;           // per grid point (host thread / CTA)
+  int64_t shared_bytes = 0;          // NVPTX: dynamic shared memory per CTA (Lowering::shared_alloc)
   int64_t parallel_points = 1;       // product of the parallel axes
   std::vector<int> operand_of_pointer;  // pallas_call operand of each array pointer (-1: an output)
   const Op* op = nullptr;            // the pallas_call it came from
