@@ -103,6 +103,10 @@ class TileEmitter {
   void copy_tile(const GpuDotOperand& x, llvm::Value* ok, llvm::Value* r0, llvm::Value* c0, int64_t rows, int64_t cols,
                  const std::function<llvm::Value*(llvm::Value* r, llvm::Value* c)>& dst);
   void stage(llvm::Value* s, llvm::Value* k0, llvm::Value* m0, llvm::Value* n0, llvm::Value* a_ok, llvm::Value* b_ok);
+  // A cp.async group intrinsic; nothing on the host (its copies are plain stores).
+  void async(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args = {}) {
+    if (L.target == Target::nvptx) B.CreateCall(L.intrinsic(id), args);
+  }
 };
 
 // Indices 0 .. total - 1 spread over the CTA's threads: thread t takes t, t + threads, ...
@@ -120,7 +124,7 @@ void TileEmitter::each_thread_of(int64_t total, const std::function<void(llvm::V
 // contiguous, every element real, and rows starting at 16-byte boundaries
 // (the tiles' columns start at multiples of 16 bytes).
 llvm::Value* TileEmitter::async_ok(const GpuDotOperand& x) {
-  if (!x.view || x.view->maybe_partial || x.view->origin.size() != 2) return nullptr;
+  if (L.target != Target::nvptx || !x.view || x.view->maybe_partial || x.view->origin.size() != 2) return nullptr;
   auto* unit = llvm::dyn_cast<llvm::ConstantInt>(x.view->stride[1]);
   if (!unit || unit->getSExtValue() != 1) return nullptr;
   llvm::Value* start = B.CreatePtrToInt(L.address(*x.view, {i64(0), i64(0)}), B.getInt64Ty());
@@ -160,7 +164,7 @@ void TileEmitter::stage(llvm::Value* s, llvm::Value* k0, llvm::Value* m0, llvm::
                         llvm::Value* b_ok) {
   copy_tile(lhs, a_ok, m0, k0, t.cta_m, t.bk, [&](llvm::Value* r, llvm::Value* c) { return a_tile(s, r, c); });
   copy_tile(rhs, b_ok, k0, n0, t.bk, t.cta_n, [&](llvm::Value* r, llvm::Value* c) { return b_tile(s, r, c); });
-  B.CreateCall(L.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group));
+  async(llvm::Intrinsic::nvvm_cp_async_commit_group);
 }
 
 Block TileEmitter::emit() {
@@ -186,9 +190,9 @@ Block TileEmitter::emit() {
       // The next step's tiles load while this one computes.
       L.if_then(more, [&] {
         stage(B.CreateXor(s, i64(1)), B.CreateMul(B.CreateAdd(kc, i64(1)), i64(t.bk)), m0, n0, a_ok, b_ok);
-        B.CreateCall(L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group), {L.i32(1)});
+        async(llvm::Intrinsic::nvvm_cp_async_wait_group, {L.i32(1)});
       });
-      L.if_then(B.CreateNot(more), [&] { B.CreateCall(L.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all)); });
+      L.if_then(B.CreateNot(more), [&] { async(llvm::Intrinsic::nvvm_cp_async_wait_all); });
       L.barrier();
       step(s, kc);
       L.barrier();  // stage s is refilled by the next step
@@ -447,6 +451,10 @@ std::optional<FmaPlan> plan_fma(int64_t M, int64_t N, int64_t K, int threads) {
   return p;
 }
 
+Block fma_dot(Lowering& L, const FmaPlan& plan, const GpuDotOperand& lhs, const GpuDotOperand& rhs) {
+  return FmaEmitter(L, plan, lhs, rhs).emit();
+}
+
 std::optional<Block> gpu_dot(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, DType acc) {
   DType dt = lhs.canonical.type.dtype();
   if (L.target != Target::nvptx || L.sm < 80 || acc != DType::f32 || dt != rhs.canonical.type.dtype())
@@ -462,7 +470,7 @@ std::optional<Block> gpu_dot(Lowering& L, const GpuDotOperand& lhs, const GpuDot
   if (dt == DType::f32) {
     std::optional<FmaPlan> plan = plan_fma(a[1], b[2], a[2], L.threads);
     if (!plan || !L.shared_fits(2 * plan->stage_bytes())) return std::nullopt;
-    return FmaEmitter(L, *plan, lhs, rhs).emit();
+    return fma_dot(L, *plan, lhs, rhs);
   }
   return std::nullopt;
 }

@@ -54,6 +54,10 @@ struct FmaPlan : TilePlan {
   int64_t threads_m = 0, threads_n = 0;  // threads_m * threads_n == threads
 };
 std::optional<FmaPlan> plan_fma(int64_t M, int64_t N, int64_t K, int threads);
+// The f32 schedule on either target: the host runs it with one thread and its
+// copies as plain stores (tests check its staging, passes and summation order
+// there against the interpreter's order).
+Block fma_dot(Lowering& L, const FmaPlan& plan, const GpuDotOperand& lhs, const GpuDotOperand& rhs);
 
 // The [1, M, N] f32 result of lhs x rhs as a buffer Block, or none when
 // neither schedule applies (the caller then lowers it generally).

@@ -6,21 +6,30 @@
 // compared with a plain matmul. The model states the ISA independently of the
 // emitter: a mistake in either shows as a wrong product or a fragment element
 // that is missing or read twice. Shared-memory bank conflicts of every
-// ldmatrix phase are counted as well. And Lowering::shared_alloc: dynamic
-// shared memory on NVPTX within the sm's limit, the arena past it.
+// ldmatrix phase are counted as well. The f32 schedule itself is compiled
+// for the host (one thread) and run against the interpreter's summation
+// order. And Lowering::shared_alloc: dynamic shared memory on NVPTX within
+// the sm's limit, the arena past it.
 #include <doctest/doctest.h>
 
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <set>
 #include <vector>
 
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/Support/TargetSelect.h>
 
+#include "backends/llvm/codegen.h"
 #include "backends/llvm/gpu_dot.h"
 #include "backends/llvm/table.h"
 
 using namespace tessera::backends::llvm_lowering;
+using tessera::DType;
+using tessera::Type;
 
 namespace {
 
@@ -249,4 +258,77 @@ TEST_CASE("shared_alloc: the kernel's dynamic shared memory up to the sm's limit
   CHECK(gv->getAddressSpace() == 3);
   CHECK(gv->getAlign().valueOrOne().value() == 16);
   CHECK(gv->isDeclaration());
+}
+
+// The interpreter's dot order (interpreter/kernels/dot.cpp): per output
+// element, k in order through chunks of 256, each summed from zero, then
+// added to the total.
+std::vector<float> interpreter_order(const std::vector<float>& A, const std::vector<float>& B, int64_t M, int64_t N, int64_t K) {
+  std::vector<float> C(static_cast<size_t>(M * N));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      float total = 0;
+      for (int64_t k0 = 0; k0 < K; k0 += 256) {
+        float part = 0;
+        for (int64_t k = k0; k < std::min(K, k0 + 256); ++k) {
+          volatile float prod = A[static_cast<size_t>(m * K + k)] * B[static_cast<size_t>(k * N + n)];  // no fma
+          part = part + prod;
+        }
+        total = total + part;
+      }
+      C[static_cast<size_t>(m * N + n)] = total;
+    }
+  return C;
+}
+
+TEST_CASE("the f32 schedule compiled for the host: the interpreter's sums bit for bit") {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  for (std::array<int64_t, 3> mnk : {std::array<int64_t, 3>{8, 12, 600}, std::array<int64_t, 3>{4, 8, 64}}) {
+    int64_t M = mnk[0], N = mnk[1], K = mnk[2];
+    CAPTURE(K);
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    auto module = std::make_unique<llvm::Module>("fma", *ctx);
+    auto tm = target_machine(Target::host);
+    configure_module(*module, *tm);
+    auto* ptr = llvm::PointerType::get(*ctx, 0);
+    auto* fn = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(*ctx), {ptr, ptr, ptr, ptr}, false),
+                                      llvm::Function::ExternalLinkage, "fma_entry", *module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(*ctx, "entry", fn));
+    Lowering L(b, fn, Target::host, llvm_table(), 1);
+    L.arena_base = fn->getArg(3);
+    L.thread_id = L.i64(0);
+    auto matrix = [&](llvm::Value* base, int64_t rows, int64_t cols) {
+      Block m;
+      m.type = Type::array(DType::f32, {1, rows, cols});
+      m.element = [base, cols](Lowering& L2, const std::vector<llvm::Value*>& idx) {
+        llvm::Value* at = L2.b.CreateAdd(L2.b.CreateMul(idx[1], L2.i64(cols)), idx[2]);
+        return L2.b.CreateLoad(L2.b.getFloatTy(), L2.b.CreateGEP(L2.b.getFloatTy(), base, {at}));
+      };
+      return m;
+    };
+    FmaPlan plan = *plan_fma(M, N, K, 1);
+    CHECK(plan.bk == (K == 600 ? 8 : 32));  // 600: k steps of 8, chunks of 256 = 32 steps, then 11
+    Block C = fma_dot(L, plan, {matrix(fn->getArg(0), M, K), nullptr}, {matrix(fn->getArg(1), K, N), nullptr});
+    L.for_range(L.i64(0), L.i64(M * N), [&](llvm::Value* i) {
+      b.CreateStore(b.CreateLoad(b.getFloatTy(), b.CreateGEP(b.getFloatTy(), C.buffer, {i})),
+                    b.CreateGEP(b.getFloatTy(), fn->getArg(2), {i}));
+    });
+    b.CreateRetVoid();
+    std::vector<std::byte> arena(static_cast<size_t>(L.arena_bytes()) + 64);
+    auto jit = llvm::cantFail(llvm::orc::LLJITBuilder().create());
+    llvm::cantFail(jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))));
+    auto entry = llvm::cantFail(jit->lookup("fma_entry")).toPtr<void (*)(float*, float*, float*, void*)>();
+    std::vector<float> A(static_cast<size_t>(M * K)), Bm(static_cast<size_t>(K * N)), got(static_cast<size_t>(M * N));
+    for (float& x : A) x = normal(rng);
+    for (float& x : Bm) x = normal(rng);
+    void* aligned = arena.data() + (64 - reinterpret_cast<uintptr_t>(arena.data()) % 64) % 64;
+    entry(A.data(), Bm.data(), got.data(), aligned);
+    std::vector<float> want = interpreter_order(A, Bm, M, N, K);
+    int differ = 0;
+    for (size_t i = 0; i < want.size(); ++i) differ += std::memcmp(&want[i], &got[i], sizeof(float)) != 0;
+    CHECK(differ == 0);
+  }
 }
