@@ -3,7 +3,8 @@
 // driver API, which is dlopen'ed from libcuda.so.1 at run time: building
 // tessera needs no CUDA, and a machine without a driver gets one clear error.
 // Launch: KernelInfo::launch_grid CTAs of KernelInfo::threads threads, every
-// array copied to the device and back, a workspace of arena_bytes per CTA.
+// array copied to the device and back, a workspace of arena_bytes per CTA,
+// shared_bytes of dynamic shared memory per CTA (opted into above 48 KiB).
 //
 // No LLVM header is included here. Only code built with TESSERA_HAVE_LLVM
 // may use it.

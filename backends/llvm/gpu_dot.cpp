@@ -120,7 +120,8 @@ void TileEmitter::each_thread_of(int64_t total, const std::function<void(llvm::V
 }
 
 // Whether operand x's tiles may be copied 16 bytes at a time from its Ref
-// (i1, the same in every thread), or null when they never may: rows
+// (i1, the same in every thread), or null when they never may (Refs lie in
+// global memory: arrays, the arena): rows
 // contiguous, every element real, and rows starting at 16-byte boundaries
 // (the tiles' columns start at multiples of 16 bytes).
 llvm::Value* TileEmitter::async_ok(const GpuDotOperand& x) {

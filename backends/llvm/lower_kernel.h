@@ -16,7 +16,8 @@
 //          parallel axes -> ctaid.x/y/z (more than 3: the leading ones
 //          collapsed into x); arbitrary axes -> loops inside the CTA;
 //          `threads` threads per CTA; the CTA's arena is
-//          workspace + linear_cta * arena_bytes.
+//          workspace + linear_cta * arena_bytes; shared_bytes of dynamic
+//          shared memory per CTA (the extern array NAME_shared).
 #pragma once
 
 #include <cstdint>
