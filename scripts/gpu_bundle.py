@@ -28,6 +28,9 @@ import numpy as np
 ZOO = ['add', 'matmul', 'softmax', 'layernorm', 'flash_attention', 'cumsum', 'row_sum', 'gather_rows']
 # tests/backends/llvm/checks/ kernels whose check is on the device (revisits are checked on the host).
 CHECKS = ['oob_block', 'oob_smem', 'alias_transpose', 'write_input', 'uninit_i16']
+# tests/backends/llvm/kernels/ kernels lowered to tensor cores (mma.sync): they sum in another order than
+# the interpreter, so they are compared within a tolerance (relative to max(|x|, 1)).
+TENSOR_CORE = {'matmul_bf16': 1e-3}
 # The check record kind (backends/llvm/run_checks.h) that the interpreter's error implies.
 ERROR_KINDS = [('Out-of-bounds block index', 1), ('Out-of-bounds read', 2), ('Out-of-bounds write', 2)]
 N, B = 16384, 128  # the bandwidth kernels: f32[N, N] arrays (1 GiB) in B x B blocks
@@ -58,8 +61,10 @@ def launch_of(ptx):
     m = re.search(r'// tessera: (\w+): launch \((\d+), (\d+), (\d+)\) x (\d+) threads', launch)
     arena = re.search(r'arena (\d+) bytes', next(l for l in lines if ' arena ' in l))
     check = re.search(r'check record (\w+) ', next(l for l in lines if ' check record ' in l))
+    shared = re.search(r'(\d+) bytes dynamic shared memory', launch)
     return {'symbol': m.group(1), 'grid': [int(m.group(i)) for i in (2, 3, 4)], 'threads': int(m.group(5)),
-            'arena_bytes': int(arena.group(1)), 'check_record': check.group(1)}
+            'arena_bytes': int(arena.group(1)), 'check_record': check.group(1),
+            'shared_bytes': int(shared.group(1)) if shared else 0}
 
 
 def params_of(text):
@@ -79,12 +84,15 @@ def main(argv):
     os.makedirs(out_dir, exist_ok=True)
     rng = np.random.default_rng(1)
     manifest = {'kernels': [], 'stream': []}
-    for name in ZOO + CHECKS:
-        src = f'examples/{name}.tsr' if name in ZOO else f'tests/backends/llvm/checks/{name}.tsr'
+    for name in ZOO + CHECKS + list(TENSOR_CORE):
+        src = f'examples/{name}.tsr' if name in ZOO else f'tests/backends/llvm/checks/{name}.tsr' if name in CHECKS \
+            else f'tests/backends/llvm/kernels/{name}.tsr'
         text = open(src).read()
         ptx = subprocess.run([tessera, 'emit', 'ptx', src], check=True, capture_output=True, text=True).stdout
         open(os.path.join(out_dir, f'{name}.ptx'), 'w').write(ptx)
-        entry = dict(launch_of(ptx), name=name, inputs=[], outputs=[])
+        entry = dict(launch_of(ptx), name=name, inputs=[], outputs=[], input_dtypes=[])
+        if name in TENSOR_CORE:
+            entry['tolerance'] = TENSOR_CORE[name]
         args = []
         for pname, dt, shape in params_of(text):
             if dt == 'i32':  # indices (gather_rows' rows): in range of the table
@@ -93,6 +101,9 @@ def main(argv):
                 a = rng.integers(-1000, 1000, size=shape, dtype=np.int16)
             else:
                 a = rng.standard_normal(size=shape).astype(np.float32)
+                if dt == 'bf16':  # bf16 values (the low 16 bits clear), stored as float32
+                    a = (a.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+            entry['input_dtypes'].append(dt)
             path = f'{name}.in.{pname}.npy'
             np.save(os.path.join(out_dir, path), a)
             entry['inputs'].append(path)

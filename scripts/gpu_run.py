@@ -2,7 +2,9 @@
 """Runs a bundle made by scripts/gpu_bundle.py on an NVIDIA GPU with CuPy (no
 tessera build needed there): every kernel's PTX launched as tessera would
 launch it (`tessera run --backend=cuda`), its outputs compared with the
-interpreter's (largest relative error per output; f32 fails above 1e-5) and
+interpreter's (largest relative error per output; f32 fails above 1e-5, or
+above the kernel's `tolerance` where the bundle gives one: tensor-core
+matmuls sum in another order) and
 its check record (backends/llvm/run_checks.h, a global the kernel writes)
 read after the launch: clear where the interpreter ran, holding the kind its
 error implies where it failed (an out-of-bounds block or SMEM index); then
@@ -15,6 +17,7 @@ the bandwidth of the 1 GiB add and copy (kernel time alone, CUDA events over
 Last line: "gpu_run: N failed".
 """
 
+import functools
 import json
 import os
 import sys
@@ -37,6 +40,11 @@ def launch(bundle, entry, ptx_file, inputs, out_types):
     """out_types: (shape, dtype) per output. An aliased output starts as its input."""
     module = cp.RawModule(path=os.path.join(bundle, ptx_file))
     fn = module.get_function(entry['symbol'])
+    # The kernel's dynamic shared memory (`// tessera:` launch line); above 48 KiB it must opt in.
+    shared = entry.get('shared_bytes', 0)
+    if shared > 48 * 1024:
+        fn.max_dynamic_shared_size_bytes = shared
+    fn = functools.partial(fn, shared_mem=shared)
     outs = [uninitialized(s, d) for s, d in out_types]
     for i, o in entry.get('aliases', []):
         outs[o] = inputs[i].copy()
@@ -48,6 +56,13 @@ def launch(bundle, entry, ptx_file, inputs, out_types):
         record = cp.ndarray((CHECK_WORDS,), cp.int64, memptr=module.get_global(entry['check_record']))
         record[:] = 0
     return fn, args, outs, record
+
+
+def device_input(a, dtype):
+    """A bf16 parameter travels as float32 holding bf16 values: the kernel reads its top 16 bits."""
+    if dtype == 'bf16':
+        return cp.asarray((a.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))
+    return cp.asarray(a)
 
 
 def rel_err(got, want):
@@ -68,7 +83,8 @@ def main(argv):
     print(f"gpu: {props['name'].decode()}, compute capability {dev.compute_capability}")
     failed = 0
     for k in manifest['kernels']:
-        inputs = [cp.asarray(np.load(os.path.join(bundle, p))) for p in k['inputs']]
+        inputs = [device_input(np.load(os.path.join(bundle, p)), dt)
+                  for p, dt in zip(k['inputs'], k.get('input_dtypes', ['f32'] * len(k['inputs'])))]
         want = [np.load(os.path.join(bundle, p)) for p in k['outputs']]
         types = [(w.shape, w.dtype) for w in want] if 'error' not in k else \
             [(tuple(shape), {'f32': np.float32, 'i32': np.int32, 'i16': np.int16}[dt]) for dt, shape in k['out_types']]
@@ -84,7 +100,7 @@ def main(argv):
                   f"(the interpreter: {k['error'].splitlines()[-1]})")
             continue
         errs = [rel_err(cp.asnumpy(o), w) for o, w in zip(outs, want)]
-        ok = all(e <= 1e-5 for e in errs) and rec[0] == 0
+        ok = all(e <= k.get('tolerance', 1e-5) for e in errs) and rec[0] == 0
         failed += not ok
         print(f"{k['name']}: launch {tuple(k['grid'])} x {k['threads']}, largest relative error "
               f"{', '.join(f'{e:.3g}' for e in errs)}{'' if rec[0] == 0 else ', ' + where} {'ok' if ok else 'FAILED'}")

@@ -32,6 +32,8 @@ using CUevent = struct CUevent_st*;
 constexpr int kAttrMultiprocessors = 16, kAttrMemoryClockKhz = 36, kAttrBusWidthBits = 37, kAttrMajor = 75,
               kAttrMinor = 76;
 constexpr int kJitErrorLogBuffer = 5, kJitErrorLogBufferBytes = 6;
+constexpr int kAttrMaxDynamicSharedBytes = 8;       // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+constexpr int64_t kDefaultSharedBytes = 48 * 1024;  // what a launch may use without opting in
 
 // The driver entry points tessera uses, resolved once.
 struct Driver {
@@ -43,6 +45,7 @@ struct Driver {
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
   CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**) = nullptr;
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
   CUresult (*cuModuleGetGlobal_v2)(CUdeviceptr*, size_t*, CUmodule, const char*) = nullptr;
   CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*cuMemFree_v2)(CUdeviceptr) = nullptr;
@@ -88,6 +91,7 @@ struct Driver {
     load(cuCtxSetCurrent, "cuCtxSetCurrent");
     load(cuModuleLoadDataEx, "cuModuleLoadDataEx");
     load(cuModuleGetFunction, "cuModuleGetFunction");
+    load(cuFuncSetAttribute, "cuFuncSetAttribute");
     load(cuModuleGetGlobal_v2, "cuModuleGetGlobal_v2");
     load(cuMemAlloc_v2, "cuMemAlloc_v2");
     load(cuMemFree_v2, "cuMemFree_v2");
@@ -170,8 +174,9 @@ CudaKernelSource cuda_kernel_source(const Module& m, const Op& call, int sm, int
   KernelInfo info = lower_pallas_call(module, m, call, lo);
   link_libdevice(module);
   optimize(module, *tm);
-  return CudaKernelSource{emit_ptx(module, *tm), info.symbol,      info.launch_grid,  info.threads,
-                          info.arena_bytes,       info.operand_of_pointer, info.check_symbol, info.checked_ops};
+  return CudaKernelSource{emit_ptx(module, *tm), info.symbol,       info.launch_grid,        info.threads,
+                          info.arena_bytes,       info.shared_bytes, info.operand_of_pointer, info.check_symbol,
+                          info.checked_ops};
 }
 
 std::optional<std::string> cuda_unavailable() {
@@ -217,10 +222,16 @@ const Loaded& CudaRunner::Impl::get(const Module& m, const Op& call) {
   k.info.launch_grid = source.launch_grid;
   k.info.threads = source.threads;
   k.info.arena_bytes = source.arena_bytes;
+  k.info.shared_bytes = source.shared_bytes;
   k.info.operand_of_pointer = source.operand_of_pointer;
   k.info.check_symbol = source.check_symbol;
   k.info.checked_ops = source.checked_ops;
   d.check(d.cuModuleGetFunction(&k.fn, cu_module, source.symbol.c_str()), call, "cuModuleGetFunction(" + source.symbol + ")");
+  // Above 48 KiB of dynamic shared memory a kernel must opt in.
+  if (source.shared_bytes > kDefaultSharedBytes)
+    d.check(d.cuFuncSetAttribute(k.fn, kAttrMaxDynamicSharedBytes, static_cast<int>(source.shared_bytes)), call,
+            "cuFuncSetAttribute(" + source.symbol + ", MAX_DYNAMIC_SHARED_SIZE_BYTES, " +
+                std::to_string(source.shared_bytes) + ")");
   size_t record_bytes = 0;
   d.check(d.cuModuleGetGlobal_v2(&k.check_record, &record_bytes, cu_module, source.check_symbol.c_str()), call,
           "cuModuleGetGlobal(" + source.check_symbol + ")");
@@ -259,7 +270,8 @@ std::vector<interp::Array> CudaRunner::run(const Module& m, const Op& call, cons
   auto launch = [&] {
     if (ctas == 0) return;
     d.check(d.cuLaunchKernel(k.fn, static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]),
-                             static_cast<unsigned>(grid[2]), static_cast<unsigned>(k.info.threads), 1, 1, 0, nullptr,
+                             static_cast<unsigned>(grid[2]), static_cast<unsigned>(k.info.threads), 1, 1,
+                             static_cast<unsigned>(k.info.shared_bytes), nullptr,
                              params.data(), nullptr),
             call, "cuLaunchKernel of @" + k.info.symbol);
   };

@@ -3,7 +3,8 @@
 // driver API, which is dlopen'ed from libcuda.so.1 at run time: building
 // tessera needs no CUDA, and a machine without a driver gets one clear error.
 // Launch: KernelInfo::launch_grid CTAs of KernelInfo::threads threads, every
-// array copied to the device and back, a workspace of arena_bytes per CTA.
+// array copied to the device and back, a workspace of arena_bytes per CTA,
+// shared_bytes of dynamic shared memory per CTA (opted into above 48 KiB).
 //
 // No LLVM header is included here. Only code built with TESSERA_HAVE_LLVM
 // may use it.
@@ -32,6 +33,7 @@ struct CudaKernelSource {
   std::vector<int64_t> launch_grid;  // x, y, z CTAs (fewer entries: 1)
   int threads = 0;                   // per CTA
   int64_t arena_bytes = 0;           // workspace per CTA
+  int64_t shared_bytes = 0;          // dynamic shared memory per CTA
   std::vector<int> operand_of_pointer;
   std::string check_symbol;             // the check record (run_checks.h), a global of the module
   std::vector<const Op*> checked_ops;   // KernelInfo::checked_ops

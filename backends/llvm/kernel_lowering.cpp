@@ -206,10 +206,25 @@ llvm::Value* Lowering::arena_alloc(int64_t bytes) {
   return b.CreateInBoundsGEP(b.getInt8Ty(), arena_base, {i64(offset)}, "arena");
 }
 
+bool Lowering::shared_fits(int64_t bytes) const {
+  return target == Target::nvptx && shared_top_ + (bytes + 15) / 16 * 16 <= shared_limit(sm);
+}
+
 llvm::Value* Lowering::shared_alloc(int64_t bytes) {
-  // Until the NVPTX schedule places these in shared memory, both targets use
-  // the arena (correct, as slow as the arena).
-  return arena_alloc(bytes);
+  if (!shared_fits(bytes)) return arena_alloc(bytes);
+  if (!shared_base_) {
+    // `.extern .shared .align 16 .b8 NAME_shared[]`: the launch's dynamic
+    // shared memory (the runner passes shared_bytes() as its size).
+    auto* type = llvm::ArrayType::get(b.getInt8Ty(), 0);
+    auto* gv = new llvm::GlobalVariable(module, type, false, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                        fn->getName() + "_shared", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+    gv->setAlignment(llvm::Align(16));
+    shared_base_ = llvm::ConstantExpr::getAddrSpaceCast(gv, llvm::PointerType::get(llctx, 0));
+  }
+  int64_t offset = shared_top_;
+  shared_top_ = offset + (bytes + 15) / 16 * 16;
+  shared_high_ = std::max(shared_high_, shared_top_);
+  return b.CreateInBoundsGEP(b.getInt8Ty(), shared_base_, {i64(offset)}, "shared");
 }
 
 // ---- types ---------------------------------------------------------------------
@@ -307,25 +322,22 @@ llvm::Value* Lowering::in_bounds(const RefView& r, const std::vector<llvm::Value
   return ok;
 }
 
-namespace {
-llvm::Value* element_address(Lowering& L, const RefView& r, const std::vector<llvm::Value*>& idx) {
-  llvm::Value* off = L.i64(0);
-  for (size_t d = 0; d < idx.size(); ++d)
-    off = L.b.CreateAdd(off, L.b.CreateMul(L.b.CreateAdd(r.origin[d], idx[d]), r.stride[d]));
-  return L.b.CreateGEP(L.storage_type(r.type.dtype()), r.base, {off});
+llvm::Value* Lowering::address(const RefView& r, const std::vector<llvm::Value*>& idx) {
+  llvm::Value* off = i64(0);
+  for (size_t d = 0; d < idx.size(); ++d) off = b.CreateAdd(off, b.CreateMul(b.CreateAdd(r.origin[d], idx[d]), r.stride[d]));
+  return b.CreateGEP(storage_type(r.type.dtype()), r.base, {off});
 }
-}  // namespace
 
 llvm::Value* Lowering::load(const RefView& r, const std::vector<llvm::Value*>& idx) {
   DType d = r.type.dtype();
   llvm::Value* ok = in_bounds(r, idx);
-  if (!ok) return to_compute(b.CreateLoad(storage_type(d), element_address(*this, r, idx)), d);
+  if (!ok) return to_compute(b.CreateLoad(storage_type(d), address(r, idx)), d);
   llvm::BasicBlock* from = b.GetInsertBlock();
   llvm::BasicBlock* real = llvm::BasicBlock::Create(llctx, "real", fn);
   llvm::BasicBlock* join = llvm::BasicBlock::Create(llctx, "loaded", fn);
   b.CreateCondBr(ok, real, join);
   b.SetInsertPoint(real);
-  llvm::Value* v = to_compute(b.CreateLoad(storage_type(d), element_address(*this, r, idx)), d);
+  llvm::Value* v = to_compute(b.CreateLoad(storage_type(d), address(r, idx)), d);
   llvm::BasicBlock* real_end = b.GetInsertBlock();
   b.CreateBr(join);
   b.SetInsertPoint(join);
@@ -337,7 +349,7 @@ llvm::Value* Lowering::load(const RefView& r, const std::vector<llvm::Value*>& i
 
 void Lowering::store(const RefView& r, const std::vector<llvm::Value*>& idx, llvm::Value* computed) {
   DType d = r.type.dtype();
-  auto write = [&] { b.CreateStore(to_storage(computed, d), element_address(*this, r, idx)); };
+  auto write = [&] { b.CreateStore(to_storage(computed, d), address(r, idx)); };
   if (llvm::Value* ok = in_bounds(r, idx))
     if_then(ok, write);
   else

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -44,6 +45,8 @@ namespace tessera::backends::llvm_lowering {
 
 enum class Target { host, nvptx };
 
+struct RefView;
+
 struct Block {
   Type type;  // tessera type (dtype + shape)
   // The element at a multi-index (one i64 per dim; empty for a scalar), in
@@ -52,6 +55,10 @@ struct Block {
   llvm::Value* buffer = nullptr;  // when materialized: row-major, compute type, in the arena
   int cost = 0;                   // ops in the generator chain (a materialized block: 0)
   std::vector<const Var*> reads;  // root Refs the generator reads lazily
+  // Set when element i is the Ref element i of this view, read in place (a
+  // `get` of a unit-stride region): rules that copy whole tiles (the NVPTX
+  // dot_general's cp.async staging) read the memory directly.
+  std::shared_ptr<const RefView> view;
 };
 
 // A Ref: elements at base + sum_d (origin[d] + i[d]) * stride[d]; element i is
@@ -112,12 +119,24 @@ struct Lowering {
   int64_t arena_bytes() const { return arena_high_; }
   // On-chip scratch shared by the CTA's threads, `bytes` rounded up to 16:
   // on NVPTX the kernel's dynamic shared memory (address space 3, as a
-  // generic pointer); on the host an arena buffer (one thread: no sharing to
+  // generic pointer; 16-byte aligned offsets into one `extern .shared` array
+  // per kernel); on the host an arena buffer (one thread: no sharing to
   // simulate). For blocks read many times (dot_general operands, reduction
   // inputs) and for cross-warp steps of reductions. Lives until the kernel
-  // returns (no release).
+  // returns, or until shared_release. Where the kernel's total would pass
+  // the sm's limit (shared_limit), the buffer is taken from the arena
+  // instead: the same code, slower memory.
   llvm::Value* shared_alloc(int64_t bytes);
   int64_t shared_bytes() const { return shared_high_; }
+  // Whether a shared_alloc of `bytes` now lands in shared memory (NVPTX, within the limit).
+  bool shared_fits(int64_t bytes) const;
+  // Shared offsets allocated after shared_mark() are reused after shared_release(mark).
+  int64_t shared_mark() const { return shared_top_; }
+  void shared_release(int64_t mark) { shared_top_ = mark; }
+  // Dynamic shared memory one CTA may use on `sm` (CUDA's opt-in maximum per
+  // block): 227 KiB on sm_90, 163 KiB on sm_80.
+  static int64_t shared_limit(int sm) { return sm >= 90 ? 227 * 1024 : 163 * 1024; }
+  int sm = 80;  // the NVPTX target's compute capability (LowerOptions::sm)
   // Arena offsets allocated after mark() are reused after release(mark).
   int64_t arena_mark() const { return arena_top_; }
   void arena_release(int64_t mark) { arena_top_ = mark; }
@@ -152,6 +171,8 @@ struct Lowering {
   // A load / store of Ref element `idx` in compute type, masked by the Ref's extents.
   llvm::Value* load(const RefView& r, const std::vector<llvm::Value*>& idx);
   void store(const RefView& r, const std::vector<llvm::Value*>& idx, llvm::Value* computed);
+  // The storage-type pointer of Ref element `idx` (no mask: the caller knows it is real).
+  llvm::Value* address(const RefView& r, const std::vector<llvm::Value*>& idx);
   // Whether `idx` of `r` is a real element (i1); null when statically true.
   llvm::Value* in_bounds(const RefView& r, const std::vector<llvm::Value*>& idx);
   // Emits `then` under condition `c` (i1).
@@ -199,7 +220,8 @@ struct Lowering {
   std::vector<const Var*> lazy_;        // Vars whose Block reads memory lazily, in definition order
   const Op* current_ = nullptr;
   int64_t arena_top_ = 0, arena_high_ = 0;
-  int64_t shared_high_ = 0;  // NVPTX: dynamic shared memory bytes used
+  int64_t shared_top_ = 0, shared_high_ = 0;  // NVPTX: dynamic shared memory bytes in use / at most
+  llvm::Constant* shared_base_ = nullptr;       // NVPTX: the kernel's extern shared array (generic pointer)
 };
 
 }  // namespace tessera::backends::llvm_lowering

@@ -512,6 +512,7 @@ KernelInfo KernelBuilder::build() {
   L.check_record = check_record_;
   L.check_indices = o_.check_indices;
   L.uninit_zero = o_.uninit_zero;
+  L.sm = o_.sm;
   info.check_symbol = check_record_->getName().str();
   L.grid = g_.grid;
   L.kernel_axes = g_.kernel_axes();
@@ -579,6 +580,7 @@ KernelInfo KernelBuilder::build() {
   }
   b_.CreateRetVoid();
   info.arena_bytes = L.arena_bytes();
+  info.shared_bytes = L.shared_bytes();
   info.checked_ops = L.checked_ops;
   if (arena_stride) arena_stride->setOperand(1, L.i64(info.arena_bytes));
   return info;
@@ -619,8 +621,9 @@ std::vector<std::string> describe_kernel(const KernelInfo& k) {
   return {
       k.symbol + ": pallas_call at " + k.op->loc.str() + ", grid " + list(g.grid) + " (" + semantics + ")",
       k.symbol + ": pointers (" + pointers + "workspace); arena " + std::to_string(k.arena_bytes) + " bytes per grid point",
-      k.symbol + ": launch " + list(k.launch_grid) + " x " + std::to_string(k.threads) + " threads; " +
-          std::to_string(k.parallel_points) + " parallel points, arbitrary axes looped inside",
+      k.symbol + ": launch " + list(k.launch_grid) + " x " + std::to_string(k.threads) + " threads, " +
+          std::to_string(k.shared_bytes) + " bytes dynamic shared memory; " + std::to_string(k.parallel_points) +
+          " parallel points, arbitrary axes looped inside",
       k.symbol + ": check record " + k.check_symbol + " (" + std::to_string(kCheckWords) +
           " x i64: kind, operand or op, grid point, indices; 0 while no check failed)",
   };

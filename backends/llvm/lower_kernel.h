@@ -16,7 +16,8 @@
 //          parallel axes -> ctaid.x/y/z (more than 3: the leading ones
 //          collapsed into x); arbitrary axes -> loops inside the CTA;
 //          `threads` threads per CTA; the CTA's arena is
-//          workspace + linear_cta * arena_bytes.
+//          workspace + linear_cta * arena_bytes; shared_bytes of dynamic
+//          shared memory per CTA (the extern array NAME_shared).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,7 @@ struct KernelInfo {
   std::vector<int64_t> launch_grid;  // x, y, z (NVPTX); the parallel axes' sizes collapsed likewise on the host
   int threads = 1;
   int64_t arena_bytes = 0;           // per grid point (host thread / CTA)
+  int64_t shared_bytes = 0;          // NVPTX: dynamic shared memory per CTA (Lowering::shared_alloc)
   int64_t parallel_points = 1;       // product of the parallel axes
   std::vector<int> operand_of_pointer;  // pallas_call operand of each array pointer (-1: an output)
   const Op* op = nullptr;            // the pallas_call it came from

@@ -91,6 +91,18 @@ llvm::Value* element_of(Lowering& L, const Block& v, const std::vector<llvm::Val
   return v.element(L, v.type.is_scalar() ? none : idx);
 }
 
+// The region as a view of its own (Block::view) when it keeps every dim with
+// unit stride: origins moved to the region's starts; else null.
+std::shared_ptr<const RefView> region_view(Lowering& L, const Region& r) {
+  for (const Region::Dim& dim : r.dims)
+    if (dim.kind == IndexEntry::Point || (dim.kind == IndexEntry::Slice && dim.stride != 1)) return nullptr;
+  auto view = std::make_shared<RefView>(r.ref);
+  for (size_t d = 0; d < r.dims.size(); ++d)
+    if (r.dims[d].kind == IndexEntry::Slice) view->origin[d] = L.b.CreateAdd(r.ref.origin[d], r.dims[d].start);
+  view->type = Type::ref(r.ref.type.dtype(), r.shape, r.ref.type.mem_space());
+  return view;
+}
+
 // A lazy read of the region: elements are loaded where the consumer needs them.
 void lower_get(Lowering& L, const Op& op) {
   Region r = region(L, op);
@@ -99,6 +111,7 @@ void lower_get(Lowering& L, const Op& op) {
   blk.cost = 1;
   blk.reads = {r.ref.root};
   blk.element = [r](Lowering& l, const std::vector<llvm::Value*>& idx) { return l.load(r.ref, r.to_ref(l, idx)); };
+  blk.view = region_view(L, r);
   L.define(op.results[0], std::move(blk));
 }
 

@@ -12,7 +12,10 @@
 // from zero and then added to the total.
 //   host:  an i-k-j loop nest into a zeroed accumulator buffer, so the j loop
 //          is a contiguous multiply-add over a row of rhs (it vectorizes);
-//   NVPTX: one output element per thread, with the k loop inside.
+//   NVPTX: bf16 / f16 operands on tensor cores where the shapes allow
+//          (gpu_dot.h; its own summation order, not the interpreter's),
+//          else one output element per thread, with the k loop inside.
+#include "backends/llvm/gpu_dot.h"
 #include "backends/llvm/value_helpers.h"
 
 namespace tessera::backends::llvm_lowering {
@@ -65,6 +68,31 @@ void zero(Lowering& L, llvm::Type* t, llvm::Value* buf, llvm::Value* from, int64
   });
 }
 
+// The [B, M, N] accumulator is the result in row-major order (batch, lhs
+// free, rhs free dims): read at the result's linear index and converted.
+void define_result(Lowering& L, const Op& op, const Block& result, DType acc) {
+  llvm::Value* buf = result.buffer;
+  const Type& out_type = op.results[0]->type;
+  DType out = out_type.dtype();
+  llvm::Type* t = L.compute_type(acc);
+  L.define(op.results[0], generator(out_type, {result}, [buf, t, acc, out, out_type](Lowering& L2, const Index& idx) {
+             llvm::Value* flat = idx.empty() ? L2.i64(0) : L2.linear_index(out_type.shape(), idx);
+             return convert(L2, L2.b.CreateLoad(t, at(L2, t, buf, flat)), acc, out);
+           }));
+}
+
+// The NVPTX tensor-core schedule's operands: the canonical matrices in their
+// own dtype, read in place (cp.async) when the operand is a plain [M, K] /
+// [K, N] view.
+std::optional<Block> tensor_core_dot(Lowering& L, const Block& a, const Block& b, const std::vector<std::vector<int>>& ga,
+                                     const std::vector<std::vector<int>>& gb, DType acc) {
+  bool a_rows = a.type.rank() == 2 && ga[2] == std::vector<int>{1};
+  bool b_rows = b.type.rank() == 2 && gb[1] == std::vector<int>{0};
+  GpuDotOperand lhs{canonical(a, ga, a.type.dtype()), a_rows ? a.view : nullptr};
+  GpuDotOperand rhs{canonical(b, gb, b.type.dtype()), b_rows ? b.view : nullptr};
+  return gpu_dot(L, lhs, rhs, acc);
+}
+
 void lower_dot_general(Lowering& L, const Op& op) {
   std::vector<Block> xs = operand_blocks(L, op);
   const Block &a = xs[0], &b = xs[1];
@@ -81,6 +109,9 @@ void lower_dot_general(Lowering& L, const Op& op) {
     if (!listed(lc, d) && !listed(lb, d)) a_free.push_back(d);
   for (int d = 0; d < b.type.rank(); ++d)
     if (!listed(rc, d) && !listed(rb, d)) b_free.push_back(d);
+  if (L.target == Target::nvptx)
+    if (std::optional<Block> r = tensor_core_dot(L, a, b, {ints(lb), a_free, ints(lc)}, {ints(rb), ints(rc), b_free}, acc))
+      return define_result(L, op, *r, acc);
   Block A = L.materialize(canonical(a, {ints(lb), a_free, ints(lc)}, acc));
   Block Bm = L.materialize(canonical(b, {ints(rb), ints(rc), b_free}, acc));
   const int64_t nb = A.type.shape()[0], M = A.type.shape()[1], K = A.type.shape()[2], N = Bm.type.shape()[2];
@@ -145,13 +176,7 @@ void lower_dot_general(Lowering& L, const Op& op) {
     });
     result = L.materialize(gen);
   }
-  // The [B, M, N] accumulator is the result in row-major order (batch, lhs
-  // free, rhs free dims): read at the result's linear index and converted.
-  llvm::Value* buf = result.buffer;
-  L.define(op.results[0], generator(out_type, {result}, [buf, t, acc, out, out_type](Lowering& L2, const Index& idx) {
-             llvm::Value* flat = idx.empty() ? L2.i64(0) : L2.linear_index(out_type.shape(), idx);
-             return convert(L2, L2.b.CreateLoad(t, at(L2, t, buf, flat)), acc, out);
-           }));
+  define_result(L, op, result, acc);
 }
 
 }  // namespace

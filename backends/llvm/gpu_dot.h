@@ -1,0 +1,66 @@
+// dot_general on NVPTX: the tiled schedule (docs/backends.md, "the schedule of dot_general").
+//
+// bf16 / f16 operands with an f32 accumulator run on tensor cores (sm_80+):
+// tiles of both operands staged into shared memory in their storage dtype
+// (cp.async, 16 bytes per copy, double-buffered over k), fragments loaded with
+// ldmatrix, mma.sync.m16n8k16 accumulating in registers over the whole k
+// extent, the result written once. f32 operands run on the FMA units the same
+// way, each thread accumulating a 4 x 4 tile in registers in the
+// interpreter's order (so the results stay bit for bit the interpreter's).
+// Every other case (other dtypes, batch dims, sizes that are not multiples
+// of the tiles, too little shared memory) is left to the caller's general path.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "backends/llvm/kernel_lowering.h"
+
+namespace tessera::backends::llvm_lowering {
+
+// One operand of the schedule, as a matrix: lhs [M, K], rhs [K, N].
+struct GpuDotOperand {
+  // The operand as a lazy [1, rows, cols] Block in its own dtype (batch, then
+  // the row dims, then the column dims, each group flattened row-major).
+  Block canonical;
+  // The operand read in place as the [rows, cols] matrix (cols contiguous),
+  // when it is one: tiles are then copied with cp.async. Null otherwise.
+  std::shared_ptr<const RefView> view;
+};
+
+// How an [M, N] = [M, K] x [K, N] product is cut into tiles staged through
+// shared memory: passes over cta_m x cta_n output tiles, k steps of bk.
+struct TilePlan {
+  int64_t M = 0, N = 0, K = 0;
+  int64_t cta_m = 0, cta_n = 0;  // the output tile one pass of the CTA computes
+  int64_t bk = 0;                // k extent of one staged tile
+  int64_t a_row = 0, b_row = 0;  // padded shared row lengths (elements) of A [cta_m][a_row] and B [bk][b_row]
+  int64_t elem = 2;              // bytes per staged element
+  int64_t stage_bytes() const { return elem * (cta_m * a_row + bk * b_row); }  // one buffer of both tiles
+};
+
+// Tensor cores: the warp tiling (rules in gpu_dot.cpp); none when the
+// shapes or the CTA do not allow it.
+struct MmaPlan : TilePlan {
+  int64_t warps_m = 0, warps_n = 0;  // warps computing (warps_m * warps_n <= threads / 32)
+  int64_t warp_m = 0, warp_n = 0;    // the output tile each of those warps owns
+};
+std::optional<MmaPlan> plan_mma(int64_t M, int64_t N, int64_t K, int threads);
+
+// f32 on the FMA units: every thread owns a 4 x 4 tile of the output.
+struct FmaPlan : TilePlan {
+  static constexpr int64_t kThreadTile = 4;
+  int64_t threads_m = 0, threads_n = 0;  // threads_m * threads_n == threads
+};
+std::optional<FmaPlan> plan_fma(int64_t M, int64_t N, int64_t K, int threads);
+// The f32 schedule on either target: the host runs it with one thread and its
+// copies as plain stores (tests check its staging, passes and summation order
+// there against the interpreter's order).
+Block fma_dot(Lowering& L, const FmaPlan& plan, const GpuDotOperand& lhs, const GpuDotOperand& rhs);
+
+// The [1, M, N] f32 result of lhs x rhs as a buffer Block, or none when
+// neither schedule applies (the caller then lowers it generally).
+std::optional<Block> gpu_dot(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, DType acc);
+
+}  // namespace tessera::backends::llvm_lowering
