@@ -2,8 +2,9 @@
 // kernel whose 20,000 ops form a single elementwise chain (bench/gen_module.h)
 // finish in bounded memory and time, on a thread with a small stack (the
 // generators of a chain are evaluated recursively, so the lowering must bound
-// their depth); and a chain long enough to be cut into buffers computes what
-// the interpreter computes. bench/bench_emit_llvm measures the rates.
+// their depth); and a chain long enough to be cut into buffers and to skip
+// O3 computes what the interpreter computes. bench/bench_emit_llvm measures
+// the rates.
 //
 // Skipped under the sanitizers: there the emission alone takes a minute, and
 // the address-space limit below conflicts with ASan's shadow memory.
@@ -123,9 +124,10 @@ TEST_CASE("a 20,000-op elementwise chain emits as llvm and ptx in bounded memory
   setrlimit(RLIMIT_AS, &old_limit);
 }
 
-TEST_CASE("a chain longer than the lowering's depth bound computes what the interpreter computes") {
-  // 700 ops: the chain is cut into buffers twice (Lowering::kMaxChainDepth).
-  bench::GeneratedModule g = bench::generate_chain(700);
+TEST_CASE("a chain cut into buffers, past O3's size bound, computes what the interpreter computes") {
+  // 2,500 ops: the chain is cut into buffers 9 times (Lowering::kMaxChainDepth),
+  // and its ~5,000 IR instructions take the linear pipeline (kMaxO3Instructions).
+  bench::GeneratedModule g = bench::generate_chain(2'500);
   Module m = parse_module(g.text, "chain.tsr");
   REQUIRE(verify_module(m).empty());
   interp::Array x(DType::f32, {8, 128});
