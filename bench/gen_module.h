@@ -17,4 +17,9 @@ struct GeneratedModule {
 // of `ops_per_kernel` ops each.
 GeneratedModule generate_module(int64_t target_ops, int64_t ops_per_kernel = 1000);
 
+// One kernel that reads a block, applies `ops` - 2 elementwise ops in a chain
+// (each the only use of the previous result) and stores the last: the longest
+// generator chain a backend can be handed, in a `main` of one pallas_call.
+GeneratedModule generate_chain(int64_t ops);
+
 }  // namespace tessera::bench

@@ -14,7 +14,12 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/Transforms/IPO/AlwaysInliner.h>
+#include <llvm/Transforms/IPO/GlobalDCE.h>
 #include <llvm/Transforms/IPO/Internalize.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 
 #include "ir/diagnostics.h"
 
@@ -92,6 +97,37 @@ void link_libdevice(llvm::Module& module) {
     module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
 }
 
+namespace {
+
+bool has_huge_function(const llvm::Module& module) {
+  for (const llvm::Function& f : module)
+    if (f.getInstructionCount() > kMaxO3Instructions) return true;
+  return false;
+}
+
+// The passes whose cost grows with a function's size and nothing else:
+// registers for the local variables (SROA), common subexpressions and the
+// folds that create no instructions (EarlyCSE), the CFG tidied. No loop passes (IndVarSimplify's scalar evolution costs tens of
+// microseconds per instruction on a function of a thousand loops), no
+// InstCombine, no vectorizers. The libdevice functions are still inlined and
+// their bodies dropped, as O3 does, so no `.func` remains in the PTX.
+void run_bounded_pipeline(llvm::Module& module, llvm::ModuleAnalysisManager& mam) {
+  for (llvm::Function& f : module)
+    if (!f.isDeclaration() && f.hasLocalLinkage() && !f.hasFnAttribute(llvm::Attribute::NoInline))
+      f.addFnAttr(llvm::Attribute::AlwaysInline);
+  llvm::ModulePassManager mpm;
+  mpm.addPass(llvm::AlwaysInlinerPass());
+  mpm.addPass(llvm::GlobalDCEPass());
+  llvm::FunctionPassManager fpm;
+  fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  fpm.addPass(llvm::EarlyCSEPass());
+  fpm.addPass(llvm::SimplifyCFGPass());
+  mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+  mpm.run(module, mam);
+}
+
+}  // namespace
+
 void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
   std::string msg;
   llvm::raw_string_ostream os(msg);
@@ -106,7 +142,14 @@ void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+  if (!has_huge_function(module)) {
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+    return;
+  }
+  run_bounded_pipeline(module, mam);
+  // The same holds for the code generator's optimizations; ptxas (or the
+  // JIT's own code generator setting) still optimizes the machine code.
+  tm.setOptLevel(llvm::CodeGenOptLevel::None);
 }
 
 std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& tm) {

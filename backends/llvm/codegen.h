@@ -22,8 +22,17 @@ void configure_module(llvm::Module& module, const llvm::TargetMachine& tm);
 // /usr/local/cuda/nvvm/libdevice/libdevice.10.bc, or env TESSERA_LIBDEVICE.
 // Throws Error when the module calls one and the file is missing.
 void link_libdevice(llvm::Module& module);
+// A function of more IR instructions than this (before optimization) is not
+// given O3, whose loop passes cost tens of microseconds per instruction: four
+// times the largest zoo kernel (flash attention: about 1,000), so kernels
+// written by hand keep O3, and generated kernels of thousands of ops emit at
+// the rate of the linear passes.
+constexpr unsigned kMaxO3Instructions = 4096;
 // Verifies the module (an Error with LLVM's message on failure) and runs the
-// new pass manager's O3 pipeline for `tm`.
+// new pass manager's O3 pipeline for `tm`; when a function is larger than
+// kMaxO3Instructions, a pipeline of linear passes instead (SROA, EarlyCSE,
+// SimplifyCFG, libdevice inlined), and `tm`'s code generator
+// is set to CodeGenOptLevel::None (for emit_ptx).
 void optimize(llvm::Module& module, llvm::TargetMachine& tm);
 // PTX text of an optimized NVPTX module.
 std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& tm);

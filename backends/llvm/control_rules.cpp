@@ -197,6 +197,7 @@ Block slice_of(const Block& xs, llvm::Value* i) {
   Shape inner(xs.type.shape().begin() + 1, xs.type.shape().end());
   s.type = Type::array(xs.type.dtype(), inner);
   s.cost = xs.cost;
+  s.depth = xs.depth + 1;
   s.reads = xs.reads;
   s.element = [xs, i](Lowering& L, const std::vector<llvm::Value*>& idx) {
     std::vector<llvm::Value*> full{i};

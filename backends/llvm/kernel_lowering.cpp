@@ -45,6 +45,7 @@ void Lowering::define(const Var* var, Block block) {
     // A scalar is computed where it is defined: program order, once.
     block = scalar_block(block.type.dtype(), block.element(*this, {}));
   }
+  if (!block.buffer && block.depth > kMaxChainDepth) block = materialize(block);
   if (!block.buffer && !block.reads.empty()) lazy_.push_back(var);
   values_[var] = std::move(block);
 }
@@ -392,10 +393,9 @@ void Lowering::check(llvm::Value* ok, CheckKind kind, int64_t which, const std::
 }
 
 int64_t Lowering::checked_op(const Op& op) {
-  auto it = std::find(checked_ops.begin(), checked_ops.end(), &op);
-  if (it != checked_ops.end()) return it - checked_ops.begin();
-  checked_ops.push_back(&op);
-  return static_cast<int64_t>(checked_ops.size()) - 1;
+  auto [it, added] = checked_op_numbers_.try_emplace(&op, static_cast<int64_t>(checked_ops.size()));
+  if (added) checked_ops.push_back(&op);
+  return it->second;
 }
 
 // ---- bodies --------------------------------------------------------------------

@@ -20,7 +20,11 @@
 //     it cannot see;
 //   - a scalar Block is evaluated where it is defined (one value, no loop);
 //   - a Block whose generator chain costs more than kMaxLazyCost ops and that
-//     is used more than once is materialized at its first use.
+//     is used more than once is materialized at its first use;
+//   - a Block whose chain is deeper than kMaxChainDepth generators is
+//     materialized where it is defined: evaluating an element recurses once
+//     per generator, and a kernel of a million chained ops must not overflow
+//     the stack (no kernel written by hand comes near the bound).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +33,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -45,15 +50,40 @@ namespace tessera::backends::llvm_lowering {
 
 enum class Target { host, nvptx };
 
+<<<<<<< HEAD
 struct RefView;
+=======
+// The generator of a Block, shared: a rule's closure captures its operand
+// Blocks by value, so copying a Block must not copy the closures of the chain
+// below it (that made a chain of n ops cost O(n^2) time and memory). Called
+// and assigned like the std::function it holds.
+class ElementFn {
+ public:
+  using Fn = std::function<llvm::Value*(Lowering&, const std::vector<llvm::Value*>& index)>;
+  ElementFn() = default;
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, ElementFn> &&
+             std::is_invocable_r_v<llvm::Value*, F&, Lowering&, const std::vector<llvm::Value*>&>)
+  ElementFn(F f) : fn_(std::make_shared<const Fn>(std::move(f))) {}  // NOLINT: implicit, as std::function's
+  llvm::Value* operator()(Lowering& L, const std::vector<llvm::Value*>& index) const { return (*fn_)(L, index); }
+  explicit operator bool() const { return fn_ && *fn_; }
+
+ private:
+  std::shared_ptr<const Fn> fn_;
+};
+>>>>>>> emitlinear
 
 struct Block {
   Type type;  // tessera type (dtype + shape)
   // The element at a multi-index (one i64 per dim; empty for a scalar), in
   // the compute type of type.dtype() (compute_type()).
-  std::function<llvm::Value*(Lowering&, const std::vector<llvm::Value*>& index)> element;
+  ElementFn element;
   llvm::Value* buffer = nullptr;  // when materialized: row-major, compute type, in the arena
   int cost = 0;                   // ops in the generator chain (a materialized block: 0)
+  // The longest path of generators below this one (0: it calls no other
+  // Block's element). Evaluating an element recurses this deep, so define()
+  // materializes a Block deeper than Lowering::kMaxChainDepth.
+  int depth = 0;
   std::vector<const Var*> reads;  // root Refs the generator reads lazily
   // Set when element i is the Ref element i of this view, read in place (a
   // `get` of a unit-stride region): rules that copy whole tiles (the NVPTX
@@ -76,6 +106,7 @@ struct RefView {
 
 struct Lowering {
   static constexpr int kMaxLazyCost = 8;
+  static constexpr int kMaxChainDepth = 256;
 
   Lowering(llvm::IRBuilder<>& builder, llvm::Function* function, Target t, const LlvmTable& rules, int threads);
 
@@ -218,6 +249,7 @@ struct Lowering {
   std::unordered_map<const Var*, int> uses_;  // remaining uses of each Var
   std::deque<Block> literal_blocks_;   // stable addresses for value() of a literal
   std::vector<const Var*> lazy_;        // Vars whose Block reads memory lazily, in definition order
+  std::unordered_map<const Op*, int64_t> checked_op_numbers_;  // index of each op in checked_ops
   const Op* current_ = nullptr;
   int64_t arena_top_ = 0, arena_high_ = 0;
   int64_t shared_top_ = 0, shared_high_ = 0;  // NVPTX: dynamic shared memory bytes in use / at most

@@ -2,6 +2,8 @@
 // every indexer entry tessera has (full, static / dynamic point, static /
 // dynamic strided slice). The indexed region is addressed in place: element
 // i of the region is Ref element to_ref(i), masked by the Ref's extents.
+#include <algorithm>
+
 #include "backends/llvm/kernel_lowering.h"
 
 namespace tessera::backends::llvm_lowering {
@@ -175,6 +177,7 @@ void lower_load(Lowering& L, const Op& op) {
   if (n == 3) other = L.value(op.main_operand(2));
   DType dt = r.ref.type.dtype();
   blk.cost += mask.cost + (other ? other->cost : 0);
+  blk.depth = 1 + std::max(mask.depth, other ? other->depth : 0);
   blk.reads.insert(blk.reads.end(), mask.reads.begin(), mask.reads.end());
   if (other) blk.reads.insert(blk.reads.end(), other->reads.begin(), other->reads.end());
   blk.element = [r, mask, other, dt](Lowering& l, const std::vector<llvm::Value*>& idx) -> llvm::Value* {

@@ -41,12 +41,19 @@ int chained_cost(const std::vector<Block>& blocks) {
   return c;
 }
 
+int chained_depth(const std::vector<Block>& blocks) {
+  int d = 0;
+  for (const Block& x : blocks) d = std::max(d, x.depth);
+  return d + 1;
+}
+
 Block generator(const Type& type, const std::vector<Block>& from,
                 std::function<llvm::Value*(Lowering&, const std::vector<llvm::Value*>&)> f) {
   Block r;
   r.type = type;
   r.element = std::move(f);
   r.cost = chained_cost(from);
+  r.depth = chained_depth(from);
   r.reads = merged_reads(from);
   return r;
 }

@@ -18,10 +18,13 @@ namespace tessera::backends::llvm_lowering {
 // The Block operands of `op`'s main operands, copied (value() hands out
 // references into a map that later defines may rehash).
 std::vector<Block> operand_blocks(Lowering& L, const Op& op);
-// The union of the operands' `reads` and 1 + the sum of their costs.
+// The union of the operands' `reads`, 1 + the sum of their costs, 1 + the
+// largest of their depths.
 std::vector<const Var*> merged_reads(const std::vector<Block>& blocks);
 int chained_cost(const std::vector<Block>& blocks);
-// A lazy Block of `type` whose element is `f(L, idx)`, reading what `from` read.
+int chained_depth(const std::vector<Block>& blocks);
+// A lazy Block of `type` whose element is `f(L, idx)`, reading what `from` read
+// (its cost and depth chained from `from`'s).
 Block generator(const Type& type, const std::vector<Block>& from,
                 std::function<llvm::Value*(Lowering&, const std::vector<llvm::Value*>&)> f);
 // The multi-index of row-major linear index `flat` over `sizes` (i64).
