@@ -50,9 +50,8 @@ namespace tessera::backends::llvm_lowering {
 
 enum class Target { host, nvptx };
 
-<<<<<<< HEAD
 struct RefView;
-=======
+
 // The generator of a Block, shared: a rule's closure captures its operand
 // Blocks by value, so copying a Block must not copy the closures of the chain
 // below it (that made a chain of n ops cost O(n^2) time and memory). Called
@@ -71,7 +70,6 @@ class ElementFn {
  private:
   std::shared_ptr<const Fn> fn_;
 };
->>>>>>> emitlinear
 
 struct Block {
   Type type;  // tessera type (dtype + shape)
