@@ -23,6 +23,7 @@ namespace {
 
 using Index = std::vector<llvm::Value*>;
 constexpr int64_t kChunk = 256;  // the interpreter's KC
+constexpr int kLazyA = 2;        // the cost of a canonical view of a `get` (value_helpers.h: Block::cost)
 
 DType accumulator(DType in, DType out) {
   if (in == DType::f64 || out == DType::f64) return DType::f64;
@@ -110,25 +111,35 @@ llvm::Value* host_matmul(Lowering& L, const Block& A, const Block& Bm, DType acc
   const llvm::Align align(static_cast<uint64_t>(elem));
   std::vector<llvm::Value*> part(static_cast<size_t>(R));
   for (llvm::Value*& p : part) p = local_variable(L, vt, "part");
+  // A[batch, row, k]: read where it lies when A is a cheap generator (a
+  // `get` of a block: no copy of it into the arena), else from its buffer.
+  auto a_element = [&](llvm::Value* batch, llvm::Value* row, llvm::Value* k) -> llvm::Value* {
+    if (!A.buffer) return A.element(L, {batch, row, k});
+    llvm::Value* off = B.CreateAdd(B.CreateMul(B.CreateAdd(B.CreateMul(batch, L.i64(d.M)), row), L.i64(d.K)), k);
+    return B.CreateLoad(t, at(L, t, A.buffer, off));
+  };
   // One chunk [k0, k1) over every tile of one batch; `first`: C not yet written.
-  auto chunk_pass = [&](llvm::Value* arows, llvm::Value* brows, llvm::Value* k0, llvm::Value* k1, bool first) {
+  auto chunk_pass = [&](llvm::Value* batch, llvm::Value* k0, llvm::Value* k1, bool first) {
+    llvm::Value* crows = B.CreateMul(batch, L.i64(d.M));  // first row of this batch in C
+    llvm::Value* brows = B.CreateMul(batch, L.i64(d.K));
     L.for_range(L.i64(0), L.i64(d.N / W), [&](llvm::Value* jb) {
       llvm::Value* j = B.CreateMul(jb, L.i64(W));
       L.for_range(L.i64(0), L.i64(d.M / R), [&](llvm::Value* ib) {
-        llvm::Value* i = B.CreateAdd(arows, B.CreateMul(ib, L.i64(R)));
+        llvm::Value* i = B.CreateMul(ib, L.i64(R));  // first row of the tile in the batch
         for (llvm::Value* p : part) B.CreateStore(llvm::Constant::getNullValue(vt), p);
         L.for_range(k0, k1, [&](llvm::Value* k) {
           llvm::Value* boff = B.CreateAdd(B.CreateMul(B.CreateAdd(brows, k), L.i64(d.N)), j);
           llvm::Value* bv = B.CreateAlignedLoad(vt, at(L, t, Bm.buffer, boff), align);
           for (int64_t r = 0; r < R; ++r) {
-            llvm::Value* aoff = B.CreateAdd(B.CreateMul(B.CreateAdd(i, L.i64(r)), L.i64(d.K)), k);
-            llvm::Value* av = B.CreateVectorSplat(static_cast<unsigned>(W), B.CreateLoad(t, at(L, t, A.buffer, aoff)));
+            llvm::Value* row = B.CreateAdd(i, L.i64(r));
+            llvm::Value* av = B.CreateVectorSplat(static_cast<unsigned>(W), a_element(batch, row, k));
             llvm::Value* p = part[static_cast<size_t>(r)];
             B.CreateStore(madd(L, acc, B.CreateLoad(vt, p), av, bv), p);
           }
         });
         for (int64_t r = 0; r < R; ++r) {
-          llvm::Value* cp = at(L, t, C, B.CreateAdd(B.CreateMul(B.CreateAdd(i, L.i64(r)), L.i64(d.N)), j));
+          llvm::Value* crow = B.CreateAdd(crows, B.CreateAdd(i, L.i64(r)));
+          llvm::Value* cp = at(L, t, C, B.CreateAdd(B.CreateMul(crow, L.i64(d.N)), j));
           llvm::Value* total =
               first ? static_cast<llvm::Value*>(llvm::Constant::getNullValue(vt)) : B.CreateAlignedLoad(vt, cp, align);
           B.CreateAlignedStore(add(L, acc, total, B.CreateLoad(vt, part[static_cast<size_t>(r)])), cp, align);
@@ -138,15 +149,13 @@ llvm::Value* host_matmul(Lowering& L, const Block& A, const Block& Bm, DType acc
   };
   const int64_t chunks = (d.K + kChunk - 1) / kChunk;
   L.for_range(L.i64(0), L.i64(d.nb), [&](llvm::Value* batch) {
-    llvm::Value* arows = B.CreateMul(batch, L.i64(d.M));  // first row of this batch in A and C
-    llvm::Value* brows = B.CreateMul(batch, L.i64(d.K));
-    chunk_pass(arows, brows, L.i64(0), L.i64(std::min(d.K, kChunk)), true);
+    chunk_pass(batch, L.i64(0), L.i64(std::min(d.K, kChunk)), true);
     if (chunks > 1)
       L.for_range(L.i64(1), L.i64(chunks), [&](llvm::Value* chunk) {
         llvm::Value* k0 = B.CreateMul(chunk, L.i64(kChunk));
         llvm::Value* k1 = B.CreateSelect(B.CreateICmpSLT(B.CreateAdd(k0, L.i64(kChunk)), L.i64(d.K)),
                                          B.CreateAdd(k0, L.i64(kChunk)), L.i64(d.K));
-        chunk_pass(arows, brows, k0, k1, false);
+        chunk_pass(batch, k0, k1, false);
       });
   });
   return C;
@@ -168,7 +177,9 @@ void lower_dot_general(Lowering& L, const Op& op) {
     if (!listed(lc, d) && !listed(lb, d)) a_free.push_back(d);
   for (int d = 0; d < b.type.rank(); ++d)
     if (!listed(rc, d) && !listed(rb, d)) b_free.push_back(d);
-  Block A = L.materialize(canonical(a, {ints(lb), a_free, ints(lc)}, acc));
+  Block A = canonical(a, {ints(lb), a_free, ints(lc)}, acc);
+  // The host's tiles read A one element at a time: a `get` needs no copy.
+  if (L.target != Target::host || A.cost > kLazyA) A = L.materialize(A);
   Block Bm = L.materialize(canonical(b, {ints(rb), ints(rc), b_free}, acc));
   const int64_t nb = A.type.shape()[0], M = A.type.shape()[1], K = A.type.shape()[2], N = Bm.type.shape()[2];
   llvm::Type* t = L.compute_type(acc);

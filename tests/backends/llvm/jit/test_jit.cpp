@@ -349,6 +349,35 @@ TEST_CASE("output coverage: only an output the kernel provably writes in full sk
   CHECK_FALSE(zoo("matmul.tsr"));
 }
 
+TEST_CASE("jit: register-tiled matmul sums in the interpreter's order, bit for bit") {
+  // K = 600: three chunks of k, the last partial; 64 x 64 results fill whole
+  // 8-row x 32-column tiles. lhs straight from `get` (read in place,
+  // transposed or not) and computed (materialized first).
+  for (const char* lhs : {"%a = get %x[:, :]\n  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b",
+                          "%a = get %x[:, :]\n  %t = transpose[permutation=(1, 0)] %a\n"
+                          "  %p = dot_general[lhs_contracting=(0), rhs_contracting=(0)] %t, %b",
+                          "%a0 = get %x[:, :]\n  %a1 = mul %a0, 3.0\n  %a2 = add %a1, 1.0\n  %a = exp %a2\n"
+                          "  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b"}) {
+    CAPTURE(lhs);
+    check_against_interpreter(parse_checked(std::string(R"(
+index_map @z(%i: i32) -> (i32, i32) {
+  return 0, 0
+}
+kernel @k(%x: ref<f32[64,600], vmem>, %y: ref<f32[600,64], vmem>, %o: ref<f32[64,64], vmem>) {
+  %b = get %y[:, :]
+  )") + lhs + R"(
+  swap %o[:, :], %p
+}
+func @main(%x: f32[64,600], %y: f32[600,64]) -> f32[64,64] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec((64, 600), @z), spec((600, 64), @z)],
+                     out_specs=[spec((64, 64), @z)], out_shapes=[f32[64,64]], dimension_semantics=(parallel)] %x, %y
+  return %out
+}
+)"),
+                              "main", 0.0);
+  }
+}
+
 TEST_CASE("jit: partial blocks and element padding read and write as the interpreter does") {
   SUBCASE("partial blocks: 200x300 in 128x128 blocks") {
     check_against_interpreter(parse_checked(R"(
