@@ -15,6 +15,10 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/LoopUnrollPass.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -56,6 +60,42 @@ void add_packed_entry(llvm::Module& module, const KernelInfo& info) {
   b.CreateRetVoid();
 }
 
+// The optimizer for JIT kernels: LLVM's O3 pipeline, except that loops are
+// fully unrolled only up to 4 iterations, and never partially. The block
+// loops of a kernel have constant trip counts of tens to thousands: under O3
+// the unroller copies each vectorized loop body up to its whole trip count,
+// which multiplied the IR ~10x and the compile time of softmax and layernorm
+// ~10x (codegen of the unrolled bodies), for no measured speed (docs/backends.md,
+// "Host JIT"). The small unroll runs once, after vectorization.
+void optimize_for_jit(llvm::Module& module, llvm::TargetMachine& tm) {
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  if (llvm::verifyModule(module, &os)) throw Error("llvm: the lowered module is invalid (a backend bug):\n" + os.str());
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  llvm::PassBuilder pb(&tm, tuning);
+  pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel level) {
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(static_cast<int>(level.getSpeedupLevel()))
+                                         .setPartial(false)
+                                         .setRuntime(false)
+                                         .setFullUnrollMaxCount(4)));
+    fpm.addPass(llvm::InstCombinePass());
+    fpm.addPass(llvm::SimplifyCFGPass());
+    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+  });
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+}
+
 // 64-byte-aligned scratch for one thread; its initial bytes make unwritten
 // f32/f64 scratch read as NaN (all ones), or as 0 with uninit_zero.
 struct Workspace {
@@ -83,6 +123,9 @@ struct Compiled {
 struct HostJit::Impl {
   JitOptions options;
   std::unique_ptr<llvm::orc::LLJIT> jit;
+  // The optimizer's view of the host (CPU, features, cost model), made once:
+  // detecting the host's features for a new one costs milliseconds per kernel.
+  std::unique_ptr<llvm::TargetMachine> tm;
   std::mutex mu;  // the cache and the LLJIT (the interpreter may run devices on several threads)
   std::map<std::pair<const Module*, const Op*>, Compiled> kernels;
   int next_dylib = 0;
@@ -108,6 +151,7 @@ HostJit::HostJit(JitOptions options) : impl_(std::make_unique<Impl>()) {
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*host)).create();
   if (!jit) throw Error("jit: cannot create the ORC JIT: " + llvm_message(jit.takeError()));
   impl_->jit = std::move(*jit);
+  impl_->tm = target_machine(Target::host);
 }
 
 HostJit::~HostJit() = default;
@@ -138,7 +182,6 @@ void HostJit::Impl::add(const Module& m, const Op& call, std::unique_ptr<llvm::L
 const Compiled& HostJit::Impl::get(const Module& m, const Op& call) {
   auto it = kernels.find({&m, &call});
   if (it != kernels.end()) return it->second;
-  std::unique_ptr<llvm::TargetMachine> tm = target_machine(Target::host);
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>("tessera_jit", *context);
   configure_module(*module, *tm);
@@ -153,7 +196,7 @@ const Compiled& HostJit::Impl::get(const Module& m, const Op& call) {
   KernelInfo info = lower_pallas_call(*module, m, call, lo);
   phases.lower = seconds_since(start);
   start = std::chrono::steady_clock::now();
-  optimize(*module, *tm);
+  optimize_for_jit(*module, *tm);
   phases.optimize = seconds_since(start);
   start = std::chrono::steady_clock::now();
   add(m, call, std::move(context), std::move(module), info);  // the lookup runs the code generator

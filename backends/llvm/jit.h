@@ -1,11 +1,13 @@
 // The host JIT: runs pallas_calls as machine code. Each kernel is lowered for
-// the host target (lower_kernel.h), optimized (codegen.h) and compiled with
-// LLVM's ORC LLJIT once per (module, pallas_call op); a run allocates the
-// outputs as the interpreter would (aliased ones start as their input, the
-// others hold uninitialized values), hands the kernel one pointer per array
-// (KernelInfo::operand_of_pointer) and a 64-byte-aligned workspace of
-// arena_bytes per thread, and calls it over the parallel grid points
-// [0, parallel_points), split over `threads` threads on disjoint ranges.
+// the host target (lower_kernel.h), optimized (O3 without LLVM's loop
+// unroller: jit.cpp) and compiled with LLVM's ORC LLJIT once per (module,
+// pallas_call op); a run allocates the outputs as the interpreter would
+// (aliased ones start as their input, the others hold uninitialized values
+// unless the kernel writes every element first: output_coverage.h), hands
+// the kernel one pointer per array (KernelInfo::operand_of_pointer) and a
+// 64-byte-aligned workspace of arena_bytes per thread, and calls it over the
+// parallel grid points [0, parallel_points), split over `threads` threads on
+// disjoint ranges.
 //
 // No LLVM header is included here: the CLI and the benchmarks include this
 // file cheaply. Only code built with TESSERA_HAVE_LLVM may use it.

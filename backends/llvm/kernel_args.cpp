@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "interpreter/float_bits.h"
+#include "backends/llvm/output_coverage.h"
 #include "interpreter/region.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
@@ -24,8 +25,13 @@ KernelArrays::KernelArrays(const Op& call, const std::vector<int>& operand_of_po
     for (auto [in, to] : g.aliases)
       if (to == out && in >= 0) aliased = in;
     const Type& t = g.out_types[static_cast<size_t>(out)];
-    outputs_.push_back(aliased ? operands.at(static_cast<size_t>(g.input_operand(static_cast<int>(*aliased)))).copy()
-                               : interp::uninitialized_array(t.dtype(), t.shape(), uninit_zero));
+    // Filled with uninitialized values only where the kernel might leave an
+    // element unwritten (output_coverage.h): the fill costs a pass over memory.
+    bool filled = !aliased && !writes_every_element(g, out);
+    outputs_.push_back(aliased  ? operands.at(static_cast<size_t>(g.input_operand(static_cast<int>(*aliased)))).copy()
+                       : filled ? interp::uninitialized_array(t.dtype(), t.shape(), uninit_zero)
+                                : interp::Array::uninitialized(t.dtype(), t.shape()));
+    unfilled_.push_back(!aliased && !filled);
   }
   Effects effects = compute_effects(*g.kernel);
   written_.resize(operands.size());
@@ -38,6 +44,7 @@ KernelArrays::KernelArrays(const Op& call, const std::vector<int>& operand_of_po
 
   size_t next_output = 0;
   for (int operand : operand_of_pointer) {
+    bool unfilled = operand < 0 && unfilled_.at(next_output);
     interp::Array* output = operand < 0 ? &outputs_.at(next_output++) : nullptr;
     const interp::Array& a = output                            ? *output
                              : written_.at(static_cast<size_t>(operand)) ? *written_[static_cast<size_t>(operand)]
@@ -45,7 +52,8 @@ KernelArrays::KernelArrays(const Op& call, const std::vector<int>& operand_of_po
     if (interp::is_rounded_float(a.dtype())) {
       Packed p{pointers_.size(), output, std::vector<uint16_t>(static_cast<size_t>(a.size()))};
       const float* f = a.data<float>();
-      for (size_t i = 0; i < p.bits.size(); ++i) p.bits[i] = half_bits(a.dtype(), f[i]);
+      if (!unfilled)  // an unfilled output's bits are all written by the kernel
+        for (size_t i = 0; i < p.bits.size(); ++i) p.bits[i] = half_bits(a.dtype(), f[i]);
       packed_.push_back(std::move(p));
       pointers_.push_back(packed_.back().bits.data());
       bytes_.push_back(packed_.back().bits.size() * sizeof(uint16_t));

@@ -19,7 +19,8 @@ class KernelArrays {
   // `operand_of_pointer`: KernelInfo's (a pallas_call operand index, or -1 for
   // the next output). Outputs start as the interpreter's HBM buffers do: an
   // aliased output as its input's values, the others uninitialized (NaN /
-  // int max / true, or zeros with `uninit_zero`). An operand the kernel writes
+  // int max / true, or zeros with `uninit_zero`), except those the kernel
+  // writes in full before reading (output_coverage.h): no fill there. An operand the kernel writes
   // (its effects) is copied first: the caller's arrays are never written.
   KernelArrays(const Op& call, const std::vector<int>& operand_of_pointer, const std::vector<interp::Array>& operands,
                bool uninit_zero);
@@ -38,6 +39,7 @@ class KernelArrays {
     std::vector<uint16_t> bits;
   };
   std::vector<interp::Array> outputs_;
+  std::vector<bool> unfilled_;  // per output: allocated without the uninitialized fill (the kernel writes it all)
   std::vector<std::optional<interp::Array>> written_;  // private copies of operands the kernel writes
   std::vector<Packed> packed_;
   std::vector<void*> pointers_;

@@ -10,11 +10,15 @@
 // Summation order is the interpreter's, so f32 results match it bit for bit:
 // per output element, k runs in order through chunks of 256, each chunk summed
 // from zero and then added to the total.
-//   host:  an i-k-j loop nest into a zeroed accumulator buffer, so the j loop
-//          is a contiguous multiply-add over a row of rhs (it vectorizes);
-//   NVPTX: bf16 / f16 operands on tensor cores where the shapes allow
-//          (gpu_dot.h; its own summation order, not the interpreter's),
+//   host:  register tiles of the result (8 rows x 2 vector registers)
+//          summing each chunk in registers, then adding it to the
+//          accumulator buffer (host_matmul);
+//   NVPTX: where the shapes allow (gpu_dot.h), bf16 / f16 operands on
+//          tensor cores (their own summation order, not the interpreter's)
+//          and f32 operands on register tiles (the interpreter's order);
 //          else one output element per thread, with the k loop inside.
+#include <llvm/TargetParser/Host.h>
+
 #include "backends/llvm/gpu_dot.h"
 #include "backends/llvm/value_helpers.h"
 
@@ -23,6 +27,7 @@ namespace {
 
 using Index = std::vector<llvm::Value*>;
 constexpr int64_t kChunk = 256;  // the interpreter's KC
+constexpr int kLazyA = 2;        // the cost of a canonical view of a `get` (value_helpers.h: Block::cost)
 
 DType accumulator(DType in, DType out) {
   if (in == DType::f64 || out == DType::f64) return DType::f64;
@@ -93,6 +98,98 @@ std::optional<Block> tensor_core_dot(Lowering& L, const Block& a, const Block& b
   return gpu_dot(L, lhs, rhs, acc);
 }
 
+// The sizes of a [B, M, K] x [B, K, N] product.
+struct Dims {
+  int64_t nb, M, K, N;
+};
+
+// The widest power of two <= cap that divides n (tiles never need a remainder loop).
+int64_t dividing_tile(int64_t n, int64_t cap) {
+  int64_t d = 1;
+  while (d * 2 <= cap && n % (d * 2) == 0) d *= 2;
+  return d;
+}
+
+// Bytes of the host's vector registers: 64 with AVX-512, 32 with AVX, else 16.
+int64_t host_vector_bytes() {
+  static const int64_t bytes = [] {
+    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+    return f.lookup("avx512f") ? 64 : f.lookup("avx") ? 32 : 16;
+  }();
+  return bytes;
+}
+
+// C[B, M, N] = A @ Bm into a fresh arena buffer, for the host. Per chunk of
+// k (the interpreter's order) each R x W tile of C sums its chunk from zero
+// in vector registers and adds it to C: the first chunk to 0 (0 + part, as
+// the interpreter's total starts; no pass zeroing C), the others to C. The
+// tile loops run j outside i, so a W-wide strip of Bm's chunk stays in L1
+// while every row passes. Vector lanes add and multiply as the scalar ops
+// do: f32 stays bit-exact.
+llvm::Value* host_matmul(Lowering& L, const Block& A, const Block& Bm, DType acc, Dims d) {
+  auto& B = L.b;
+  llvm::Type* t = L.compute_type(acc);
+  const int64_t elem = static_cast<int64_t>(L.module.getDataLayout().getTypeAllocSize(t));
+  llvm::Value* C = L.arena_alloc(std::max<int64_t>(1, d.nb * d.M * d.N) * elem);
+  if (d.K == 0) zero(L, t, C, L.i64(0), d.nb * d.M * d.N);
+  if (d.nb * d.M * d.N * d.K == 0) return C;
+  // 8 rows x 2 vector registers: 16 accumulators, half of AVX-512's
+  // registers and all of AVX2's (the baseline's tile in bench/baselines.cpp).
+  const int64_t R = dividing_tile(d.M, 8), W = dividing_tile(d.N, 2 * host_vector_bytes() / elem);
+  llvm::Type* vt = llvm::FixedVectorType::get(t, static_cast<unsigned>(W));
+  const llvm::Align align(static_cast<uint64_t>(elem));
+  std::vector<llvm::Value*> part(static_cast<size_t>(R));
+  for (llvm::Value*& p : part) p = local_variable(L, vt, "part");
+  // A[batch, row, k]: read where it lies when A is a cheap generator (a
+  // `get` of a block: no copy of it into the arena), else from its buffer.
+  auto a_element = [&](llvm::Value* batch, llvm::Value* row, llvm::Value* k) -> llvm::Value* {
+    if (!A.buffer) return A.element(L, {batch, row, k});
+    llvm::Value* off = B.CreateAdd(B.CreateMul(B.CreateAdd(B.CreateMul(batch, L.i64(d.M)), row), L.i64(d.K)), k);
+    return B.CreateLoad(t, at(L, t, A.buffer, off));
+  };
+  // One chunk [k0, k1) over every tile of one batch; `first`: C not yet written.
+  auto chunk_pass = [&](llvm::Value* batch, llvm::Value* k0, llvm::Value* k1, bool first) {
+    llvm::Value* crows = B.CreateMul(batch, L.i64(d.M));  // first row of this batch in C
+    llvm::Value* brows = B.CreateMul(batch, L.i64(d.K));
+    L.for_range(L.i64(0), L.i64(d.N / W), [&](llvm::Value* jb) {
+      llvm::Value* j = B.CreateMul(jb, L.i64(W));
+      L.for_range(L.i64(0), L.i64(d.M / R), [&](llvm::Value* ib) {
+        llvm::Value* i = B.CreateMul(ib, L.i64(R));  // first row of the tile in the batch
+        for (llvm::Value* p : part) B.CreateStore(llvm::Constant::getNullValue(vt), p);
+        L.for_range(k0, k1, [&](llvm::Value* k) {
+          llvm::Value* boff = B.CreateAdd(B.CreateMul(B.CreateAdd(brows, k), L.i64(d.N)), j);
+          llvm::Value* bv = B.CreateAlignedLoad(vt, at(L, t, Bm.buffer, boff), align);
+          for (int64_t r = 0; r < R; ++r) {
+            llvm::Value* row = B.CreateAdd(i, L.i64(r));
+            llvm::Value* av = B.CreateVectorSplat(static_cast<unsigned>(W), a_element(batch, row, k));
+            llvm::Value* p = part[static_cast<size_t>(r)];
+            B.CreateStore(madd(L, acc, B.CreateLoad(vt, p), av, bv), p);
+          }
+        });
+        for (int64_t r = 0; r < R; ++r) {
+          llvm::Value* crow = B.CreateAdd(crows, B.CreateAdd(i, L.i64(r)));
+          llvm::Value* cp = at(L, t, C, B.CreateAdd(B.CreateMul(crow, L.i64(d.N)), j));
+          llvm::Value* total =
+              first ? static_cast<llvm::Value*>(llvm::Constant::getNullValue(vt)) : B.CreateAlignedLoad(vt, cp, align);
+          B.CreateAlignedStore(add(L, acc, total, B.CreateLoad(vt, part[static_cast<size_t>(r)])), cp, align);
+        }
+      });
+    });
+  };
+  const int64_t chunks = (d.K + kChunk - 1) / kChunk;
+  L.for_range(L.i64(0), L.i64(d.nb), [&](llvm::Value* batch) {
+    chunk_pass(batch, L.i64(0), L.i64(std::min(d.K, kChunk)), true);
+    if (chunks > 1)
+      L.for_range(L.i64(1), L.i64(chunks), [&](llvm::Value* chunk) {
+        llvm::Value* k0 = B.CreateMul(chunk, L.i64(kChunk));
+        llvm::Value* k1 = B.CreateSelect(B.CreateICmpSLT(B.CreateAdd(k0, L.i64(kChunk)), L.i64(d.K)),
+                                         B.CreateAdd(k0, L.i64(kChunk)), L.i64(d.K));
+        chunk_pass(batch, k0, k1, false);
+      });
+  });
+  return C;
+}
+
 void lower_dot_general(Lowering& L, const Op& op) {
   std::vector<Block> xs = operand_blocks(L, op);
   const Block &a = xs[0], &b = xs[1];
@@ -112,45 +209,15 @@ void lower_dot_general(Lowering& L, const Op& op) {
   if (L.target == Target::nvptx)
     if (std::optional<Block> r = tensor_core_dot(L, a, b, {ints(lb), a_free, ints(lc)}, {ints(rb), ints(rc), b_free}, acc))
       return define_result(L, op, *r, acc);
-  Block A = L.materialize(canonical(a, {ints(lb), a_free, ints(lc)}, acc));
+  Block A = canonical(a, {ints(lb), a_free, ints(lc)}, acc);
+  // The host's tiles read A one element at a time: a `get` needs no copy.
+  if (L.target != Target::host || A.cost > kLazyA) A = L.materialize(A);
   Block Bm = L.materialize(canonical(b, {ints(rb), ints(rc), b_free}, acc));
   const int64_t nb = A.type.shape()[0], M = A.type.shape()[1], K = A.type.shape()[2], N = Bm.type.shape()[2];
   llvm::Type* t = L.compute_type(acc);
-  const int64_t elem = static_cast<int64_t>(L.module.getDataLayout().getTypeAllocSize(t));
-  auto& B = L.b;
   Block result;
   if (L.target == Target::host) {
-    llvm::Value* C = L.arena_alloc(std::max<int64_t>(1, nb * M * N) * elem);
-    llvm::Value* T = K > kChunk ? L.arena_alloc(std::max<int64_t>(1, N) * elem) : nullptr;
-    L.for_range(L.i64(0), L.i64(nb * M), [&](llvm::Value* bi) {  // (batch, row) pairs
-      llvm::Value* batch = B.CreateUDiv(bi, L.i64(std::max<int64_t>(M, 1)));
-      llvm::Value* crow = B.CreateMul(bi, L.i64(N));
-      llvm::Value* arow = B.CreateMul(bi, L.i64(K));
-      llvm::Value* bbase = B.CreateMul(batch, L.i64(K * N));
-      zero(L, t, C, crow, N);
-      // Chunks of k: summed into T from zero, then added to C's row (one chunk: straight into C).
-      L.for_range(L.i64(0), L.i64((K + kChunk - 1) / kChunk), [&](llvm::Value* chunk) {
-        llvm::Value* k0 = B.CreateMul(chunk, L.i64(kChunk));
-        llvm::Value* k1 = B.CreateSelect(B.CreateICmpSLT(B.CreateAdd(k0, L.i64(kChunk)), L.i64(K)), B.CreateAdd(k0, L.i64(kChunk)), L.i64(K));
-        llvm::Value* dst = T ? T : C;
-        llvm::Value* dst0 = T ? L.i64(0) : crow;
-        if (T) zero(L, t, T, L.i64(0), N);
-        L.for_range(k0, k1, [&](llvm::Value* k) {
-          llvm::Value* av = B.CreateLoad(t, at(L, t, A.buffer, B.CreateAdd(arow, k)));
-          llvm::Value* brow = B.CreateAdd(bbase, B.CreateMul(k, L.i64(N)));
-          L.for_range(L.i64(0), L.i64(N), [&](llvm::Value* j) {
-            llvm::Value* cp = at(L, t, dst, B.CreateAdd(dst0, j));
-            llvm::Value* bv = B.CreateLoad(t, at(L, t, Bm.buffer, B.CreateAdd(brow, j)));
-            B.CreateStore(madd(L, acc, B.CreateLoad(t, cp), av, bv), cp);
-          });
-        });
-        if (T)
-          L.for_range(L.i64(0), L.i64(N), [&](llvm::Value* j) {
-            llvm::Value* cp = at(L, t, C, B.CreateAdd(crow, j));
-            B.CreateStore(add(L, acc, B.CreateLoad(t, cp), B.CreateLoad(t, at(L, t, T, j))), cp);
-          });
-      });
-    });
+    llvm::Value* C = host_matmul(L, A, Bm, acc, {nb, M, K, N});
     result = L.buffer_block(Type::array(acc, {nb, M, N}), C);
   } else {
     Block gen = generator(Type::array(acc, {nb, M, N}), {A, Bm}, [=](Lowering& L2, const Index& idx) {

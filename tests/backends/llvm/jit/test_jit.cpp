@@ -21,7 +21,9 @@
 #include "backends/llvm/jit.h"
 #include "backends/llvm/kernel_args.h"
 #include "backends/llvm/lower_kernel.h"
+#include "backends/llvm/output_coverage.h"
 #include "interpreter/inputs.h"
+#include "ir/grid_mapping.h"
 #include "ir/parser.h"
 #include "tests/robustness/program_gen.h"
 #include "tests/test_util.h"
@@ -303,6 +305,77 @@ func @main(%x: f32[8,256]) -> f32[8,256] {
 }
 )", "written_input.tsr");
   check_against_interpreter(m);
+}
+
+// f32[64,64] -> f32[64,64] in 32x32 blocks: the index map `(%i, %j) -> IM`
+// for both, the grid, and the kernel's body (%x, %o its blocks).
+std::string coverage_module(const std::string& im, const std::string& grid, const std::string& body) {
+  return "index_map @m(%i: i32, %j: i32) -> (i32, i32) {\n  " + im +
+         "\n}\n"
+         "kernel @k(%x: ref<f32[32,32], vmem>, %o: ref<f32[32,32], vmem>) {\n" +
+         body +
+         "}\n"
+         "func @main(%x: f32[64,64]) -> f32[64,64] {\n"
+         "  %out = pallas_call[kernel=@k, grid=" +
+         grid +
+         ", in_specs=[spec((32, 32), @m)], out_specs=[spec((32, 32), @m)],\n"
+         "                     out_shapes=[f32[64,64]], dimension_semantics=(parallel, parallel)] %x\n"
+         "  return %out\n}\n";
+}
+
+TEST_CASE("output coverage: only an output the kernel provably writes in full skips the uninitialized fill") {
+  // Each case also runs under the JIT against the interpreter: an output
+  // wrongly taken as covered would show the allocator's leftovers where the
+  // interpreter has NaN.
+  auto covered = [](const std::string& im, const std::string& grid, const std::string& body) {
+    Module m = parse_checked(coverage_module(im, grid, body));
+    check_against_interpreter(m);
+    return writes_every_element(grid_mapping(first_pallas_call(m)), 0);
+  };
+  const std::string copy = "  %a = get %x[:, :]\n  swap %o[:, :], %a\n";
+  CHECK(covered("return %i, %j", "(2, 2)", copy));
+  CHECK(covered("return %j, %i", "(2, 2)", copy));
+  CHECK_FALSE(covered("return 0, %j", "(1, 2)", copy));   // row block 1 never visited
+  CHECK_FALSE(covered("return %i, %i", "(2, 1)", copy));  // the diagonal blocks only
+  CHECK_FALSE(covered("return %i, %j", "(2, 1)", copy));  // column block 1 never visited
+  CHECK_FALSE(covered("return %i, %j", "(2, 2)", "  %a = get %x[0:16, :]\n  swap %o[0:16, :], %a\n"));
+  CHECK_FALSE(covered("return %i, %j", "(2, 2)",
+                      "  %a = get %x[:, :]\n  %old = get %o[:, :]\n  %s = add %a, %old\n  swap %o[:, :], %s\n"));
+  CHECK_FALSE(covered("return %i, %j", "(2, 2)", "  %a = get %x[:, :]\n  %old = swap %o[:, :], %a\n  swap %o[:, :], %old\n"));
+  // The zoo: whole-block stores are covered; matmul's init under `cond` is not.
+  auto zoo = [](const char* name) { return writes_every_element(grid_mapping(first_pallas_call(load_example(name))), 0); };
+  CHECK(zoo("add.tsr"));
+  CHECK(zoo("softmax.tsr"));
+  CHECK_FALSE(zoo("matmul.tsr"));
+}
+
+TEST_CASE("jit: register-tiled matmul sums in the interpreter's order, bit for bit") {
+  // K = 600: three chunks of k, the last partial; 64 x 64 results fill whole
+  // 8-row x 32-column tiles. lhs straight from `get` (read in place,
+  // transposed or not) and computed (materialized first).
+  for (const char* lhs : {"%a = get %x[:, :]\n  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b",
+                          "%a = get %x[:, :]\n  %t = transpose[permutation=(1, 0)] %a\n"
+                          "  %p = dot_general[lhs_contracting=(0), rhs_contracting=(0)] %t, %b",
+                          "%a0 = get %x[:, :]\n  %a1 = mul %a0, 3.0\n  %a2 = add %a1, 1.0\n  %a = exp %a2\n"
+                          "  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b"}) {
+    CAPTURE(lhs);
+    check_against_interpreter(parse_checked(std::string(R"(
+index_map @z(%i: i32) -> (i32, i32) {
+  return 0, 0
+}
+kernel @k(%x: ref<f32[64,600], vmem>, %y: ref<f32[600,64], vmem>, %o: ref<f32[64,64], vmem>) {
+  %b = get %y[:, :]
+  )") + lhs + R"(
+  swap %o[:, :], %p
+}
+func @main(%x: f32[64,600], %y: f32[600,64]) -> f32[64,64] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec((64, 600), @z), spec((600, 64), @z)],
+                     out_specs=[spec((64, 64), @z)], out_shapes=[f32[64,64]], dimension_semantics=(parallel)] %x, %y
+  return %out
+}
+)"),
+                              "main", 0.0);
+  }
 }
 
 TEST_CASE("jit: partial blocks and element padding read and write as the interpreter does") {
