@@ -17,7 +17,9 @@
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/IPO/GlobalDCE.h>
 #include <llvm/Transforms/IPO/Internalize.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/LoopUnrollPass.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 
@@ -126,9 +128,24 @@ void run_bounded_pipeline(llvm::Module& module, llvm::ModuleAnalysisManager& mam
   mpm.run(module, mam);
 }
 
+// Unrolling::small_loops: after O3's vectorizers, full unrolling of loops
+// of up to 4 iterations only, then the folds it enables.
+void add_small_unrolling(llvm::PassBuilder& pb) {
+  pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel level) {
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(static_cast<int>(level.getSpeedupLevel()))
+                                         .setPartial(false)
+                                         .setRuntime(false)
+                                         .setFullUnrollMaxCount(4)));
+    fpm.addPass(llvm::InstCombinePass());
+    fpm.addPass(llvm::SimplifyCFGPass());
+    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+  });
+}
+
 }  // namespace
 
-void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
+void optimize(llvm::Module& module, llvm::TargetMachine& tm, Unrolling unrolling) {
   std::string msg;
   llvm::raw_string_ostream os(msg);
   if (llvm::verifyModule(module, &os)) throw Error("llvm: the lowered module is invalid (a backend bug):\n" + os.str());
@@ -136,7 +153,10 @@ void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = unrolling == Unrolling::o3;
+  llvm::PassBuilder pb(&tm, tuning);
+  if (unrolling == Unrolling::small_loops) add_small_unrolling(pb);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

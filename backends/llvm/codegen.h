@@ -28,12 +28,20 @@ void link_libdevice(llvm::Module& module);
 // written by hand keep O3, and generated kernels of thousands of ops emit at
 // the rate of the linear passes.
 constexpr unsigned kMaxO3Instructions = 4096;
+// How O3 may unroll loops. `o3` as LLVM has it: NVPTX wants it (the tile
+// loops of gpu_dot / gpu_reduce must unroll fully for their accumulators to
+// live in registers). `small_loops` (the host JIT): full unrolling of loops of
+// at most 4 iterations, after vectorization, and no partial unrolling; O3
+// copied each vectorized block loop up to its whole trip count, which made the
+// IR and the compile time of softmax and layernorm ~10x for no measured speed
+// (docs/backends.md, "the host JIT").
+enum class Unrolling { o3, small_loops };
 // Verifies the module (an Error with LLVM's message on failure) and runs the
 // new pass manager's O3 pipeline for `tm`; when a function is larger than
 // kMaxO3Instructions, a pipeline of linear passes instead (SROA, EarlyCSE,
 // SimplifyCFG, libdevice inlined), and `tm`'s code generator
 // is set to CodeGenOptLevel::None (for emit_ptx).
-void optimize(llvm::Module& module, llvm::TargetMachine& tm);
+void optimize(llvm::Module& module, llvm::TargetMachine& tm, Unrolling unrolling = Unrolling::o3);
 // PTX text of an optimized NVPTX module.
 std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& tm);
 std::string print_ir(const llvm::Module& module);

@@ -15,10 +15,6 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/Passes/PassBuilder.h>
-#include <llvm/Transforms/InstCombine/InstCombine.h>
-#include <llvm/Transforms/Scalar/LoopUnrollPass.h>
-#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -58,42 +54,6 @@ void add_packed_entry(llvm::Module& module, const KernelInfo& info) {
   args.push_back(entry->getArg(2));
   b.CreateCall(kernel, args);
   b.CreateRetVoid();
-}
-
-// The optimizer for JIT kernels: LLVM's O3 pipeline, except that loops are
-// fully unrolled only up to 4 iterations, and never partially. The block
-// loops of a kernel have constant trip counts of tens to thousands: under O3
-// the unroller copies each vectorized loop body up to its whole trip count,
-// which multiplied the IR ~10x and the compile time of softmax and layernorm
-// ~10x (codegen of the unrolled bodies), for no measured speed (docs/backends.md,
-// "Host JIT"). The small unroll runs once, after vectorization.
-void optimize_for_jit(llvm::Module& module, llvm::TargetMachine& tm) {
-  std::string msg;
-  llvm::raw_string_ostream os(msg);
-  if (llvm::verifyModule(module, &os)) throw Error("llvm: the lowered module is invalid (a backend bug):\n" + os.str());
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopUnrolling = false;
-  llvm::PassBuilder pb(&tm, tuning);
-  pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel level) {
-    llvm::FunctionPassManager fpm;
-    fpm.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(static_cast<int>(level.getSpeedupLevel()))
-                                         .setPartial(false)
-                                         .setRuntime(false)
-                                         .setFullUnrollMaxCount(4)));
-    fpm.addPass(llvm::InstCombinePass());
-    fpm.addPass(llvm::SimplifyCFGPass());
-    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
-  });
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
 }
 
 // 64-byte-aligned scratch for one thread; its initial bytes make unwritten
@@ -196,7 +156,7 @@ const Compiled& HostJit::Impl::get(const Module& m, const Op& call) {
   KernelInfo info = lower_pallas_call(*module, m, call, lo);
   phases.lower = seconds_since(start);
   start = std::chrono::steady_clock::now();
-  optimize_for_jit(*module, *tm);
+  optimize(*module, *tm, Unrolling::small_loops);
   phases.optimize = seconds_since(start);
   start = std::chrono::steady_clock::now();
   add(m, call, std::move(context), std::move(module), info);  // the lookup runs the code generator
