@@ -32,7 +32,6 @@ import datetime
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -337,30 +336,16 @@ WORK = {  # what one launch does: floating-point operations (TFLOP/s rows) or by
 
 
 # ---------------------------------------------------------------------------
-# The `// tessera:` launch header, as scripts/gpu_bundle.py reads it, plus the
-# dynamic shared-memory size when the header gives one.
+# The `// tessera:` launch header, as scripts/gpu_bundle.py reads it (its
+# dynamic shared memory included).
 # ---------------------------------------------------------------------------
-
-SHARED_RE = re.compile(r'\bshared(?: memory)?:? (\d+) bytes|(\d+) bytes (?:of )?(?:dynamic )?shared')
-
-
-def shared_bytes_of(ptx):
-    """The dynamic shared memory a launch needs, from the kernel's `// tessera:` lines (0 if none)."""
-    for line in ptx.splitlines():
-        if line.startswith('// tessera: '):
-            m = SHARED_RE.search(line)
-            if m:
-                return int(m.group(1) or m.group(2))
-    return 0
 
 
 def launch_facts(ptx):
     """Symbol, grid, threads, arena bytes, check record and shared bytes of the kernel's launch."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from gpu_bundle import launch_of
-    facts = launch_of(ptx)
-    facts.setdefault('shared_bytes', shared_bytes_of(ptx))
-    return facts
+    return launch_of(ptx)
 
 
 def make_bundle(out_dir, build, names=None, sms=('80', '90')):

@@ -103,7 +103,7 @@ namespace {
 
 bool has_huge_function(const llvm::Module& module) {
   for (const llvm::Function& f : module)
-    if (f.getInstructionCount() > kMaxO3Instructions) return true;
+    if (f.hasFnAttribute(kLinearPassesAttr)) return true;
   return false;
 }
 

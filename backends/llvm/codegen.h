@@ -22,12 +22,17 @@ void configure_module(llvm::Module& module, const llvm::TargetMachine& tm);
 // /usr/local/cuda/nvvm/libdevice/libdevice.10.bc, or env TESSERA_LIBDEVICE.
 // Throws Error when the module calls one and the file is missing.
 void link_libdevice(llvm::Module& module);
-// A function of more IR instructions than this (before optimization) is not
-// given O3, whose loop passes cost tens of microseconds per instruction: four
-// times the largest zoo kernel (flash attention: about 1,000), so kernels
-// written by hand keep O3, and generated kernels of thousands of ops emit at
-// the rate of the linear passes.
-constexpr unsigned kMaxO3Instructions = 4096;
+// A kernel of more tessera ops than this (nested bodies included) is not
+// given O3, whose loop passes cost tens of microseconds per IR instruction:
+// kernels written by hand (the zoo's largest, flash attention, has under 100
+// ops) keep O3, and generated kernels of thousands of ops emit at the rate of
+// the linear passes. Counted in tessera ops, not IR instructions: a schedule
+// that unrolls a tile (gpu_dot.cpp) makes a few ops thousands of instructions,
+// and exactly those need O3 (vector loads from shared memory, registers).
+constexpr int64_t kMaxO3Ops = 512;
+// The function attribute lower_pallas_call sets on such a kernel; optimize()
+// gives a module holding one the linear passes.
+constexpr const char* kLinearPassesAttr = "tessera-linear-passes";
 // How O3 may unroll loops. `o3` as LLVM has it: NVPTX wants it (the tile
 // loops of gpu_dot / gpu_reduce must unroll fully for their accumulators to
 // live in registers). `small_loops` (the host JIT): full unrolling of loops of
@@ -38,7 +43,7 @@ constexpr unsigned kMaxO3Instructions = 4096;
 enum class Unrolling { o3, small_loops };
 // Verifies the module (an Error with LLVM's message on failure) and runs the
 // new pass manager's O3 pipeline for `tm`; when a function is larger than
-// kMaxO3Instructions, a pipeline of linear passes instead (SROA, EarlyCSE,
+// kMaxO3Ops (kLinearPassesAttr), a pipeline of linear passes instead (SROA, EarlyCSE,
 // SimplifyCFG, libdevice inlined), and `tm`'s code generator
 // is set to CodeGenOptLevel::None (for emit_ptx).
 void optimize(llvm::Module& module, llvm::TargetMachine& tm, Unrolling unrolling = Unrolling::o3);

@@ -124,6 +124,14 @@ class KernelBuilder {
   RefView whole_array(Lowering& L, llvm::Value* base, const Type& array, const Type& ref_type, const Var* root);
 };
 
+// Ops of `body` and of every body nested in them.
+int64_t count_ops(const Body& body) {
+  int64_t n = static_cast<int64_t>(body.ops().size());
+  for (const Op& op : body.ops())
+    for (const BodyPtr& nested : op.nested_bodies()) n += count_ops(*nested);
+  return n;
+}
+
 void KernelBuilder::make_function(const std::string& symbol) {
   llvm::LLVMContext& ctx = module_.getContext();
   bool gpu = o_.target == Target::nvptx;
@@ -134,6 +142,7 @@ void KernelBuilder::make_function(const std::string& symbol) {
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, symbol, module_);
   if (gpu) fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  if (count_ops(*g_.kernel) > kMaxO3Ops) fn_->addFnAttr(kLinearPassesAttr);
   // Without input_output_aliases no two pointers overlap: `noalias` lets the
   // host loops vectorize and NVPTX use the read-only cache for inputs.
   // An input the kernel writes (a transposed kernel zeroing the cotangent

@@ -126,7 +126,7 @@ TEST_CASE("a 20,000-op elementwise chain emits as llvm and ptx in bounded memory
 
 TEST_CASE("a chain cut into buffers, past O3's size bound, computes what the interpreter computes") {
   // 2,500 ops: the chain is cut into buffers 9 times (Lowering::kMaxChainDepth),
-  // and its ~5,000 IR instructions take the linear pipeline (kMaxO3Instructions).
+  // and its ops take the linear pipeline (kMaxO3Ops).
   bench::GeneratedModule g = bench::generate_chain(2'500);
   Module m = parse_module(g.text, "chain.tsr");
   REQUIRE(verify_module(m).empty());
