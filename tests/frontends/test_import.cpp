@@ -20,6 +20,7 @@
 #include "ir/primitive.h"
 #include "ir/printer.h"
 #include "tests/interpreter/interp_test_util.h"
+#include "tests/sanitized.h"
 
 namespace {
 
@@ -172,20 +173,9 @@ TEST_CASE("round trip: every example tessera emits for the TensorCore imports, r
 
 namespace {
 
-// Under ASan the tests run about ten times slower: there the survey covers
+// Under ASan (kSanitized) the tests run about ten times slower: the survey covers
 // examples/ only and the production kernels are imported and proved but not
 // run. The plain build (scripts/test.sh) runs all of it.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitizerBuild = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitizerBuild = true;
-#else
-constexpr bool kSanitizerBuild = false;
-#endif
-#else
-constexpr bool kSanitizerBuild = false;
-#endif
 
 // The survey runs every kernel of the tree, some of them on purpose huge (a
 // grid of 2^31 - 1 points): a kernel that needs more work than this is out of
@@ -259,7 +249,7 @@ TEST_CASE("round trip: every test kernel tessera emits imports, runs the same an
   };
   int ok = 0;
   const std::vector<std::string> dirs =
-      kSanitizerBuild ? std::vector<std::string>{"examples"} : std::vector<std::string>{"examples", "tests"};
+      kSanitized ? std::vector<std::string>{"examples"} : std::vector<std::string>{"examples", "tests"};
   for (const std::string& dir : dirs)
     for (const auto& entry : std::filesystem::recursive_directory_iterator(source_path(dir))) {
       if (entry.path().extension() != ".tsr") continue;
@@ -272,7 +262,7 @@ TEST_CASE("round trip: every test kernel tessera emits imports, runs the same an
       ok += r == "ok";
     }
   MESSAGE(ok << " kernels round trip");
-  CHECK(ok >= (kSanitizerBuild ? 12 : 41));
+  CHECK(ok >= (kSanitized ? 12 : 41));
 }
 
 TEST_CASE("round trip: kernels that talk to other devices import with --devices of their pmap") {
@@ -421,7 +411,7 @@ TEST_CASE("JAX production kernels import, verify, prove with no FAILED and run")
     try {
       Module m = import_mosaic(testing::read_file(path), path, o);
       check_proved(m);
-      if (kSanitizerBuild) continue;
+      if (kSanitized) continue;
       std::vector<Type> types = m.entry()->param_types();
       for (const Array& a : run_function(m, "main", inputs_for(types, 5))) {
         int64_t not_finite = 0;

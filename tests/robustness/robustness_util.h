@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "interpreter/interpreter.h"
+#include "tests/sanitized.h"
 
 namespace tessera::robustness {
 
@@ -15,20 +16,6 @@ inline int64_t env_int(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::strtoll(v, nullptr, 10) : fallback;
 }
-
-// The sanitizer build runs interpreted programs ~30x slower: default
-// campaigns there are smaller.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
 
 // The same dtype, shape and bits (NaN equal to NaN): outputs of two runs
 // that must agree exactly.

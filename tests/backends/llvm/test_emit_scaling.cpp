@@ -24,24 +24,13 @@
 #include "bench/gen_module.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
+#include "tests/sanitized.h"
 #include "verify/verify.h"
 
 using namespace tessera;
 namespace ll = tessera::backends::llvm_lowering;
 
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitizerBuild = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitizerBuild = true;
-#else
-constexpr bool kSanitizerBuild = false;
-#endif
-#else
-constexpr bool kSanitizerBuild = false;
-#endif
 
 constexpr int64_t kChainOps = 20'000;
 // Peak memory the emission of the chain may add (it needs about 60 MB; the
@@ -96,7 +85,7 @@ std::string on_small_stack(const std::function<void()>& f) {
 }  // namespace
 
 TEST_CASE("a 20,000-op elementwise chain emits as llvm and ptx in bounded memory and time") {
-  if (kSanitizerBuild) return;
+  if (kSanitized) return;
   bench::GeneratedModule g = bench::generate_chain(kChainOps);
   Module m = parse_module(g.text, "chain.tsr");
   REQUIRE(verify_module(m).empty());
