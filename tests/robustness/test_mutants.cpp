@@ -194,7 +194,7 @@ bool survives(const char* stage, const std::string& text, F&& f, bool need_locat
 }  // namespace
 
 TEST_CASE("mutated examples: every stage succeeds or reports a located tessera::Error") {
-  const int64_t default_mutants = robustness::kSanitized ? 40 : 150;
+  const int64_t default_mutants = kSanitized ? 40 : 150;
   int64_t per_example = env_int("TESSERA_MUTANTS", default_mutants);
   uint64_t seed = static_cast<uint64_t>(env_int("TESSERA_MUTANT_SEED", 20261123));
   std::vector<std::filesystem::path> files;
