@@ -42,7 +42,7 @@ class LoweringTable {
   void unsupported(std::string_view prim_name, std::string reason);
   void unsupported_family(Family f, const std::string& reason);
   // The reason of every primitive with neither a rule nor a stated reason,
-  // while the backend is unfinished ("not lowered yet (issue 12: ...)"). A
+  // while the backend is unfinished ("not lowered yet (...)"). A
   // finished backend has none, and then the coverage test makes every new
   // primitive get a rule or a stated reason.
   void set_pending(std::string reason) { pending_ = std::move(reason); }

@@ -1,5 +1,4 @@
-// Why a primitive has no transpose rule: the closing note of issue 14 as
-// code, so the walk's error says why and a test keeps the list complete (a
+// Why a primitive has no transpose rule, as code, so the walk's error says why and a test keeps the list complete (a
 // new primitive must get a rule or a reason here).
 #include "transforms/transpose.h"
 

@@ -1,4 +1,4 @@
-// The reverse-mode passes (issue 14).
+// The reverse-mode passes.
 //
 //   transpose{func=F, linear=I|J}: adds F_transpose(non-linear inputs...,
 //     cotangents of F's float outputs...) -> (cotangents of the linear

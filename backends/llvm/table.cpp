@@ -47,7 +47,7 @@ void LlvmTable::unsupported_family(Family f, const std::string& reason) { covera
 const LlvmRule& LlvmTable::at(const Op& op) const {
   if (const LlvmRule* r = find(*op.prim)) return *r;
   std::string why = coverage_.reason(*op.prim);
-  // "no lowering for `dma_start` (TPU-only)", as issue 13 words it.
+  // e.g. "no lowering for `dma_start` (TPU-only)".
   std::string tail = why == kTpuOnly ? " (TPU-only)" : why.empty() ? "" : ": " + why;
   throw Error(op.loc, target() + ": no lowering for `" + op.name() + "`" + tail);
 }

@@ -237,7 +237,7 @@ TEST_CASE("Z3 verdicts equal brute-force enumeration on random index maps") {
   }
 }
 
-// Issue 16: semaphore balance (and deadlocks) against the interpreter's runs.
+// Semaphore balance (and deadlocks) against the interpreter's runs.
 namespace {
 
 // Random kernels of semaphore_signal / semaphore_wait on a ref<sem[2]>, some

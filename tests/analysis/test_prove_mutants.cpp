@@ -361,7 +361,7 @@ TEST_CASE("debug_check in a kernel is part of the kernel claim: proved when it h
   CHECK(bad.detail.find("i in range") != std::string::npos);
 }
 
-// Issue 16: mutants of the DMA and semaphore protocol, one table. Each must be
+// Mutants of the DMA and semaphore protocol, one table. Each must be
 // FAILED by its claim with the counterexample given, and the interpreter must
 // reproduce it (a semaphore left non-zero, a deadlock, with race detection a
 // race). The verdicts on the unmutated kernels are in test_prove_semaphores.cpp.

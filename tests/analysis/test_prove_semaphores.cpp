@@ -1,4 +1,4 @@
-// Issue 16, the protocol claims (semaphore balance with deadlocks across
+// The protocol claims (semaphore balance with deadlocks across
 // devices and cores, DMA races): every kernel of the zoo that uses DMAs or
 // semaphores is proved, and the verdicts are unknown, never a false proof,
 // where the model does not decide. The mutants that must be FAILED are one

@@ -1,4 +1,4 @@
-// Issue 10, "trustworthy verdicts": programs that `tessera prove` once proved
+// Trustworthy verdicts: programs that `tessera prove` once proved
 // and `tessera run` then broke, or that prove could not decide although they
 // are correct. Each test is the failing program; most also run the
 // interpreter to show the verdict and the run agree.

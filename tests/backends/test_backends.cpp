@@ -180,7 +180,7 @@ TEST_CASE("every backend covers every primitive: a rule, or a stated or pending 
     MESSAGE(b.target << ": " << rules << " rules, " << unsupported << " unsupported, " << pending << " pending ("
                      << t.pending() << ")");
   }
-  // ptx and llvm (issue 13): a rule or a stated reason; without LLVM 19 every
+  // ptx and llvm: a rule or a stated reason; without LLVM 19 every
   // primitive is pending with the reason they cannot run.
 #if TESSERA_HAVE_LLVM
   CHECK(find_backend("ptx")->rules().reason(prim("dma_start")) == "TPU-only");

@@ -1,4 +1,4 @@
-// Limits of a run (issue 10, item 12): the memory limit (every array the
+// Limits of a run: the memory limit (every array the
 // program's text sizes is checked against it, interpreter/memory_limit.h), the
 // i32 range of grid axes, and running out of memory below the limit.
 #include "interp_test_util.h"

@@ -608,7 +608,7 @@ func @main(%x: f32[32,128]) -> f32[32,128] {
   }
 }
 
-// Issue 10, item 11b. In Pallas the grid_names are named axes inside the
+// In Pallas the grid_names are named axes inside the
 // kernel: axis_index of one is that axis's program id. The kernel writes
 // 10 * axis_index(rows) + axis_index(cols) into each 1x1 block, on one and two
 // cores, in a shuffled order.
@@ -643,7 +643,7 @@ func @main() -> i32[3,4] {
   }
 }
 
-// Issue 10, item 11c. An index map gets the program ids as parameters; one
+// An index map gets the program ids as parameters; one
 // that calls program_id is rejected by the verifier, and the interpreter,
 // given the module unverified, reports it at the op instead of reading a grid
 // point that is not set yet (it crashed on the first block).

@@ -286,7 +286,7 @@ func @main(%x: f32[8,128]) -> f32[8,128] {
   CHECK_FALSE(contains(e, "at test.tsr:6:3 on device"));
 }
 
-// Issue 10, item 9. The kernel synchronizes the two devices through its
+// The kernel synchronizes the two devices through its
 // barrier semaphore. Called twice, the faster device enters the second call
 // and signals its neighbour's barrier semaphore while the neighbour is still
 // leaving the first call: the semaphore check at kernel exit must come before
@@ -326,7 +326,7 @@ func @main(%x: f32[2,8,128]) -> f32[2,8,128] {
     }
 }
 
-// Issue 10, item 10. Each core of a core_map copies its half of an HBM
+// Each core of a core_map copies its half of an HBM
 // buffer with a DMA and waits for it; after the core_map, the function DMAs
 // the whole destination into VMEM. The core_map's end orders every core (and
 // the DMAs it waited for) before that read: no race. Likewise for plain
@@ -372,7 +372,7 @@ func @main(%r: ref<f32[4,2], vmem>) -> f32[4,2] {
     }
 }
 
-// Issue 10, item 16. Device 0 signals device 1 and then waits forever, inside
+// Device 0 signals device 1 and then waits forever, inside
 // its kernel; device 1 takes the signal and reads out of bounds. The error is
 // device 1's: the root thread (device 0), which rethrows it, must not append
 // its own kernel frame, which named a second, contradictory device.

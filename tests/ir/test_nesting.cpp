@@ -1,4 +1,4 @@
-// Deep nesting (issue 10, item 13): the parser's documented limit on how deep
+// Deep nesting: the parser's documented limit on how deep
 // bodies nest, and a printer whose work is linear in the nesting depth.
 #include <chrono>
 

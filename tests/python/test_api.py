@@ -488,7 +488,7 @@ class Errors(unittest.TestCase):
 
     def test_emit(self):
         add = tessera.parse(ADD)
-        # ptx (issue 13): a TPU-only primitive is a located error; without LLVM 19 nothing is lowered.
+        # ptx: a TPU-only primitive is a located error; without LLVM 19 nothing is lowered.
         dma = "examples/dma_pipeline.tsr"
         e = self.error(tessera.emit, tessera.parse(dma), "ptx")
         if "built without LLVM" in e.message:

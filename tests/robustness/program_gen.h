@@ -726,7 +726,7 @@ inline GenProgram ProgramGen::make() {
   }
   if (alias_in_ >= 0) {
     // tessera numbers array inputs only; JAX counts the prefetch operand too
-    // (issue item 15). Both numberings occur; the other one mostly fails to verify.
+    // (as Pallas does). Both numberings occur; the other one mostly fails to verify.
     int64_t in = alias_in_ + (prefetch_size_ > 0 && chance(0.5) ? 1 : 0);
     call += ", input_output_aliases=[(" + std::to_string(in) + ", " + std::to_string(alias_out_) + ")]";
   }

@@ -442,7 +442,7 @@ TEST_CASE("linearize splits a run_scoped whose scratch carries primal and tangen
   CHECK(print_body(*call.body_param("kernel")).find("_dot") == std::string::npos);  // no tangent scratch
 }
 
-// Issue 10, item 16: after discharge every pallas_call is a `for` loop in the
+// After discharge every pallas_call is a `for` loop in the
 // function, which partial_eval stages whole; the error names that loop and
 // what to do, instead of blaming run_scoped or tangent control flow.
 TEST_CASE("linearize after discharge names the grid loop that blocks it") {

@@ -96,7 +96,7 @@ func @main(%x: f32[4]) -> f32[4] {
         std::string::npos);
 }
 
-// Issue 10, item 14: options are declared with each pass and checked by the
+// Options are declared with each pass and checked by the
 // pipeline parser, which names the column.
 TEST_CASE("pipeline parsing: every pass rejects an option it does not declare, and values of the wrong type") {
   for (const PassInfo& p : all_passes()) {
@@ -273,7 +273,7 @@ func @f(%x: f32[4], %y: f32[4]) -> f32[4] { %a = exp %x  %b = mul %a, %y  return
   CHECK(out.find("f_known"));
   CHECK(out.find("f_unknown"));
   CHECK_FALSE(out.find("main_known"));
-  // jvp, vmap and linearize transform @f, not @main (issue 10, item 14).
+  // jvp, vmap and linearize transform @f, not @main.
   Module j = run_pipeline(m, "jvp", po);
   CHECK(j.entry("f")->params().size() == 4);
   CHECK(j.entry("main")->params().size() == 1);
@@ -304,7 +304,7 @@ TEST_CASE("partial_eval: a known= position out of range is located at the functi
         "t.tsr:2:1: error: partial_eval: known=99: '99' is not an input position of @main (0..0)");
 }
 
-// Issue 10, item 13: the rules ask about nested bodies more than once; each
+// The rules ask about nested bodies more than once; each
 // answer is memoized, so dce is linear in the nesting depth (it was 2^depth for
 // conds and 3^depth for loops: 20 levels took seconds).
 TEST_CASE("dce: nested conds and loops cost linear time in the depth") {
@@ -606,7 +606,7 @@ func @main(%s: i32[3], %x: f32[40,300]) -> f32[40,300] {
   }
 }
 
-// Kernels that write their input blocks (issue 10, item 8). The interpreter
+// Kernels that write their input blocks. The interpreter
 // copies an input block in only when its start changes and never back, so a
 // write is seen by the following steps on the same block and by nobody else.
 TEST_CASE("discharge: writes to input blocks are seen exactly as the interpreter sees them") {

@@ -546,7 +546,7 @@ TEST_CASE("transpose: errors name the op and say why") {
                "which needs a static trip count (it has a dynamic upper bound); use a `scan`");
 }
 
-TEST_CASE("transpose: every primitive has a rule or a stated reason (the closing note of issue 14)") {
+TEST_CASE("transpose: every primitive has a rule or a stated reason") {
   std::string note;
   for (const Primitive* p : registry().all()) {
     if (transpose::rules().find(*p)) continue;
