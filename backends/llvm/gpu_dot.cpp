@@ -311,7 +311,7 @@ void MmaEmitter::write_out(llvm::Value* C, llvm::Value* m0, llvm::Value* n0) {
 
 // f32: thread (ty, tx) owns rows ty * 4 .. + 3 and columns tx * 4 .. + 3 of
 // the CTA tile. Each output element adds its products in k order into `part`,
-// which starts from zero every kChunk k and is then added to `total`: the
+// which starts from zero every kDotChunk k and is then added to `total`: the
 // interpreter's order (interpreter/kernels/dot.cpp), so results are its bits.
 class FmaEmitter : public TileEmitter {
  public:
@@ -319,7 +319,6 @@ class FmaEmitter : public TileEmitter {
       : TileEmitter(lowering, plan, a, b, DType::f32), p(plan) {}
 
  private:
-  static constexpr int64_t kChunk = 256;  // the interpreter's KC
   static constexpr int64_t T = FmaPlan::kThreadTile;
   const FmaPlan& p;
   llvm::Value *row0 = nullptr, *col0 = nullptr;  // the thread's tile in the CTA tile
@@ -348,8 +347,8 @@ class FmaEmitter : public TileEmitter {
 
 void FmaEmitter::step(llvm::Value* s, llvm::Value* kc) {
   llvm::Type* f32 = B.getFloatTy();
-  // A chunk of kChunk k starts with this step (bk divides kChunk).
-  llvm::Value* chunk_start = B.CreateAnd(B.CreateICmpNE(kc, i64(0)), B.CreateICmpEQ(B.CreateURem(kc, i64(kChunk / p.bk)), i64(0)));
+  // A chunk of kDotChunk k starts with this step (bk divides kDotChunk).
+  llvm::Value* chunk_start = B.CreateAnd(B.CreateICmpNE(kc, i64(0)), B.CreateICmpEQ(B.CreateURem(kc, i64(kDotChunk / p.bk)), i64(0)));
   L.if_then(chunk_start, [&] { flush(); });
   llvm::Type* f32x4 = llvm::FixedVectorType::get(f32, T);
   for (int64_t kk = 0; kk < p.bk; ++kk) {

@@ -19,6 +19,10 @@
 
 namespace tessera::backends::llvm_lowering {
 
+// The interpreter's summation order for dot_general (interpreter/kernels/dot.cpp):
+// k runs in chunks of this many, each summed from zero and then added to the total.
+constexpr int64_t kDotChunk = 256;
+
 // One operand of the schedule, as a matrix: lhs [M, K], rhs [K, N].
 struct GpuDotOperand {
   // The operand as a lazy [1, rows, cols] Block in its own dtype (batch, then

@@ -75,27 +75,6 @@ llvm::Value* scratch(Lowering& L, int64_t bytes) {
   return fits_shared(L, bytes) ? L.shared_alloc(bytes) : L.arena_alloc(bytes);
 }
 
-// for (i = start; i < end; i += step), each thread with its own start;
-// returns i after the loop (the first value not below `end`).
-llvm::Value* for_strided(Lowering& L, llvm::Value* start, int64_t end, int64_t step, const std::function<void(llvm::Value*)>& body) {
-  auto& B = L.b;
-  llvm::BasicBlock* pre = B.GetInsertBlock();
-  llvm::BasicBlock* head = llvm::BasicBlock::Create(L.llctx, "red.loop", L.fn);
-  llvm::BasicBlock* inner = llvm::BasicBlock::Create(L.llctx, "red.body", L.fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(L.llctx, "red.done", L.fn);
-  B.CreateBr(head);
-  B.SetInsertPoint(head);
-  llvm::PHINode* i = B.CreatePHI(B.getInt64Ty(), 2, "k");
-  i->addIncoming(start, pre);
-  B.CreateCondBr(B.CreateICmpSLT(i, L.i64(end)), inner, exit);
-  B.SetInsertPoint(inner);
-  body(i);
-  i->addIncoming(B.CreateAdd(i, L.i64(step), "", true, true), B.GetInsertBlock());
-  B.CreateBr(head);
-  B.SetInsertPoint(exit);
-  return i;
-}
-
 // `v` of another lane of the warp (shfl.sync over the full warp, every lane
 // must be here), for any compute type: 32-bit words, a 64-bit value in two
 // halves, narrower integers widened. bfly: lane l ^ arg; up: lane l - arg
@@ -192,15 +171,15 @@ State accumulate(Lowering& L, const Combiner& c, const Block& x, const Lines& li
     accs.back().store(L, c.identity(L));
   }
   auto add = [&](const StateVars& acc, llvm::Value* k, llvm::Value* v) { acc.store(L, c.combine(L, acc.load(L), c.lift(L, k, v))); };
-  llvm::Value* rest = for_strided(L, first, lines.n - (kUnroll - 1) * step, kUnroll * step, [&](llvm::Value* k0) {
+  llvm::Value* rest = L.for_range(first, L.i64(lines.n - (kUnroll - 1) * step), [&](llvm::Value* k0) {
     std::vector<llvm::Value*> ks, vs;
     for (int u = 0; u < kUnroll; ++u) {
       ks.push_back(L.b.CreateAdd(k0, L.i64(u * step), "", true, true));
       vs.push_back(x.element(L, lines.operand_index(L, out_idx, ks.back())));
     }
     for (int u = 0; u < kUnroll; ++u) add(accs[static_cast<size_t>(u)], ks[static_cast<size_t>(u)], vs[static_cast<size_t>(u)]);
-  });
-  for_strided(L, rest, lines.n, step, [&](llvm::Value* k) { add(accs[0], k, x.element(L, lines.operand_index(L, out_idx, k))); });
+  }, kUnroll * step);
+  L.for_range(rest, L.i64(lines.n), [&](llvm::Value* k) { add(accs[0], k, x.element(L, lines.operand_index(L, out_idx, k))); }, step);
   State total = accs[0].load(L);
   for (int u = 1; u < kUnroll; ++u) total = c.combine(L, total, accs[static_cast<size_t>(u)].load(L));
   return total;
@@ -236,10 +215,10 @@ void schedule(Lowering& L, const Combiner& c, const Block& x, const Lines& lines
   llvm::Value* lane = B.CreateURem(L.thread_id, L.i64(kWarp));
   llvm::Value* lane0 = B.CreateICmpEQ(lane, L.i64(0));
   if (lines.m >= warps) {
-    for_strided(L, warp, lines.m, warps, [&](llvm::Value* m) {
+    L.for_range(warp, L.i64(lines.m), [&](llvm::Value* m) {
       State s = warp_combine(L, c, accumulate(L, c, x, lines, delinearize(L, m, lines.out_shape), lane, kWarp));
       L.if_then(lane0, [&] { store_output(L, out, out_type, m, c.finish(L, s)); });
-    });
+    }, warps);
     L.barrier();
     return;
   }
@@ -378,13 +357,13 @@ Block gpu_cumsum(Lowering& L, const Block& x, int axis, bool reverse, const Type
   }
   llvm::Value* warp = B.CreateUDiv(L.thread_id, L.i64(kWarp));
   llvm::Value* lane = B.CreateURem(L.thread_id, L.i64(kWarp));
-  for_strided(L, warp, lines.m, warps, [&](llvm::Value* m) {
+  L.for_range(warp, L.i64(lines.m), [&](llvm::Value* m) {
     Index line = delinearize(L, m, lines.out_shape);
     llvm::Value* carry = local_variable(L, t, "carry");
     B.CreateStore(llvm::Constant::getNullValue(t), carry);
     // Chunks of 32 elements in scan order: an inclusive scan across the lanes
     // (shfl.sync.up by 1, 2, 4, 8, 16), plus the total of the chunks before.
-    for_strided(L, lane, (n + kWarp - 1) / kWarp * kWarp, kWarp, [&](llvm::Value* step) {
+    L.for_range(lane, L.i64((n + kWarp - 1) / kWarp * kWarp), [&](llvm::Value* step) {
       llvm::Value* real = B.CreateICmpSLT(step, L.i64(n));
       // Lanes past the line's end read its last element and add 0.
       Index idx = at(line, B.CreateSelect(real, step, L.i64(n - 1)));
@@ -396,8 +375,8 @@ Block gpu_cumsum(Lowering& L, const Block& x, int axis, bool reverse, const Type
       llvm::Value* sum = combine(L, Red::sum, d, B.CreateLoad(t, carry), v);
       L.if_then(real, [&] { put(idx, sum); });
       B.CreateStore(shuffle(L, Shuffle::idx, sum, L.i32(kWarp - 1)), carry);
-    });
-  });
+    }, kWarp);
+  }, warps);
   L.barrier();
   return L.buffer_block(result, out);
 }

@@ -1,6 +1,6 @@
 // The host JIT: runs pallas_calls as machine code. Each kernel is lowered for
-// the host target (lower_kernel.h), optimized (O3 without LLVM's loop
-// unroller: jit.cpp) and compiled with LLVM's ORC LLJIT once per (module,
+// the host target (lower_kernel.h), optimized (O3 with small unrolling:
+// codegen.h, Unrolling::small_loops) and compiled with LLVM's ORC LLJIT once per (module,
 // pallas_call op); a run allocates the outputs as the interpreter would
 // (aliased ones start as their input, the others hold uninitialized values
 // unless the kernel writes every element first: output_coverage.h), hands

@@ -2,8 +2,8 @@
 
 #include <bit>
 
-#include "interpreter/float_bits.h"
 #include "backends/llvm/output_coverage.h"
+#include "interpreter/float_bits.h"
 #include "interpreter/region.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"

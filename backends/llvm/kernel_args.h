@@ -20,8 +20,9 @@ class KernelArrays {
   // the next output). Outputs start as the interpreter's HBM buffers do: an
   // aliased output as its input's values, the others uninitialized (NaN /
   // int max / true, or zeros with `uninit_zero`), except those the kernel
-  // writes in full before reading (output_coverage.h): no fill there. An operand the kernel writes
-  // (its effects) is copied first: the caller's arrays are never written.
+  // writes in full before reading (output_coverage.h): no fill there. An
+  // operand the kernel writes (its effects) is copied first: the caller's
+  // arrays are never written.
   KernelArrays(const Op& call, const std::vector<int>& operand_of_pointer, const std::vector<interp::Array>& operands,
                bool uninit_zero);
 

@@ -118,7 +118,8 @@ Block Lowering::materialize(const Block& block) {
   return buffer_block(block.type, buf);
 }
 
-void Lowering::for_range(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value* i)>& body) {
+llvm::Value* Lowering::for_range(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value* i)>& body,
+                                 int64_t step) {
   llvm::BasicBlock* pre = b.GetInsertBlock();
   llvm::BasicBlock* head = llvm::BasicBlock::Create(llctx, "loop", fn);
   llvm::BasicBlock* inner = llvm::BasicBlock::Create(llctx, "body", fn);
@@ -130,10 +131,12 @@ void Lowering::for_range(llvm::Value* lo, llvm::Value* hi, const std::function<v
   b.CreateCondBr(b.CreateICmpSLT(i, hi), inner, exit);
   b.SetInsertPoint(inner);
   body(i);
-  llvm::Value* next = b.CreateAdd(i, llvm::ConstantInt::get(i->getType(), 1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+  llvm::Value* next = b.CreateAdd(i, llvm::ConstantInt::get(i->getType(), static_cast<uint64_t>(step)), "",
+                                  /*HasNUW=*/true, /*HasNSW=*/true);
   i->addIncoming(next, b.GetInsertBlock());
   b.CreateBr(head);
   b.SetInsertPoint(exit);
+  return i;
 }
 
 void Lowering::for_each_element(const Shape& s, const std::function<void(const std::vector<llvm::Value*>& idx)>& body) {

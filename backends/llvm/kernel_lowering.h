@@ -140,8 +140,10 @@ struct Lowering {
   // CTA's threads striding over the linear index on NVPTX; a barrier follows.
   // A scalar shape runs `body` once (thread 0 on NVPTX).
   void for_each_element(const Shape& s, const std::function<void(const std::vector<llvm::Value*>& idx)>& body);
-  // A counted loop `for (i = lo; i < hi; i += 1)` run by every thread.
-  void for_range(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value* i)>& body);
+  // A counted loop `for (i = lo; i < hi; i += step)` run by every thread (lo
+  // may differ between threads); returns i's value on exit, the first not below hi.
+  llvm::Value* for_range(llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value* i)>& body,
+                         int64_t step = 1);
   void barrier();  // bar.sync 0 on NVPTX; nothing on the host
   // 64-byte aligned scratch of the calling grid point (host thread / CTA).
   llvm::Value* arena_alloc(int64_t bytes);

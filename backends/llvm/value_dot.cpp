@@ -26,7 +26,6 @@ namespace tessera::backends::llvm_lowering {
 namespace {
 
 using Index = std::vector<llvm::Value*>;
-constexpr int64_t kChunk = 256;  // the interpreter's KC
 constexpr int kLazyA = 2;        // the cost of a canonical view of a `get` (value_helpers.h: Block::cost)
 
 DType accumulator(DType in, DType out) {
@@ -176,14 +175,14 @@ llvm::Value* host_matmul(Lowering& L, const Block& A, const Block& Bm, DType acc
       });
     });
   };
-  const int64_t chunks = (d.K + kChunk - 1) / kChunk;
+  const int64_t chunks = (d.K + kDotChunk - 1) / kDotChunk;
   L.for_range(L.i64(0), L.i64(d.nb), [&](llvm::Value* batch) {
-    chunk_pass(batch, L.i64(0), L.i64(std::min(d.K, kChunk)), true);
+    chunk_pass(batch, L.i64(0), L.i64(std::min(d.K, kDotChunk)), true);
     if (chunks > 1)
       L.for_range(L.i64(1), L.i64(chunks), [&](llvm::Value* chunk) {
-        llvm::Value* k0 = B.CreateMul(chunk, L.i64(kChunk));
-        llvm::Value* k1 = B.CreateSelect(B.CreateICmpSLT(B.CreateAdd(k0, L.i64(kChunk)), L.i64(d.K)),
-                                         B.CreateAdd(k0, L.i64(kChunk)), L.i64(d.K));
+        llvm::Value* k0 = B.CreateMul(chunk, L.i64(kDotChunk));
+        llvm::Value* k1 = B.CreateSelect(B.CreateICmpSLT(B.CreateAdd(k0, L.i64(kDotChunk)), L.i64(d.K)),
+                                         B.CreateAdd(k0, L.i64(kDotChunk)), L.i64(d.K));
         chunk_pass(batch, k0, k1, false);
       });
   });
@@ -227,10 +226,10 @@ void lower_dot_general(Lowering& L, const Op& op) {
       B2.CreateStore(llvm::Constant::getNullValue(t), total);
       llvm::Value* arow = B2.CreateMul(B2.CreateAdd(B2.CreateMul(idx[0], L2.i64(M)), idx[1]), L2.i64(K));
       llvm::Value* bcol = B2.CreateAdd(B2.CreateMul(idx[0], L2.i64(K * N)), idx[2]);
-      L2.for_range(L2.i64(0), L2.i64((K + kChunk - 1) / kChunk), [&](llvm::Value* chunk) {
-        llvm::Value* k0 = B2.CreateMul(chunk, L2.i64(kChunk));
-        llvm::Value* k1 = B2.CreateSelect(B2.CreateICmpSLT(B2.CreateAdd(k0, L2.i64(kChunk)), L2.i64(K)),
-                                          B2.CreateAdd(k0, L2.i64(kChunk)), L2.i64(K));
+      L2.for_range(L2.i64(0), L2.i64((K + kDotChunk - 1) / kDotChunk), [&](llvm::Value* chunk) {
+        llvm::Value* k0 = B2.CreateMul(chunk, L2.i64(kDotChunk));
+        llvm::Value* k1 = B2.CreateSelect(B2.CreateICmpSLT(B2.CreateAdd(k0, L2.i64(kDotChunk)), L2.i64(K)),
+                                          B2.CreateAdd(k0, L2.i64(kDotChunk)), L2.i64(K));
         B2.CreateStore(llvm::Constant::getNullValue(t), part);
         L2.for_range(k0, k1, [&](llvm::Value* k) {
           llvm::Value* av = B2.CreateLoad(t, at(L2, t, A.buffer, B2.CreateAdd(arow, k)));

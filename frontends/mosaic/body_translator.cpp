@@ -272,16 +272,6 @@ void BodyTranslator::translate_op(const Operation& op) {
 // ---- regions -----------------------------------------------------------------
 
 namespace {
-void collect_defs(const Region& r, std::unordered_set<std::string>& defs) {
-  for (const Block& b : r.blocks) {
-    for (const BlockArg& a : b.args) defs.insert(a.name);
-    for (const Operation& op : b.ops) {
-      defs.insert(op.results.begin(), op.results.end());
-      for (const Region& inner : op.regions) collect_defs(inner, defs);
-    }
-  }
-}
-
 void collect_uses(const Region& r, const std::unordered_set<std::string>& defs, std::vector<std::string>& out,
                   std::unordered_set<std::string>& seen) {
   for (const Block& b : r.blocks)
@@ -295,7 +285,7 @@ void collect_uses(const Region& r, const std::unordered_set<std::string>& defs, 
 
 std::vector<std::string> free_names(const std::vector<const Region*>& regions) {
   std::unordered_set<std::string> defs, seen;
-  for (const Region* r : regions) collect_defs(*r, defs);
+  for (const Region* r : regions) collect_defined_names(*r, defs);
   std::vector<std::string> out;
   for (const Region* r : regions) collect_uses(*r, defs, out, seen);
   return out;

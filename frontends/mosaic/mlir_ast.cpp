@@ -34,4 +34,14 @@ std::vector<std::string> Operation::segment(size_t k) const {
   return {operands.begin() + static_cast<std::ptrdiff_t>(begin), operands.begin() + static_cast<std::ptrdiff_t>(begin + n)};
 }
 
+void collect_defined_names(const Region& r, std::unordered_set<std::string>& out) {
+  for (const Block& b : r.blocks) {
+    for (const BlockArg& a : b.args) out.insert(a.name);
+    for (const Operation& op : b.ops) {
+      out.insert(op.results.begin(), op.results.end());
+      for (const Region& inner : op.regions) collect_defined_names(inner, out);
+    }
+  }
+}
+
 }  // namespace tessera::mlir_text

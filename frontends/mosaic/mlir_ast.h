@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -125,6 +126,10 @@ struct Block {
 struct Region {
   std::vector<Block> blocks;
 };
+
+// Adds every SSA name `r` defines (block arguments and op results, nested
+// regions included) to `out`.
+void collect_defined_names(const Region& r, std::unordered_set<std::string>& out);
 
 // A `func.func`.
 struct Func {

@@ -412,16 +412,6 @@ void rename_uses(Region& r, const std::string& from, const std::string& to) {
     }
 }
 
-void collect_names(const Region& r, std::set<std::string>& out) {
-  for (const Block& b : r.blocks) {
-    for (const BlockArg& a : b.args) out.insert(a.name);
-    for (const Operation& op : b.ops) {
-      out.insert(op.results.begin(), op.results.end());
-      for (const Region& inner : op.regions) collect_names(inner, out);
-    }
-  }
-}
-
 // The positions (among the scalar prefetch) of the Refs the kernel writes.
 // A written Ref that an index map reads is a located error at the write.
 std::vector<size_t> written_prefetch(const KernelSignature& sig) {
@@ -447,9 +437,9 @@ std::vector<size_t> written_prefetch(const KernelSignature& sig) {
 // Moves the prefetch Refs `carried` of kernel `k` into new scratch Refs (see
 // read_signature in the header).
 void carry_in_scratch(Func& k, const KernelSignature& sig, const std::vector<size_t>& carried) {
-  std::set<std::string> names;
+  std::unordered_set<std::string> names;
   for (const BlockArg& a : k.args) names.insert(a.name);
-  collect_names(k.body, names);
+  collect_defined_names(k.body, names);
   std::vector<int64_t> axes;
   for (size_t a = 0; a < sig.semantics.size(); ++a)
     if (sig.semantics[a] == "arbitrary") axes.push_back(static_cast<int64_t>(a));
