@@ -49,6 +49,50 @@ int64_t largest_tile(int64_t n) {
 
 using Values = std::vector<llvm::Value*>;
 
+// Where a thread's mma accumulators lie (the C fragment layout in the file
+// comment): warp (warp / warps_n, warp % warps_n) owns a warp_m x warp_n
+// tile; register q of its 16 x 8 tile (i, j) is element (row(i, q), col(j, q)).
+struct MmaLayout {
+  const MmaPlan& p;
+  llvm::Value *lane, *warp_m0, *warp_n0, *computes;
+  MmaLayout(Lowering& L, const MmaPlan& plan) : p(plan) {
+    auto& B = L.b;
+    llvm::Value* warp = B.CreateLShr(L.thread_id, L.i64(5));
+    lane = B.CreateAnd(L.thread_id, L.i64(31));
+    warp_m0 = B.CreateMul(B.CreateUDiv(warp, L.i64(p.warps_n)), L.i64(p.warp_m));
+    warp_n0 = B.CreateMul(B.CreateURem(warp, L.i64(p.warps_n)), L.i64(p.warp_n));
+    computes = B.CreateICmpULT(warp, L.i64(p.warps_m * p.warps_n));  // uniform per warp: mma.sync needs whole warps
+  }
+  int64_t tiles_m() const { return p.warp_m / 16; }
+  int64_t tiles_n() const { return p.warp_n / 8; }
+  size_t slot(int64_t i, int64_t j, int q) const { return static_cast<size_t>((i * tiles_n() + j) * 4 + q); }
+  llvm::Value* row(Lowering& L, llvm::Value* m0, int64_t i, int q) const {
+    llvm::Value* g = L.b.CreateLShr(lane, L.i64(2));
+    return L.b.CreateAdd(L.b.CreateAdd(m0, warp_m0), L.b.CreateAdd(L.i64(i * 16 + (q < 2 ? 0 : 8)), g));
+  }
+  llvm::Value* col(Lowering& L, llvm::Value* n0, int64_t j, int q) const {
+    llvm::Value* t2 = L.b.CreateMul(L.b.CreateAnd(lane, L.i64(3)), L.i64(2));
+    return L.b.CreateAdd(L.b.CreateAdd(n0, warp_n0), L.b.CreateAdd(L.i64(j * 8 + q % 2), t2));
+  }
+};
+
+// Where a thread's 4 x 4 f32 tile lies: thread (tid / threads_n, tid % threads_n).
+struct FmaLayout {
+  llvm::Value *row0, *col0;
+  FmaLayout(Lowering& L, const FmaPlan& p) {
+    row0 = L.b.CreateMul(L.b.CreateUDiv(L.thread_id, L.i64(p.threads_n)), L.i64(FmaPlan::kThreadTile));
+    col0 = L.b.CreateMul(L.b.CreateURem(L.thread_id, L.i64(p.threads_n)), L.i64(FmaPlan::kThreadTile));
+  }
+};
+
+int64_t passes(const TilePlan& t) { return (t.M / t.cta_m) * (t.N / t.cta_n); }
+// The origin of pass `pass` (row-major over the CTA tiles).
+std::pair<llvm::Value*, llvm::Value*> pass_origin(Lowering& L, const TilePlan& t, llvm::Value* pass) {
+  int64_t across = t.N / t.cta_n;
+  return {L.b.CreateMul(L.b.CreateUDiv(pass, L.i64(across)), L.i64(t.cta_m)),
+          L.b.CreateMul(L.b.CreateURem(pass, L.i64(across)), L.i64(t.cta_n))};
+}
+
 // What both schedules share: the shared stage buffers, the copies into them
 // and the pipelined pass / k-step loops. A schedule adds its accumulators,
 // the math of one staged k step and the write-out.
@@ -58,7 +102,13 @@ class TileEmitter {
       : L(lowering), B(lowering.b), t(plan), lhs(a), rhs(b), dt(dtype) {}
   virtual ~TileEmitter() = default;
 
+  // The product into a fresh [1, M, N] f32 buffer.
   Block emit();
+  // The product added into a resident block (its slots for the accumulators).
+  void emit_into(ResidentTiles& tiles) {
+    resident = &tiles;
+    run(nullptr);
+  }
 
  protected:
   Lowering& L;
@@ -67,11 +117,18 @@ class TileEmitter {
   const GpuDotOperand &lhs, &rhs;
   DType dt;
   llvm::Value* stages = nullptr;  // generic pointer to the two shared stage buffers
+  ResidentTiles* resident = nullptr;  // emit_into's block
+  int64_t pass_index = -1;            // the pass being emitted, when passes are unrolled (resident)
 
   virtual void begin() = 0;                                             // once, before the passes (accumulators)
   virtual void begin_pass() = 0;                                        // zero the accumulators
   virtual void step(llvm::Value* s, llvm::Value* kc) = 0;                // the math of stage s (k step kc)
-  virtual void end_pass(llvm::Value* C, llvm::Value* m0, llvm::Value* n0) = 0;  // the accumulators into C
+  virtual void end_pass(llvm::Value* C, llvm::Value* m0, llvm::Value* n0) = 0;  // the accumulators into C (or resident)
+  // The resident slots of the current pass.
+  std::vector<llvm::Value*> pass_slots(int64_t per_pass) const {
+    auto from = resident->slots.begin() + pass_index * per_pass;
+    return {from, from + per_pass};
+  }
 
   llvm::Value* i64(int64_t v) { return L.i64(v); }
   llvm::Type* elem() { return L.storage_type(dt); }
@@ -103,6 +160,8 @@ class TileEmitter {
   void copy_tile(const GpuDotOperand& x, llvm::Value* ok, llvm::Value* r0, llvm::Value* c0, int64_t rows, int64_t cols,
                  const std::function<llvm::Value*(llvm::Value* r, llvm::Value* c)>& dst);
   void stage(llvm::Value* s, llvm::Value* k0, llvm::Value* m0, llvm::Value* n0, llvm::Value* a_ok, llvm::Value* b_ok);
+  void run(llvm::Value* C);
+  void k_steps(llvm::Value* m0, llvm::Value* n0, llvm::Value* a_ok, llvm::Value* b_ok);
   // A cp.async group intrinsic; nothing on the host (its copies are plain stores).
   void async(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args = {}) {
     if (L.target == Target::nvptx) B.CreateCall(L.intrinsic(id), args);
@@ -173,36 +232,52 @@ Block TileEmitter::emit() {
   // The result stays in shared memory when it fits beside the stage buffers.
   llvm::Value* C = L.shared_fits(result_bytes + 2 * t.stage_bytes()) ? L.shared_alloc(result_bytes)
                                                                       : L.arena_alloc(result_bytes);
+  run(C);
+  return L.buffer_block(Type::array(DType::f32, {1, t.M, t.N}), C);
+}
+
+// Every pass over the output: a loop, or unrolled when the accumulators are
+// resident (each pass has its own slots, which must be indexed statically to
+// stay registers).
+void TileEmitter::run(llvm::Value* C) {
   int64_t mark = L.shared_mark();
   stages = L.shared_alloc(2 * t.stage_bytes());
   begin();
   llvm::Value* a_ok = async_ok(lhs);
   llvm::Value* b_ok = async_ok(rhs);
-  int64_t across = t.N / t.cta_n, nk = t.K / t.bk;
   L.barrier();  // the stage buffers may have been read by an earlier rule
-  L.for_range(i64(0), i64(t.M / t.cta_m * across), [&](llvm::Value* pass) {
-    llvm::Value* m0 = B.CreateMul(B.CreateUDiv(pass, i64(across)), i64(t.cta_m));
-    llvm::Value* n0 = B.CreateMul(B.CreateURem(pass, i64(across)), i64(t.cta_n));
+  auto one_pass = [&](llvm::Value* pass) {
+    auto [m0, n0] = pass_origin(L, t, pass);
     begin_pass();
-    stage(i64(0), i64(0), m0, n0, a_ok, b_ok);
-    L.for_range(i64(0), i64(nk), [&](llvm::Value* kc) {
-      llvm::Value* s = B.CreateAnd(kc, i64(1));
-      llvm::Value* more = B.CreateICmpSLT(B.CreateAdd(kc, i64(1)), i64(nk));
-      // The next step's tiles load while this one computes.
-      L.if_then(more, [&] {
-        stage(B.CreateXor(s, i64(1)), B.CreateMul(B.CreateAdd(kc, i64(1)), i64(t.bk)), m0, n0, a_ok, b_ok);
-        async(llvm::Intrinsic::nvvm_cp_async_wait_group, {L.i32(1)});
-      });
-      L.if_then(B.CreateNot(more), [&] { async(llvm::Intrinsic::nvvm_cp_async_wait_all); });
-      L.barrier();
-      step(s, kc);
-      L.barrier();  // stage s is refilled by the next step
-    });
+    k_steps(m0, n0, a_ok, b_ok);
     end_pass(C, m0, n0);
-  });
+  };
+  if (resident) {
+    for (pass_index = 0; pass_index < passes(t); ++pass_index) one_pass(i64(pass_index));
+  } else {
+    L.for_range(i64(0), i64(passes(t)), one_pass);
+  }
   L.barrier();
   L.shared_release(mark);
-  return L.buffer_block(Type::array(DType::f32, {1, t.M, t.N}), C);
+}
+
+// The k steps of one pass: stage 0 first, then each step waits for its
+// stage while the next one's copies are in flight.
+void TileEmitter::k_steps(llvm::Value* m0, llvm::Value* n0, llvm::Value* a_ok, llvm::Value* b_ok) {
+  int64_t nk = t.K / t.bk;
+  stage(i64(0), i64(0), m0, n0, a_ok, b_ok);
+  L.for_range(i64(0), i64(nk), [&](llvm::Value* kc) {
+    llvm::Value* s = B.CreateAnd(kc, i64(1));
+    llvm::Value* more = B.CreateICmpSLT(B.CreateAdd(kc, i64(1)), i64(nk));
+    L.if_then(more, [&] {
+      stage(B.CreateXor(s, i64(1)), B.CreateMul(B.CreateAdd(kc, i64(1)), i64(t.bk)), m0, n0, a_ok, b_ok);
+      async(llvm::Intrinsic::nvvm_cp_async_wait_group, {L.i32(1)});
+    });
+    L.if_then(B.CreateNot(more), [&] { async(llvm::Intrinsic::nvvm_cp_async_wait_all); });
+    L.barrier();
+    step(s, kc);
+    L.barrier();  // stage s is refilled by the next step
+  });
 }
 
 class MmaEmitter : public TileEmitter {
@@ -212,19 +287,26 @@ class MmaEmitter : public TileEmitter {
 
  private:
   const MmaPlan& p;
+  std::optional<MmaLayout> layout;
   llvm::Value *lane = nullptr, *warp_m0 = nullptr, *warp_n0 = nullptr, *computes = nullptr;
   std::vector<llvm::Value*> acc;  // [i][j][4] floats, i < warp_m / 16, j < warp_n / 8
 
   int64_t tiles_m() const { return p.warp_m / 16; }
   int64_t tiles_n() const { return p.warp_n / 8; }
-  llvm::Value* acc_at(int64_t i, int64_t j, int q) { return acc[static_cast<size_t>((i * tiles_n() + j) * 4 + q)]; }
+  llvm::Value* acc_at(int64_t i, int64_t j, int q) { return acc[layout->slot(i, j, q)]; }
   void begin() override;
-  void begin_pass() override { zero(acc); }
+  // Resident: the pass's slots are the accumulators, added to in place.
+  void begin_pass() override {
+    if (resident)
+      acc = pass_slots(tiles_m() * tiles_n() * 4);
+    else
+      zero(acc);
+  }
   void step(llvm::Value* s, llvm::Value*) override {
     L.if_then(computes, [&] { compute(s); });
   }
   void end_pass(llvm::Value* C, llvm::Value* m0, llvm::Value* n0) override {
-    L.if_then(computes, [&] { write_out(C, m0, n0); });
+    if (!resident) L.if_then(computes, [&] { write_out(C, m0, n0); });
   }
   void compute(llvm::Value* s);
   void mma(int64_t i, int64_t j, const Values& a, llvm::Value* b0, llvm::Value* b1);
@@ -232,12 +314,9 @@ class MmaEmitter : public TileEmitter {
 };
 
 void MmaEmitter::begin() {
-  acc = accumulators(tiles_m() * tiles_n() * 4, "mma.acc");
-  llvm::Value* warp = B.CreateLShr(L.thread_id, i64(5));
-  lane = B.CreateAnd(L.thread_id, i64(31));
-  warp_m0 = B.CreateMul(B.CreateUDiv(warp, i64(p.warps_n)), i64(p.warp_m));
-  warp_n0 = B.CreateMul(B.CreateURem(warp, i64(p.warps_n)), i64(p.warp_n));
-  computes = B.CreateICmpULT(warp, i64(p.warps_m * p.warps_n));  // uniform per warp: mma.sync needs whole warps
+  if (!resident) acc = accumulators(tiles_m() * tiles_n() * 4, "mma.acc");
+  layout.emplace(L, p);
+  lane = layout->lane, warp_m0 = layout->warp_m0, warp_n0 = layout->warp_n0, computes = layout->computes;
 }
 
 void MmaEmitter::mma(int64_t i, int64_t j, const Values& a, llvm::Value* b0, llvm::Value* b1) {
@@ -295,18 +374,12 @@ void MmaEmitter::compute(llvm::Value* s) {
 // (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1) of each 16 x 8 tile.
 void MmaEmitter::write_out(llvm::Value* C, llvm::Value* m0, llvm::Value* n0) {
   llvm::Type* f32 = B.getFloatTy();
-  llvm::Value* g = B.CreateLShr(lane, i64(2));
-  llvm::Value* t2 = B.CreateMul(B.CreateAnd(lane, i64(3)), i64(2));
   for (int64_t i = 0; i < tiles_m(); ++i)
-    for (int64_t j = 0; j < tiles_n(); ++j) {
-      llvm::Value* row = B.CreateAdd(B.CreateAdd(m0, warp_m0), B.CreateAdd(i64(i * 16), g));
-      llvm::Value* col = B.CreateAdd(B.CreateAdd(n0, warp_n0), B.CreateAdd(i64(j * 8), t2));
+    for (int64_t j = 0; j < tiles_n(); ++j)
       for (int q = 0; q < 4; ++q) {
-        llvm::Value* r = q < 2 ? row : B.CreateAdd(row, i64(8));
-        llvm::Value* at = B.CreateAdd(B.CreateMul(r, i64(p.N)), B.CreateAdd(col, i64(q % 2)));
+        llvm::Value* at = B.CreateAdd(B.CreateMul(layout->row(L, m0, i, q), i64(p.N)), layout->col(L, n0, j, q));
         B.CreateStore(B.CreateLoad(f32, acc_at(i, j, q)), B.CreateGEP(f32, C, {at}));
       }
-    }
 }
 
 // f32: thread (ty, tx) owns rows ty * 4 .. + 3 and columns tx * 4 .. + 3 of
@@ -327,8 +400,8 @@ class FmaEmitter : public TileEmitter {
   void begin() override {
     part = accumulators(T * T, "fma.part");
     total = accumulators(T * T, "fma.total");
-    row0 = B.CreateMul(B.CreateUDiv(L.thread_id, i64(p.threads_n)), i64(T));
-    col0 = B.CreateMul(B.CreateURem(L.thread_id, i64(p.threads_n)), i64(T));
+    FmaLayout layout(L, p);
+    row0 = layout.row0, col0 = layout.col0;
   }
   void begin_pass() override {
     zero(part);
@@ -369,6 +442,12 @@ void FmaEmitter::step(llvm::Value* s, llvm::Value* kc) {
 void FmaEmitter::end_pass(llvm::Value* C, llvm::Value* m0, llvm::Value* n0) {
   flush();
   llvm::Type* f32 = B.getFloatTy();
+  if (resident) {  // the product added to the block, as `addupdate` adds it
+    std::vector<llvm::Value*> slots = pass_slots(T * T);
+    for (size_t e = 0; e < slots.size(); ++e)
+      B.CreateStore(B.CreateFAdd(B.CreateLoad(f32, slots[e]), B.CreateLoad(f32, total[e])), slots[e]);
+    return;
+  }
   for (int64_t r = 0; r < T; ++r)
     for (int64_t c = 0; c < T; ++c) {
       llvm::Value* row = B.CreateAdd(m0, B.CreateAdd(row0, i64(r)));
@@ -455,24 +534,88 @@ Block fma_dot(Lowering& L, const FmaPlan& plan, const GpuDotOperand& lhs, const 
   return FmaEmitter(L, plan, lhs, rhs).emit();
 }
 
-std::optional<Block> gpu_dot(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, DType acc) {
+std::optional<std::variant<MmaPlan, FmaPlan>> plan_gpu_dot(int64_t M, int64_t N, int64_t K, DType dtype, int threads) {
+  if (dtype == DType::bf16 || dtype == DType::f16)
+    if (std::optional<MmaPlan> p = plan_mma(M, N, K, threads)) return *p;
+  if (dtype == DType::f32)
+    if (std::optional<FmaPlan> p = plan_fma(M, N, K, threads)) return *p;
+  return std::nullopt;
+}
+
+namespace {
+
+const TilePlan& tiles_of(const std::variant<MmaPlan, FmaPlan>& plan) {
+  return std::visit([](const auto& p) -> const TilePlan& { return p; }, plan);
+}
+
+// The plan of lhs x rhs on this CTA, when one applies and its stages fit.
+std::optional<std::variant<MmaPlan, FmaPlan>> plan_for(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs) {
   DType dt = lhs.canonical.type.dtype();
-  if (L.target != Target::nvptx || L.sm < 80 || acc != DType::f32 || dt != rhs.canonical.type.dtype())
-    return std::nullopt;
   const Shape& a = lhs.canonical.type.shape();
   const Shape& b = rhs.canonical.type.shape();
-  if (a[0] != 1) return std::nullopt;  // batch dims: the general path
-  if (dt == DType::bf16 || dt == DType::f16) {
-    std::optional<MmaPlan> plan = plan_mma(a[1], b[2], a[2], L.threads);
-    if (!plan || !L.shared_fits(2 * plan->stage_bytes())) return std::nullopt;
-    return MmaEmitter(L, *plan, lhs, rhs, dt).emit();
+  if (dt != rhs.canonical.type.dtype() || a[0] != 1) return std::nullopt;  // batch dims: the general path
+  auto plan = plan_gpu_dot(a[1], b[2], a[2], dt, L.threads);
+  if (!plan || !L.shared_fits(2 * tiles_of(*plan).stage_bytes())) return std::nullopt;
+  return plan;
+}
+
+}  // namespace
+
+int64_t owned_elements(const std::variant<MmaPlan, FmaPlan>& plan) {
+  const TilePlan& t = tiles_of(plan);
+  if (const auto* m = std::get_if<MmaPlan>(&plan)) return passes(t) * m->warp_m * m->warp_n / 32;
+  return passes(t) * FmaPlan::kThreadTile * FmaPlan::kThreadTile;
+}
+
+void for_each_owned(Lowering& L, const ResidentTiles& tiles,
+                    const std::function<void(size_t slot, llvm::Value* row, llvm::Value* col)>& body) {
+  const TilePlan& t = tiles_of(tiles.plan);
+  for (int64_t pass = 0; pass < passes(t); ++pass) {
+    auto [m0, n0] = pass_origin(L, t, L.i64(pass));
+    if (const auto* mp = std::get_if<MmaPlan>(&tiles.plan)) {
+      MmaLayout layout(L, *mp);
+      size_t base = static_cast<size_t>(pass * mp->warp_m * mp->warp_n / 32);
+      L.if_then(layout.computes, [&] {
+        for (int64_t i = 0; i < layout.tiles_m(); ++i)
+          for (int64_t j = 0; j < layout.tiles_n(); ++j)
+            for (int q = 0; q < 4; ++q) body(base + layout.slot(i, j, q), layout.row(L, m0, i, q), layout.col(L, n0, j, q));
+      });
+    } else {
+      const int64_t T = FmaPlan::kThreadTile;
+      FmaLayout layout(L, std::get<FmaPlan>(tiles.plan));
+      for (int64_t r = 0; r < T; ++r)
+        for (int64_t c = 0; c < T; ++c)
+          body(static_cast<size_t>((pass * T + r) * T + c), L.b.CreateAdd(m0, L.b.CreateAdd(layout.row0, L.i64(r))),
+               L.b.CreateAdd(n0, L.b.CreateAdd(layout.col0, L.i64(c))));
+    }
   }
-  if (dt == DType::f32) {
-    std::optional<FmaPlan> plan = plan_fma(a[1], b[2], a[2], L.threads);
-    if (!plan || !L.shared_fits(2 * plan->stage_bytes())) return std::nullopt;
-    return fma_dot(L, *plan, lhs, rhs);
+}
+
+bool gpu_dot_into(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, ResidentTiles& tiles) {
+  auto plan = plan_for(L, lhs, rhs);
+  if (!plan || plan->index() != tiles.plan.index()) return false;
+  if (const auto* m = std::get_if<MmaPlan>(&*plan)) {
+    if (L.target != Target::nvptx || L.sm < 80) return false;
+    const auto& want = std::get<MmaPlan>(tiles.plan);
+    if (m->M != want.M || m->N != want.N || m->cta_m != want.cta_m || m->cta_n != want.cta_n || m->warp_m != want.warp_m ||
+        m->warp_n != want.warp_n)
+      return false;
+    MmaEmitter(L, *m, lhs, rhs, lhs.canonical.type.dtype()).emit_into(tiles);
+    return true;
   }
-  return std::nullopt;
+  const auto& f = std::get<FmaPlan>(*plan);
+  const auto& want = std::get<FmaPlan>(tiles.plan);
+  if (f.M != want.M || f.N != want.N || f.cta_m != want.cta_m || f.threads_n != want.threads_n) return false;
+  FmaEmitter(L, f, lhs, rhs).emit_into(tiles);
+  return true;
+}
+
+std::optional<Block> gpu_dot(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, DType acc) {
+  if (L.target != Target::nvptx || L.sm < 80 || acc != DType::f32) return std::nullopt;
+  auto plan = plan_for(L, lhs, rhs);
+  if (!plan) return std::nullopt;
+  if (const auto* m = std::get_if<MmaPlan>(&*plan)) return MmaEmitter(L, *m, lhs, rhs, lhs.canonical.type.dtype()).emit();
+  return fma_dot(L, std::get<FmaPlan>(*plan), lhs, rhs);
 }
 
 }  // namespace tessera::backends::llvm_lowering

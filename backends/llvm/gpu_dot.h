@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <variant>
 
 #include "backends/llvm/kernel_lowering.h"
 
@@ -66,5 +67,33 @@ Block fma_dot(Lowering& L, const FmaPlan& plan, const GpuDotOperand& lhs, const 
 // The [1, M, N] f32 result of lhs x rhs as a buffer Block, or none when
 // neither schedule applies (the caller then lowers it generally).
 std::optional<Block> gpu_dot(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, DType acc);
+
+// ---- an f32 [M, N] block held in registers (resident_output.h) ------------
+// Each thread holds the elements of the block that its accumulators own in
+// the schedule of `plan`, one f32 alloca per element (registers after
+// SROA): pass p (row-major over the cta_m x cta_n tiles), then the
+// schedule's own order (mma: tile i, tile j, fragment register q; fma: row
+// r, column c of the thread's 4 x 4 tile).
+struct ResidentTiles {
+  std::variant<MmaPlan, FmaPlan> plan;
+  std::vector<llvm::Value*> slots;
+};
+// The schedule a [M, K] x [K, N] product of `dtype` operands would run (the
+// rules of plan_mma / plan_fma), or none.
+std::optional<std::variant<MmaPlan, FmaPlan>> plan_gpu_dot(int64_t M, int64_t N, int64_t K, DType dtype, int threads);
+// The elements one thread owns under `plan`: at most kMaxResidentSlots
+// are kept in registers (a 64 x 64 warp tile's accumulators).
+int64_t owned_elements(const std::variant<MmaPlan, FmaPlan>& plan);
+constexpr int64_t kMaxResidentSlots = 128;
+// Calls `body(slot, row, col)` for every element the calling thread owns
+// (row and col i64 in the block), in slot order; threads of warps that
+// compute nothing own nothing.
+void for_each_owned(Lowering& L, const ResidentTiles& tiles,
+                    const std::function<void(size_t slot, llvm::Value* row, llvm::Value* col)>& body);
+// Adds lhs x rhs into the resident block (mma: accumulating in place, the
+// tensor cores' order; fma: each element's product summed in the
+// interpreter's order, then added, as `addupdate` would). False, emitting
+// nothing, when the product would not run `tiles.plan` now (shared memory).
+bool gpu_dot_into(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, ResidentTiles& tiles);
 
 }  // namespace tessera::backends::llvm_lowering

@@ -7,6 +7,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include "backends/llvm/resident_output.h"
 #include "backends/llvm/value_helpers.h"
 
 namespace tessera::backends::llvm_lowering {
@@ -410,17 +411,42 @@ void Lowering::lower_ops(const Body& body) {
       if (v.is_var()) ++uses_[v.var()];
   for (const Value& v : body.outputs())
     if (v.is_var()) ++uses_[v.var()];
-  const Op* outer = current_;
-  for (const Op& op : body.ops()) {
+  const Op *outer = current_, *outer_next = next_;
+  const std::vector<Op>& ops = body.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
     current_ = &op;
+    next_ = i + 1 < ops.size() ? &ops[i + 1] : nullptr;
+    if (&op == fused_) {  // lowered with the op before it: only its uses are gone
+      fused_ = nullptr;
+      for (const Value& v : op.operands)
+        if (v.is_var()) --uses_[v.var()];
+      continue;
+    }
+    bool around_resident = touches_resident(op);
+    if (around_resident) store_resident(*this, *resident);
     table.at(op)(*this, op);
+    if (around_resident) load_resident(*this, *resident);
   }
-  current_ = outer;
+  current_ = outer, next_ = outer_next;
   // The body's own lazy values are gone with it (what it returns is defined
   // again by its op's rule): none may be materialized where they do not dominate.
   std::unordered_set<const Var*> local(body.params().begin(), body.params().end());
   for (const Op& op : body.ops()) local.insert(op.results.begin(), op.results.end());
   std::erase_if(lazy_, [&](const Var* v) { return local.count(v) > 0; });
+}
+
+// An op with the resident block's Ref as an operand sees memory; an op with
+// bodies (cond, loops) only passes the Ref on, to the ops inside, which are
+// checked themselves.
+bool Lowering::touches_resident(const Op& op) const {
+  if (!resident || !op.nested_bodies().empty()) return false;
+  for (const Value& v : op.operands) {
+    if (!v.is_var()) continue;
+    auto it = refs_.find(v.var());
+    if (it != refs_.end() && it->second.root == resident->root) return true;
+  }
+  return false;
 }
 
 bool Lowering::used_later(const Var* v) const {

@@ -51,6 +51,7 @@ namespace tessera::backends::llvm_lowering {
 enum class Target { host, nvptx };
 
 struct RefView;
+struct ResidentOutput;
 
 // The generator of a Block, shared: a rule's closure captures its operand
 // Blocks by value, so copying a Block must not copy the closures of the chain
@@ -231,6 +232,15 @@ struct Lowering {
   void before_write(const Var* root);
   void before_nested_body();
   const Op& current_op() const { return *current_; }
+  // The op lowered after the current one in its body (null after the last).
+  const Op* next_op() const { return next_; }
+  // The current rule has done the next op's work too (a fusion): lower_ops
+  // skips it.
+  void fuse_next() { fused_ = next_; }
+  // The output block kept in registers, if any (resident_output.h): lower_ops
+  // stores it to memory before each op that reads or writes it directly and
+  // loads it back after.
+  ResidentOutput* resident = nullptr;
   // Whether `v` is still read by an op not lowered yet (or a body output).
   bool used_later(const Var* v) const;
 
@@ -251,6 +261,9 @@ struct Lowering {
   std::vector<const Var*> lazy_;        // Vars whose Block reads memory lazily, in definition order
   std::unordered_map<const Op*, int64_t> checked_op_numbers_;  // index of each op in checked_ops
   const Op* current_ = nullptr;
+  const Op* next_ = nullptr;
+  const Op* fused_ = nullptr;
+  bool touches_resident(const Op& op) const;
   int64_t arena_top_ = 0, arena_high_ = 0;
   int64_t shared_top_ = 0, shared_high_ = 0;  // NVPTX: dynamic shared memory bytes in use / at most
   llvm::Constant* shared_base_ = nullptr;       // NVPTX: the kernel's extern shared array (generic pointer)

@@ -8,6 +8,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "backends/llvm/codegen.h"
+#include "backends/llvm/resident_output.h"
 #include "backends/llvm/run_checks.h"
 #include "ir/effects.h"
 #include "ir/primitive.h"
@@ -106,12 +107,18 @@ class KernelBuilder {
   // `last` holds the index-map values of the block it holds (INT64_MIN: none
   // yet); `from_pointer` is the output's own array.
   std::vector<std::optional<Staged>> staged_out_;
+  // The output block kept in registers over the sequential axes, if any
+  // (resident_output.h), and which output it is.
+  std::optional<ResidentOutput> resident_;
+  int resident_output_ = -1;
 
   const LlvmTable& table() const {
     return o_.rules ? *o_.rules : o_.target == Target::nvptx ? ptx_table() : llvm_table();
   }
   void make_function(const std::string& symbol);
   void lower_grid_point(Lowering& L, const std::vector<RefView>& scratch);
+  void choose_resident(Lowering& L);
+  void hold_resident(Lowering& L);
   RefView block_view(Lowering& L, int m, std::vector<llvm::Value*> index = {});
   RefView in_place_view(Lowering& L, int m, const std::vector<llvm::Value*>& index, llvm::Value** base_offset);
   void check_block_index(Lowering& L, int m, const std::vector<llvm::Value*>& index);
@@ -441,8 +448,35 @@ void KernelBuilder::copy_in_if_moved(Lowering& L, int m, const Staged& s, const 
 
 // Everything one grid point does, the arbitrary axes as inner loops: the
 // interpreter's row-major grid order restricted to one parallel point.
+// At most one output block in registers (they are many registers): the
+// first that qualifies. Its slots are allocated once per kernel.
+void KernelBuilder::choose_resident(Lowering& L) {
+  int npar = 0;
+  while (npar < g_.grid_rank() && L.program_ids[static_cast<size_t>(npar)]) ++npar;
+  for (int o = 0; o < g_.num_outputs() && !resident_; ++o) {
+    if (staged_out_[static_cast<size_t>(o)]) continue;
+    resident_ = find_resident_output(g_, o, npar, o_.target, o_.threads, o_.sm);
+    resident_output_ = o;
+  }
+  if (resident_) make_slots(L, *resident_);
+}
+
+// The resident block of this parallel grid point (the sequential axes do
+// not move it: they are read as 0), loaded into the registers.
+void KernelBuilder::hold_resident(Lowering& L) {
+  std::vector<llvm::Value*> ids = L.program_ids;
+  for (llvm::Value*& id : L.program_ids)
+    if (!id) id = L.i32(0);
+  resident_->block = block_view(L, g_.num_inputs() + resident_output_);
+  L.program_ids = std::move(ids);
+  load_resident(L, *resident_);
+  L.resident = &*resident_;
+}
+
 void KernelBuilder::lower_grid_point(Lowering& L, const std::vector<RefView>& scratch) {
   int rank = g_.grid_rank();
+  if (!resident_) choose_resident(L);
+  if (resident_) hold_resident(L);
   std::function<void(int)> loop = [&](int a) {
     if (a < rank && L.program_ids[a]) return loop(a + 1);  // a parallel axis, already set
     if (a < rank) {
@@ -488,6 +522,8 @@ void KernelBuilder::lower_grid_point(Lowering& L, const std::vector<RefView>& sc
     L.barrier();
   };
   loop(0);
+  if (resident_) store_resident(L, *resident_);
+  L.resident = nullptr;
 }
 
 KernelInfo KernelBuilder::build() {
@@ -591,6 +627,10 @@ KernelInfo KernelBuilder::build() {
   info.arena_bytes = L.arena_bytes();
   info.shared_bytes = L.shared_bytes();
   info.checked_ops = L.checked_ops;
+  if (resident_) {
+    info.resident_output = resident_->root->name;
+    info.resident_elements = owned_elements(resident_->tiles.plan);
+  }
   if (arena_stride) arena_stride->setOperand(1, L.i64(info.arena_bytes));
   return info;
 }
@@ -627,7 +667,7 @@ std::vector<std::string> describe_kernel(const KernelInfo& k) {
   for (int j = 0; j < g.num_scalar_prefetch(); ++j) pointers += g.kernel->params()[j]->name + ", ";
   for (int i = 0; i < g.num_inputs(); ++i) pointers += g.kernel->params()[g.input_param(i)]->name + ", ";
   for (int o = 0; o < g.num_outputs(); ++o) pointers += g.kernel->params()[g.output_param(o)]->name + ", ";
-  return {
+  std::vector<std::string> lines = {
       k.symbol + ": pallas_call at " + k.op->loc.str() + ", grid " + list(g.grid) + " (" + semantics + ")",
       k.symbol + ": pointers (" + pointers + "workspace); arena " + std::to_string(k.arena_bytes) + " bytes per grid point",
       k.symbol + ": launch " + list(k.launch_grid) + " x " + std::to_string(k.threads) + " threads, " +
@@ -636,6 +676,10 @@ std::vector<std::string> describe_kernel(const KernelInfo& k) {
       k.symbol + ": check record " + k.check_symbol + " (" + std::to_string(kCheckWords) +
           " x i64: kind, operand or op, grid point, indices; 0 while no check failed)",
   };
+  if (!k.resident_output.empty())
+    lines.push_back(k.symbol + ": output " + k.resident_output + " held in registers over the arbitrary axes, " +
+                    std::to_string(k.resident_elements) + " f32 per thread; dot_general adds into it");
+  return lines;
 }
 
 LoweredModule lower_module(const Module& m, const Body& entry, const LowerOptions& o) {

@@ -46,6 +46,11 @@ struct KernelInfo {
   // ops whose dynamic indices it checks (its kCheckWhich for those).
   std::string check_symbol;
   std::vector<const Op*> checked_ops;
+  // The output block kept in registers across the arbitrary axes
+  // (resident_output.h), if any: its kernel param and the f32 elements
+  // each thread holds.
+  std::string resident_output;
+  int64_t resident_elements = 0;
 };
 
 struct LowerOptions {

@@ -20,6 +20,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include "backends/llvm/gpu_dot.h"
+#include "backends/llvm/resident_output.h"
 #include "backends/llvm/value_helpers.h"
 
 namespace tessera::backends::llvm_lowering {
@@ -85,16 +86,15 @@ void define_result(Lowering& L, const Op& op, const Block& result, DType acc) {
            }));
 }
 
-// The NVPTX tensor-core schedule's operands: the canonical matrices in their
+// The tiled schedules' operands (gpu_dot.h): the canonical matrices in their
 // own dtype, read in place (cp.async) when the operand is a plain [M, K] /
 // [K, N] view.
-std::optional<Block> tensor_core_dot(Lowering& L, const Block& a, const Block& b, const std::vector<std::vector<int>>& ga,
-                                     const std::vector<std::vector<int>>& gb, DType acc) {
+std::pair<GpuDotOperand, GpuDotOperand> tile_operands(const Block& a, const Block& b, const std::vector<std::vector<int>>& ga,
+                                                      const std::vector<std::vector<int>>& gb) {
   bool a_rows = a.type.rank() == 2 && ga[2] == std::vector<int>{1};
   bool b_rows = b.type.rank() == 2 && gb[1] == std::vector<int>{0};
-  GpuDotOperand lhs{canonical(a, ga, a.type.dtype()), a_rows ? a.view : nullptr};
-  GpuDotOperand rhs{canonical(b, gb, b.type.dtype()), b_rows ? b.view : nullptr};
-  return gpu_dot(L, lhs, rhs, acc);
+  return {GpuDotOperand{canonical(a, ga, a.type.dtype()), a_rows ? a.view : nullptr},
+          GpuDotOperand{canonical(b, gb, b.type.dtype()), b_rows ? b.view : nullptr}};
 }
 
 // The sizes of a [B, M, K] x [B, K, N] product.
@@ -205,13 +205,21 @@ void lower_dot_general(Lowering& L, const Op& op) {
     if (!listed(lc, d) && !listed(lb, d)) a_free.push_back(d);
   for (int d = 0; d < b.type.rank(); ++d)
     if (!listed(rc, d) && !listed(rb, d)) b_free.push_back(d);
-  if (L.target == Target::nvptx)
-    if (std::optional<Block> r = tensor_core_dot(L, a, b, {ints(lb), a_free, ints(lc)}, {ints(rb), ints(rc), b_free}, acc))
-      return define_result(L, op, *r, acc);
-  Block A = canonical(a, {ints(lb), a_free, ints(lc)}, acc);
+  std::vector<std::vector<int>> ga{ints(lb), a_free, ints(lc)}, gb{ints(rb), ints(rc), b_free};
+  // The product added into the output block held in registers by the next
+  // op (resident_output.h), which it then replaces.
+  if (L.resident && L.resident->dot == &op) {
+    auto [lhs, rhs] = tile_operands(a, b, ga, gb);
+    if (gpu_dot_into(L, lhs, rhs, L.resident->tiles)) return L.fuse_next();
+  }
+  if (L.target == Target::nvptx) {
+    auto [lhs, rhs] = tile_operands(a, b, ga, gb);
+    if (std::optional<Block> r = gpu_dot(L, lhs, rhs, acc)) return define_result(L, op, *r, acc);
+  }
+  Block A = canonical(a, ga, acc);
   // The host's tiles read A one element at a time: a `get` needs no copy.
   if (L.target != Target::host || A.cost > kLazyA) A = L.materialize(A);
-  Block Bm = L.materialize(canonical(b, {ints(rb), ints(rc), b_free}, acc));
+  Block Bm = L.materialize(canonical(b, gb, acc));
   const int64_t nb = A.type.shape()[0], M = A.type.shape()[1], K = A.type.shape()[2], N = Bm.type.shape()[2];
   llvm::Type* t = L.compute_type(acc);
   Block result;
