@@ -160,11 +160,17 @@ void Lowering::for_each_element(const Shape& s, const std::function<void(const s
     nest(0);
     return;
   }
-  // NVPTX: thread t handles linear elements t, t + threads, ...; the minor
-  // dim varies fastest across threads, so global accesses coalesce.
+  // NVPTX: thread t handles the run of kVectorRun consecutive linear
+  // elements starting at kVectorRun * t, then kVectorRun * (t + threads),
+  // ...; the minor dim varies fastest across threads, so global accesses
+  // coalesce, and a run's loads and stores merge into one 16-byte vector
+  // access (LLVM's load/store vectorizer; arrays are 16-byte aligned) when
+  // the minor dim is a multiple of the run. Otherwise runs of one element.
   if (s.empty()) {
     if_then(b.CreateICmpEQ(thread_id, i64(0)), [&] { body({}); });
   } else {
+    int64_t run = s.back() % kVectorRun == 0 ? kVectorRun : 1;
+    llvm::Value* first = run == 1 ? thread_id : b.CreateMul(thread_id, i64(run), "", true, true);
     llvm::BasicBlock* pre = b.GetInsertBlock();
     llvm::BasicBlock* head = llvm::BasicBlock::Create(llctx, "elt", fn);
     llvm::BasicBlock* inner = llvm::BasicBlock::Create(llctx, "elt.body", fn);
@@ -172,7 +178,7 @@ void Lowering::for_each_element(const Shape& s, const std::function<void(const s
     b.CreateBr(head);
     b.SetInsertPoint(head);
     llvm::PHINode* e = b.CreatePHI(b.getInt64Ty(), 2, "e");
-    e->addIncoming(thread_id, pre);
+    e->addIncoming(first, pre);
     b.CreateCondBr(b.CreateICmpSLT(e, i64(n)), inner, exit);
     b.SetInsertPoint(inner);
     std::vector<llvm::Value*> idx(s.size());
@@ -185,8 +191,16 @@ void Lowering::for_each_element(const Shape& s, const std::function<void(const s
         rest = s[d] == 1 ? rest : b.CreateUDiv(rest, i64(s[d]));
       }
     }
-    body(idx);
-    llvm::Value* next = b.CreateAdd(e, i64(threads), "", true, true);
+    if (run == 1) {
+      body(idx);
+    } else {  // the run lies in one line of the minor dim: a loop of constant trip count, unrolled by O3
+      llvm::Value* minor = idx.back();
+      for_range(i64(0), i64(run), [&](llvm::Value* v) {
+        idx.back() = b.CreateAdd(minor, v, "", true, true);
+        body(idx);
+      });
+    }
+    llvm::Value* next = b.CreateAdd(e, i64(threads * run), "", true, true);
     e->addIncoming(next, b.GetInsertBlock());
     b.CreateBr(head);
     b.SetInsertPoint(exit);

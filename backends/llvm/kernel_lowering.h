@@ -106,6 +106,9 @@ struct RefView {
 struct Lowering {
   static constexpr int kMaxLazyCost = 8;
   static constexpr int kMaxChainDepth = 256;
+  // Consecutive elements one NVPTX thread handles per round of an element
+  // loop (for_each_element): 16 bytes of f32.
+  static constexpr int64_t kVectorRun = 4;
 
   Lowering(llvm::IRBuilder<>& builder, llvm::Function* function, Target t, const LlvmTable& rules, int threads);
 

@@ -111,6 +111,7 @@ class KernelBuilder {
   // (resident_output.h), and which output it is.
   std::optional<ResidentOutput> resident_;
   int resident_output_ = -1;
+  int threads_ = 1;  // per CTA on NVPTX (choose_threads), 1 on the host
 
   const LlvmTable& table() const {
     return o_.rules ? *o_.rules : o_.target == Target::nvptx ? ptx_table() : llvm_table();
@@ -118,6 +119,7 @@ class KernelBuilder {
   void make_function(const std::string& symbol);
   void lower_grid_point(Lowering& L, const std::vector<RefView>& scratch);
   void choose_resident(Lowering& L);
+  int choose_threads() const;
   void hold_resident(Lowering& L);
   RefView block_view(Lowering& L, int m, std::vector<llvm::Value*> index = {});
   RefView in_place_view(Lowering& L, int m, const std::vector<llvm::Value*>& index, llvm::Value** base_offset);
@@ -161,7 +163,10 @@ void KernelBuilder::make_function(const std::string& symbol) {
   for (int p = 0; p < npointers; ++p) {
     if (distinct || p == npointers - 1) fn_->addParamAttr(p, llvm::Attribute::NoAlias);
     if (p < nread && !fx.writes(p) && !fx.accums(p)) fn_->addParamAttr(p, llvm::Attribute::ReadOnly);
-    fn_->addParamAttr(p, llvm::Attribute::getWithAlignment(ctx, llvm::Align(p == npointers - 1 ? 64 : 4)));
+    // Arrays on a GPU come from the driver's allocator (256-byte aligned):
+    // 16 bytes lets element loops use vector loads and stores.
+    int64_t array_align = o_.target == Target::nvptx ? 16 : 4;
+    fn_->addParamAttr(p, llvm::Attribute::getWithAlignment(ctx, llvm::Align(p == npointers - 1 ? 64 : array_align)));
   }
   std::vector<std::string> names;
   for (int j = 0; j < g_.num_scalar_prefetch(); ++j) names.push_back(g_.kernel->params()[j]->name);
@@ -180,7 +185,7 @@ void KernelBuilder::make_function(const std::string& symbol) {
     // `.maxntid THREADS, 1, 1`: the launch always uses `threads` threads.
     llvm::NamedMDNode* ann = module_.getOrInsertNamedMetadata("nvvm.annotations");
     ann->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(ctx, "maxntidx"),
-                                            llvm::ConstantAsMetadata::get(b_.getInt32(o_.threads))}));
+                                            llvm::ConstantAsMetadata::get(b_.getInt32(threads_))}));
   }
 }
 
@@ -455,7 +460,7 @@ void KernelBuilder::choose_resident(Lowering& L) {
   while (npar < g_.grid_rank() && L.program_ids[static_cast<size_t>(npar)]) ++npar;
   for (int o = 0; o < g_.num_outputs() && !resident_; ++o) {
     if (staged_out_[static_cast<size_t>(o)]) continue;
-    resident_ = find_resident_output(g_, o, npar, o_.target, o_.threads, o_.sm);
+    resident_ = find_resident_output(g_, o, npar, o_.target, threads_, o_.sm);
     resident_output_ = o;
   }
   if (resident_) make_slots(L, *resident_);
@@ -526,6 +531,30 @@ void KernelBuilder::lower_grid_point(Lowering& L, const std::vector<RefView>& sc
   L.resident = nullptr;
 }
 
+// The largest value or Ref block of `body` and its nested bodies, in elements.
+int64_t largest_value(const Body& body) {
+  int64_t n = 1;
+  for (const Var* p : body.params()) n = std::max(n, num_elements(p->type.shape()));
+  for (const Op& op : body.ops()) {
+    for (const Var* r : op.results) n = std::max(n, num_elements(r->type.shape()));
+    for (const BodyPtr& nested : op.nested_bodies()) n = std::max(n, largest_value(*nested));
+  }
+  return n;
+}
+
+// Threads per CTA: a power of two from 32 (one warp) up to
+// LowerOptions::threads, the fewest that give every thread one run of
+// kVectorRun elements of the kernel's largest value (for_each_element); so
+// only kernels of small blocks (under 1,024 elements at the default 256)
+// launch fewer threads, and more of their CTAs fit on an SM.
+int KernelBuilder::choose_threads() const {
+  if (o_.target != Target::nvptx) return 1;
+  int64_t runs = (largest_value(*g_.kernel) + Lowering::kVectorRun - 1) / Lowering::kVectorRun;
+  int threads = 32;
+  while (threads < runs && threads < o_.threads) threads *= 2;
+  return std::min(threads, o_.threads);
+}
+
 KernelInfo KernelBuilder::build() {
   for (int64_t s : g_.grid)
     if (s < 0) throw Error(call_.loc, table().target() + ": dynamic grids are not supported yet");
@@ -542,7 +571,8 @@ KernelInfo KernelBuilder::build() {
   KernelInfo info;
   info.symbol = kernel_symbol(module_, g_.kernel->name());
   info.op = &call_;
-  info.threads = o_.target == Target::nvptx ? o_.threads : 1;
+  threads_ = choose_threads();
+  info.threads = threads_;
   for (int64_t s : par) info.parallel_points *= s;
   LaunchMapping lm = launch_mapping(par);
   info.launch_grid = lm.launch;
@@ -553,7 +583,7 @@ KernelInfo KernelBuilder::build() {
   make_function(info.symbol);
   llvm::BasicBlock* entry = llvm::BasicBlock::Create(module_.getContext(), "entry", fn_);
   b_.SetInsertPoint(entry);
-  Lowering L(b_, fn_, o_.target, table(), o_.threads);
+  Lowering L(b_, fn_, o_.target, table(), threads_);
   L.check_record = check_record_;
   L.check_indices = o_.check_indices;
   L.uninit_zero = o_.uninit_zero;
@@ -565,9 +595,18 @@ KernelInfo KernelBuilder::build() {
   bool gpu = o_.target == Target::nvptx;
   int narrays = g_.num_scalar_prefetch() + g_.num_inputs() + g_.num_outputs();
   llvm::Type* generic = llvm::PointerType::get(module_.getContext(), 0);
-  for (int p = 0; p < narrays; ++p)
-    arrays_.push_back(gpu ? b_.CreateAddrSpaceCast(fn_->getArg(p), generic) : static_cast<llvm::Value*>(fn_->getArg(p)));
+  for (int p = 0; p < narrays; ++p) {
+    if (!gpu) {
+      arrays_.push_back(fn_->getArg(p));
+      continue;
+    }
+    // The generic pointer keeps the parameter's alignment for LLVM's
+    // alignment inference (an address space cast hides it).
+    arrays_.push_back(b_.CreateAddrSpaceCast(fn_->getArg(p), generic));
+    b_.CreateAlignmentAssumption(module_.getDataLayout(), arrays_.back(), 16);
+  }
   llvm::Value* workspace = gpu ? b_.CreateAddrSpaceCast(fn_->getArg(narrays), generic) : fn_->getArg(narrays);
+  if (gpu) b_.CreateAlignmentAssumption(module_.getDataLayout(), workspace, 64);
 
   llvm::Instruction* arena_stride = nullptr;  // CTA arena offset: its size is known at the end
   // After the last step: the blocks still held by staged outputs.

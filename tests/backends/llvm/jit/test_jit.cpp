@@ -585,7 +585,9 @@ TEST_CASE("cuda: the runner's PTX for the zoo kernels passes ptxas") {
     for (int sm : {80, 90}) {
       INFO(name << " sm_" << sm);
       CudaKernelSource k = cuda_kernel_source(m, call, sm, 256);
-      CHECK(k.threads == 256);
+      // Threads per CTA follow the block shapes (gather_rows' 128-element blocks: one warp).
+      CHECK(k.threads == (std::string(name) == "gather_rows.tsr" ? 32 : 256));
+      CHECK(k.ptx.find(".maxntid " + std::to_string(k.threads) + ", 1, 1") != std::string::npos);
       CHECK(k.ptx.find(".visible .entry " + k.symbol + "(") != std::string::npos);
       CHECK(k.ptx.find(".target sm_" + std::to_string(sm)) != std::string::npos);
       if (!have_ptxas) continue;
