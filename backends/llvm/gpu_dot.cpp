@@ -105,8 +105,10 @@ class TileEmitter {
   // The product into a fresh [1, M, N] f32 buffer.
   Block emit();
   // The product added into a resident block (its slots for the accumulators).
-  void emit_into(ResidentTiles& tiles) {
+  void emit_into(ResidentTiles& tiles, const std::optional<NextStepOperands>& next_step) {
     resident = &tiles;
+    // Stage 0 is free during the last k step only when that step uses stage 1.
+    if (next_step && tiles.prefetched && (t.K / t.bk) % 2 == 0) next = &*next_step;
     run(nullptr);
   }
 
@@ -119,6 +121,7 @@ class TileEmitter {
   llvm::Value* stages = nullptr;  // generic pointer to the two shared stage buffers
   ResidentTiles* resident = nullptr;  // emit_into's block
   int64_t pass_index = -1;            // the pass being emitted, when passes are unrolled (resident)
+  const NextStepOperands* next = nullptr;  // resident: prefetch the next grid step's first tiles
 
   virtual void begin() = 0;                                             // once, before the passes (accumulators)
   virtual void begin_pass() = 0;                                        // zero the accumulators
@@ -159,7 +162,12 @@ class TileEmitter {
   llvm::Value* async_ok(const GpuDotOperand& x);
   void copy_tile(const GpuDotOperand& x, llvm::Value* ok, llvm::Value* r0, llvm::Value* c0, int64_t rows, int64_t cols,
                  const std::function<llvm::Value*(llvm::Value* r, llvm::Value* c)>& dst);
-  void stage(llvm::Value* s, llvm::Value* k0, llvm::Value* m0, llvm::Value* n0, llvm::Value* a_ok, llvm::Value* b_ok);
+  void stage(llvm::Value* s, llvm::Value* k0, llvm::Value* m0, llvm::Value* n0, llvm::Value* a_ok, llvm::Value* b_ok) {
+    stage(lhs, rhs, s, k0, m0, n0, a_ok, b_ok);
+  }
+  void stage(const GpuDotOperand& a, const GpuDotOperand& b, llvm::Value* s, llvm::Value* k0, llvm::Value* m0,
+             llvm::Value* n0, llvm::Value* a_ok, llvm::Value* b_ok);
+  void prefetch_next_step();
   void run(llvm::Value* C);
   void k_steps(llvm::Value* m0, llvm::Value* n0, llvm::Value* a_ok, llvm::Value* b_ok);
   // A cp.async group intrinsic; nothing on the host (its copies are plain stores).
@@ -220,11 +228,21 @@ void TileEmitter::copy_tile(const GpuDotOperand& x, llvm::Value* ok, llvm::Value
 }
 
 // Stage `s` <- A[m0.., k0..] and B[k0.., n0..], then one cp.async group.
-void TileEmitter::stage(llvm::Value* s, llvm::Value* k0, llvm::Value* m0, llvm::Value* n0, llvm::Value* a_ok,
-                        llvm::Value* b_ok) {
-  copy_tile(lhs, a_ok, m0, k0, t.cta_m, t.bk, [&](llvm::Value* r, llvm::Value* c) { return a_tile(s, r, c); });
-  copy_tile(rhs, b_ok, k0, n0, t.bk, t.cta_n, [&](llvm::Value* r, llvm::Value* c) { return b_tile(s, r, c); });
+void TileEmitter::stage(const GpuDotOperand& a, const GpuDotOperand& b, llvm::Value* s, llvm::Value* k0, llvm::Value* m0,
+                        llvm::Value* n0, llvm::Value* a_ok, llvm::Value* b_ok) {
+  copy_tile(a, a_ok, m0, k0, t.cta_m, t.bk, [&](llvm::Value* r, llvm::Value* c) { return a_tile(s, r, c); });
+  copy_tile(b, b_ok, k0, n0, t.bk, t.cta_n, [&](llvm::Value* r, llvm::Value* c) { return b_tile(s, r, c); });
   async(llvm::Intrinsic::nvvm_cp_async_commit_group);
+}
+
+// During the last k step of the last pass (which computes on stage 1): the
+// next grid step's first tiles of pass 0 into stage 0, in flight while this
+// step finishes; that step then starts computing at once.
+void TileEmitter::prefetch_next_step() {
+  L.if_then(next->exists, [&] {
+    stage(next->lhs, next->rhs, i64(0), i64(0), i64(0), i64(0), async_ok(next->lhs), async_ok(next->rhs));
+  });
+  B.CreateStore(next->exists, resident->prefetched);
 }
 
 Block TileEmitter::emit() {
@@ -258,14 +276,20 @@ void TileEmitter::run(llvm::Value* C) {
     L.for_range(i64(0), i64(passes(t)), one_pass);
   }
   L.barrier();
-  L.shared_release(mark);
+  // Prefetched tiles stay in the stage buffers until the next grid step.
+  if (!next) L.shared_release(mark);
 }
 
 // The k steps of one pass: stage 0 first, then each step waits for its
 // stage while the next one's copies are in flight.
 void TileEmitter::k_steps(llvm::Value* m0, llvm::Value* n0, llvm::Value* a_ok, llvm::Value* b_ok) {
   int64_t nk = t.K / t.bk;
-  stage(i64(0), i64(0), m0, n0, a_ok, b_ok);
+  bool first_pass = pass_index <= 0, last_pass = pass_index == passes(t) - 1;
+  if (next && first_pass)
+    L.if_then(B.CreateNot(B.CreateLoad(B.getInt1Ty(), resident->prefetched)),
+              [&] { stage(i64(0), i64(0), m0, n0, a_ok, b_ok); });
+  else
+    stage(i64(0), i64(0), m0, n0, a_ok, b_ok);
   L.for_range(i64(0), i64(nk), [&](llvm::Value* kc) {
     llvm::Value* s = B.CreateAnd(kc, i64(1));
     llvm::Value* more = B.CreateICmpSLT(B.CreateAdd(kc, i64(1)), i64(nk));
@@ -273,7 +297,10 @@ void TileEmitter::k_steps(llvm::Value* m0, llvm::Value* n0, llvm::Value* a_ok, l
       stage(B.CreateXor(s, i64(1)), B.CreateMul(B.CreateAdd(kc, i64(1)), i64(t.bk)), m0, n0, a_ok, b_ok);
       async(llvm::Intrinsic::nvvm_cp_async_wait_group, {L.i32(1)});
     });
-    L.if_then(B.CreateNot(more), [&] { async(llvm::Intrinsic::nvvm_cp_async_wait_all); });
+    L.if_then(B.CreateNot(more), [&] {
+      async(llvm::Intrinsic::nvvm_cp_async_wait_all);
+      if (next && last_pass) prefetch_next_step();
+    });
     L.barrier();
     step(s, kc);
     L.barrier();  // stage s is refilled by the next step
@@ -555,7 +582,8 @@ std::optional<std::variant<MmaPlan, FmaPlan>> plan_for(Lowering& L, const GpuDot
   const Shape& b = rhs.canonical.type.shape();
   if (dt != rhs.canonical.type.dtype() || a[0] != 1) return std::nullopt;  // batch dims: the general path
   auto plan = plan_gpu_dot(a[1], b[2], a[2], dt, L.threads);
-  if (!plan || !L.shared_fits(2 * tiles_of(*plan).stage_bytes())) return std::nullopt;
+  // On the host the stage buffers are arena memory: they always fit.
+  if (!plan || (L.target == Target::nvptx && !L.shared_fits(2 * tiles_of(*plan).stage_bytes()))) return std::nullopt;
   return plan;
 }
 
@@ -591,7 +619,8 @@ void for_each_owned(Lowering& L, const ResidentTiles& tiles,
   }
 }
 
-bool gpu_dot_into(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, ResidentTiles& tiles) {
+bool gpu_dot_into(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, ResidentTiles& tiles,
+                  const std::optional<NextStepOperands>& next) {
   auto plan = plan_for(L, lhs, rhs);
   if (!plan || plan->index() != tiles.plan.index()) return false;
   if (const auto* m = std::get_if<MmaPlan>(&*plan)) {
@@ -600,13 +629,13 @@ bool gpu_dot_into(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rh
     if (m->M != want.M || m->N != want.N || m->cta_m != want.cta_m || m->cta_n != want.cta_n || m->warp_m != want.warp_m ||
         m->warp_n != want.warp_n)
       return false;
-    MmaEmitter(L, *m, lhs, rhs, lhs.canonical.type.dtype()).emit_into(tiles);
+    MmaEmitter(L, *m, lhs, rhs, lhs.canonical.type.dtype()).emit_into(tiles, next);
     return true;
   }
   const auto& f = std::get<FmaPlan>(*plan);
   const auto& want = std::get<FmaPlan>(tiles.plan);
   if (f.M != want.M || f.N != want.N || f.cta_m != want.cta_m || f.threads_n != want.threads_n) return false;
-  FmaEmitter(L, f, lhs, rhs).emit_into(tiles);
+  FmaEmitter(L, f, lhs, rhs).emit_into(tiles, next);
   return true;
 }
 

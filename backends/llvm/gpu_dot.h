@@ -77,6 +77,18 @@ std::optional<Block> gpu_dot(Lowering& L, const GpuDotOperand& lhs, const GpuDot
 struct ResidentTiles {
   std::variant<MmaPlan, FmaPlan> plan;
   std::vector<llvm::Value*> slots;
+  // i1 alloca: the product's first k tiles of this grid step are already in
+  // stage 0 (copied during the previous step: NextStepOperands).
+  llvm::Value* prefetched = nullptr;
+};
+// The same product's operands at the next step of the grid's sequential
+// loop: a resident product copies that step's first k tiles while its own
+// last tiles compute, so the copy pipeline does not restart at every grid
+// step. `exists` (i1, the same in every thread): there is a next step and
+// its blocks are valid.
+struct NextStepOperands {
+  GpuDotOperand lhs, rhs;
+  llvm::Value* exists = nullptr;
 };
 // The schedule a [M, K] x [K, N] product of `dtype` operands would run (the
 // rules of plan_mma / plan_fma), or none.
@@ -94,6 +106,7 @@ void for_each_owned(Lowering& L, const ResidentTiles& tiles,
 // tensor cores' order; fma: each element's product summed in the
 // interpreter's order, then added, as `addupdate` would). False, emitting
 // nothing, when the product would not run `tiles.plan` now (shared memory).
-bool gpu_dot_into(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, ResidentTiles& tiles);
+bool gpu_dot_into(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs, ResidentTiles& tiles,
+                  const std::optional<NextStepOperands>& next = std::nullopt);
 
 }  // namespace tessera::backends::llvm_lowering

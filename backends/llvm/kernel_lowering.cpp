@@ -388,6 +388,10 @@ void Lowering::if_then(llvm::Value* c, const std::function<void()>& then) {
 // ---- run-time checks -------------------------------------------------------------
 
 void Lowering::check(llvm::Value* ok, CheckKind kind, int64_t which, const std::vector<llvm::Value*>& values) {
+  if (speculating) {  // the condition joins the speculation's, nothing is reported
+    *speculating = *speculating ? b.CreateAnd(*speculating, ok) : ok;
+    return;
+  }
   if (!check_record) return;
   llvm::BasicBlock* fail = llvm::BasicBlock::Create(llctx, "check.fail", fn);
   llvm::BasicBlock* pass = llvm::BasicBlock::Create(llctx, "check.ok", fn);

@@ -31,6 +31,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -223,6 +224,10 @@ struct Lowering {
   // The KernelInfo::checked_ops number of `op` (added on first use).
   int64_t checked_op(const Op& op);
   llvm::GlobalVariable* check_record = nullptr;
+  // Set while IR is emitted ahead of its time (the next grid step's index
+  // maps): check() then ANDs its condition into *speculating (null: true so
+  // far) instead of reporting a violation the run has not reached.
+  llvm::Value** speculating = nullptr;
   bool check_indices = true;             // dynamic in-kernel indices (LowerOptions::check_indices)
   bool uninit_zero = false;              // LowerOptions::uninit_zero
   std::vector<const Op*> checked_ops;
@@ -255,6 +260,20 @@ struct Lowering {
   std::vector<int> kernel_axes;
   llvm::Value* arena_base = nullptr;      // this grid point's arena (i8 pointer)
   llvm::Value* thread_id = nullptr;       // i64: tid.x on NVPTX, 0 on the host
+  // Input param `root`'s block at the next step of the grid's one sequential
+  // loop (its IR emitted where called), and whether that step exists and its
+  // block index is valid (i1, the same in every thread). Unset outside such
+  // a loop; none for an input that is not addressed in place.
+  struct NextStepBlock {
+    RefView view;
+    llvm::Value* valid;
+  };
+  std::function<std::optional<NextStepBlock>(const Var* root)> next_step_block;
+  // The Ref defined for `v` (a Ref param or allocation), or null.
+  const RefView* ref_of(const Var* v) const {
+    auto it = refs_.find(v);
+    return it == refs_.end() ? nullptr : &it->second;
+  }
 
  private:
   std::unordered_map<const Var*, Block> values_;

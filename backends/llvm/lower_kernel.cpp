@@ -124,6 +124,8 @@ class KernelBuilder {
   RefView block_view(Lowering& L, int m, std::vector<llvm::Value*> index = {});
   RefView in_place_view(Lowering& L, int m, const std::vector<llvm::Value*>& index, llvm::Value** base_offset);
   void check_block_index(Lowering& L, int m, const std::vector<llvm::Value*>& index);
+  llvm::Value* block_index_ok(Lowering& L, int m, const std::vector<llvm::Value*>& index);
+  std::optional<Lowering::NextStepBlock> next_step_block(Lowering& L, int a, const Var* root);
   void stage_inputs(Lowering& L);
   void stage_outputs(Lowering& L);
   void copy_out_pending(Lowering& L, int o, const std::vector<llvm::Value*>* moved_to);
@@ -290,6 +292,10 @@ RefView KernelBuilder::block_view(Lowering& L, int m, std::vector<llvm::Value*> 
 void KernelBuilder::check_block_index(Lowering& L, int m, const std::vector<llvm::Value*>& index) {
   MemSpace mem = g_.spec(m).mem;
   if (mem == MemSpace::any || mem == MemSpace::hbm) return;
+  L.check(block_index_ok(L, m, index), CheckKind::block_index, m, index);
+}
+
+llvm::Value* KernelBuilder::block_index_ok(Lowering& L, int m, const std::vector<llvm::Value*>& index) {
   BlockGeometry geo = g_.geometry(m);
   llvm::Value* ok = L.b.getTrue();
   size_t k = 0;
@@ -302,7 +308,35 @@ void KernelBuilder::check_block_index(Lowering& L, int m, const std::vector<llvm
     ok = L.b.CreateAnd(ok, L.b.CreateAnd(L.b.CreateICmpSGE(size, L.i64(0)), L.b.CreateICmpSLE(size, L.i64(dg.dim.size))));
     ok = L.b.CreateAnd(ok, L.b.CreateICmpSLE(size, L.b.CreateSub(L.i64(dg.padded), v)));
   }
-  L.check(ok, CheckKind::block_index, m, index);
+  return ok;
+}
+
+// Input m's block at the next step of sequential axis `a` (the loop whose
+// body is being lowered), for prefetching: its index map evaluated at
+// program_id + 1 with checks speculated, valid when that step exists, the
+// map's checks hold and the block index is in range.
+std::optional<Lowering::NextStepBlock> KernelBuilder::next_step_block(Lowering& L, int a, const Var* root) {
+  int m = -1;
+  for (int i = 0; i < g_.num_inputs(); ++i)
+    if (g_.kernel->params()[static_cast<size_t>(g_.input_param(i))] == root) m = i;
+  if (m < 0 || staged_[static_cast<size_t>(m)]) return std::nullopt;
+  llvm::Value* pid = L.program_ids[static_cast<size_t>(a)];
+  llvm::Value* next = L.b.CreateAdd(pid, L.i32(1));
+  llvm::Value* valid = L.b.CreateICmpSLT(next, L.i32(static_cast<int32_t>(g_.grid[static_cast<size_t>(a)])));
+  llvm::Value* speculated = nullptr;
+  L.speculating = &speculated;
+  L.program_ids[static_cast<size_t>(a)] = next;
+  std::vector<llvm::Value*> index = index_map_values(L, m);
+  L.program_ids[static_cast<size_t>(a)] = pid;
+  L.speculating = nullptr;
+  if (speculated) valid = L.b.CreateAnd(valid, speculated);
+  if (MemSpace mem = g_.spec(m).mem; mem != MemSpace::any && mem != MemSpace::hbm)
+    valid = L.b.CreateAnd(valid, block_index_ok(L, m, index));
+  llvm::Value* base_offset = nullptr;
+  RefView r = in_place_view(L, m, index, &base_offset);
+  r.base = L.b.CreateGEP(L.storage_type(g_.array(m).dtype()), arrays_[static_cast<size_t>(g_.num_scalar_prefetch() + m)],
+                         {base_offset});
+  return Lowering::NextStepBlock{r, valid};
 }
 
 // Inputs that cannot be addressed in place: one aliased to an output (the
@@ -474,7 +508,7 @@ void KernelBuilder::hold_resident(Lowering& L) {
     if (!id) id = L.i32(0);
   resident_->block = block_view(L, g_.num_inputs() + resident_output_);
   L.program_ids = std::move(ids);
-  load_resident(L, *resident_);
+  begin_resident(L, *resident_);
   L.resident = &*resident_;
 }
 
@@ -482,6 +516,12 @@ void KernelBuilder::lower_grid_point(Lowering& L, const std::vector<RefView>& sc
   int rank = g_.grid_rank();
   if (!resident_) choose_resident(L);
   if (resident_) hold_resident(L);
+  // The resident product prefetches across the steps of the one sequential
+  // axis of more than one step, if there is exactly one.
+  int prefetch_axis = -1, sequential = 0;
+  for (int a = 0; a < rank; ++a)
+    if (!L.program_ids[static_cast<size_t>(a)] && g_.grid[static_cast<size_t>(a)] > 1) prefetch_axis = a, ++sequential;
+  if (!resident_ || sequential != 1) prefetch_axis = -1;
   std::function<void(int)> loop = [&](int a) {
     if (a < rank && L.program_ids[a]) return loop(a + 1);  // a parallel axis, already set
     if (a < rank) {
@@ -493,7 +533,9 @@ void KernelBuilder::lower_grid_point(Lowering& L, const std::vector<RefView>& sc
       }
       L.for_range(L.i32(0), L.i32(static_cast<int32_t>(g_.grid[a])), [&](llvm::Value* i) {
         L.program_ids[a] = i;
+        if (a == prefetch_axis) L.next_step_block = [&, a](const Var* root) { return next_step_block(L, a, root); };
         loop(a + 1);
+        L.next_step_block = nullptr;
       });
       L.program_ids[a] = nullptr;
       return;

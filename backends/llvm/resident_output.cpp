@@ -100,6 +100,12 @@ void make_slots(Lowering& L, ResidentOutput& r) {
   r.tiles.slots.clear();
   for (int64_t s = 0; s < owned_elements(r.tiles.plan); ++s)
     r.tiles.slots.push_back(local_variable(L, L.b.getFloatTy(), "resident"));
+  r.tiles.prefetched = local_variable(L, L.b.getInt1Ty(), "prefetched");
+}
+
+void begin_resident(Lowering& L, const ResidentOutput& r) {
+  L.b.CreateStore(L.b.getFalse(), r.tiles.prefetched);
+  load_resident(L, r);
 }
 
 void load_resident(Lowering& L, const ResidentOutput& r) {

@@ -43,6 +43,8 @@ std::optional<ResidentOutput> find_resident_output(const GridMapping& g, int o, 
 void make_slots(Lowering& L, ResidentOutput& r);
 // block -> registers.
 void load_resident(Lowering& L, const ResidentOutput& r);
+// At a parallel grid point's start: nothing prefetched yet, block -> registers.
+void begin_resident(Lowering& L, const ResidentOutput& r);
 // registers -> block, visible to every thread afterwards; lazy reads of the
 // block are materialized first (they saw its memory before this store).
 void store_resident(Lowering& L, const ResidentOutput& r);

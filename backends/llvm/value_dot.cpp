@@ -97,6 +97,31 @@ std::pair<GpuDotOperand, GpuDotOperand> tile_operands(const Block& a, const Bloc
           GpuDotOperand{canonical(b, gb, b.type.dtype()), b_rows ? b.view : nullptr}};
 }
 
+// An operand of the product at the next grid step (Lowering::next_step_block),
+// when it is a `get` of a whole input block: the same matrix of that step's
+// block, and whether that block is valid.
+std::optional<std::pair<GpuDotOperand, llvm::Value*>> next_step_operand(Lowering& L, const GpuDotOperand& x) {
+  if (!x.view) return std::nullopt;
+  const RefView* whole = L.ref_of(x.view->root);
+  if (!whole || whole->origin != x.view->origin || whole->type.shape() != x.view->type.shape()) return std::nullopt;
+  std::optional<Lowering::NextStepBlock> next = L.next_step_block(x.view->root);
+  if (!next) return std::nullopt;
+  auto view = std::make_shared<const RefView>(next->view);
+  Block matrix;
+  matrix.type = x.canonical.type;
+  matrix.cost = 1;
+  matrix.element = [view](Lowering& l, const Index& idx) { return l.load(*view, {idx[1], idx[2]}); };
+  return std::make_pair(GpuDotOperand{matrix, view}, next->valid);
+}
+
+std::optional<NextStepOperands> next_step_operands(Lowering& L, const GpuDotOperand& lhs, const GpuDotOperand& rhs) {
+  if (!L.next_step_block) return std::nullopt;
+  auto a = next_step_operand(L, lhs);
+  auto b = a ? next_step_operand(L, rhs) : std::nullopt;
+  if (!b) return std::nullopt;
+  return NextStepOperands{a->first, b->first, L.b.CreateAnd(a->second, b->second)};
+}
+
 // The sizes of a [B, M, K] x [B, K, N] product.
 struct Dims {
   int64_t nb, M, K, N;
@@ -210,7 +235,7 @@ void lower_dot_general(Lowering& L, const Op& op) {
   // op (resident_output.h), which it then replaces.
   if (L.resident && L.resident->dot == &op) {
     auto [lhs, rhs] = tile_operands(a, b, ga, gb);
-    if (gpu_dot_into(L, lhs, rhs, L.resident->tiles)) return L.fuse_next();
+    if (gpu_dot_into(L, lhs, rhs, L.resident->tiles, next_step_operands(L, lhs, rhs))) return L.fuse_next();
   }
   if (L.target == Target::nvptx) {
     auto [lhs, rhs] = tile_operands(a, b, ga, gb);
