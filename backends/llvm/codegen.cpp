@@ -3,7 +3,8 @@
 #include <cstdlib>
 #include <mutex>
 
-#include <llvm/ADT/SmallString.h>
+#include <llvm/Analysis/InlineCost.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/IRReader/IRReader.h>
@@ -14,7 +15,6 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
-#include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/IPO/GlobalDCE.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
@@ -22,6 +22,7 @@
 #include <llvm/Transforms/Scalar/LoopUnrollPass.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
 #include "ir/diagnostics.h"
 
@@ -79,8 +80,10 @@ void link_libdevice(llvm::Module& module) {
   if (!needed) return;
   const char* env = std::getenv("TESSERA_LIBDEVICE");
   std::string path = env && *env ? env : kLibdevice;
+  // Read lazily: the linker materializes the bodies of the functions the
+  // module calls (and what they call), not libdevice's ~350 others.
   llvm::SMDiagnostic diag;
-  std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(path, diag, module.getContext());
+  std::unique_ptr<llvm::Module> lib = llvm::getLazyIRFileModule(path, diag, module.getContext());
   if (!lib)
     throw Error("ptx: cannot read libdevice " + path + " (math functions need it; set TESSERA_LIBDEVICE): " +
                 diag.getMessage().str());
@@ -107,25 +110,64 @@ bool has_huge_function(const llvm::Module& module) {
   return false;
 }
 
+// Inlines every call of a local function with a body (the linked libdevice
+// functions), callees' own calls included: one InlineFunction per call site,
+// without the analyses LLVM's AlwaysInliner asks for at each call (block
+// frequencies of caller and callee, assumption caches), which were a large
+// part of the profile of kernels with a libdevice call in every loop.
+void inline_local_calls(llvm::Module& module) {
+  auto inlinable = [](const llvm::CallBase* call) {
+    const llvm::Function* f = call->getCalledFunction();
+    return f && !f->isDeclaration() && f->hasLocalLinkage() && !f->hasFnAttribute(llvm::Attribute::NoInline);
+  };
+  std::vector<llvm::CallBase*> work;
+  for (llvm::Function& f : module)
+    if (!f.hasLocalLinkage())
+      for (llvm::Instruction& inst : llvm::instructions(f))
+        if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst); call && inlinable(call)) work.push_back(call);
+  while (!work.empty()) {
+    llvm::CallBase* call = work.back();
+    work.pop_back();
+    if (!llvm::isInlineViable(*call->getCalledFunction()).isSuccess()) continue;
+    llvm::InlineFunctionInfo info;
+    if (!llvm::InlineFunction(*call, info).isSuccess()) continue;
+    for (llvm::CallBase* inner : info.InlinedCallSites)
+      if (inlinable(inner)) work.push_back(inner);
+  }
+}
+
 // The passes whose cost grows with a function's size and nothing else:
 // registers for the local variables (SROA), common subexpressions and the
 // folds that create no instructions (EarlyCSE), the CFG tidied. No loop passes (IndVarSimplify's scalar evolution costs tens of
 // microseconds per instruction on a function of a thousand loops), no
-// InstCombine, no vectorizers. The libdevice functions are still inlined and
-// their bodies dropped, as O3 does, so no `.func` remains in the PTX.
-void run_bounded_pipeline(llvm::Module& module, llvm::ModuleAnalysisManager& mam) {
+// InstCombine, no vectorizers. The target's pipeline-start passes run first
+// (NVPTX: NVVMReflect folds libdevice's __nvvm_reflect queries), and the
+// libdevice bodies are simplified once before they are inlined at every call.
+void run_bounded_pipeline(llvm::Module& module, llvm::PassBuilder& pb, llvm::FunctionAnalysisManager& fam,
+                          llvm::ModuleAnalysisManager& mam) {
+  llvm::ModulePassManager start;
+  pb.invokePipelineStartEPCallbacks(start, llvm::OptimizationLevel::O1);
+  start.run(module, mam);
+  auto tidy = [] {
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+    fpm.addPass(llvm::EarlyCSEPass());
+    fpm.addPass(llvm::SimplifyCFGPass());
+    return fpm;
+  };
+  llvm::FunctionPassManager callees = tidy();
   for (llvm::Function& f : module)
-    if (!f.isDeclaration() && f.hasLocalLinkage() && !f.hasFnAttribute(llvm::Attribute::NoInline))
-      f.addFnAttr(llvm::Attribute::AlwaysInline);
-  llvm::ModulePassManager mpm;
-  mpm.addPass(llvm::AlwaysInlinerPass());
-  mpm.addPass(llvm::GlobalDCEPass());
-  llvm::FunctionPassManager fpm;
-  fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
-  fpm.addPass(llvm::EarlyCSEPass());
-  fpm.addPass(llvm::SimplifyCFGPass());
-  mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
-  mpm.run(module, mam);
+    if (!f.isDeclaration() && f.hasLocalLinkage()) callees.run(f, fam);
+  inline_local_calls(module);
+  fam.clear();
+  // The inlined bodies, the reflect queries' strings and the declarations
+  // they leave unused go, as in O3: no `.func` remains in the PTX.
+  llvm::ModulePassManager dce;
+  dce.addPass(llvm::GlobalDCEPass());
+  dce.run(module, mam);
+  llvm::FunctionPassManager kernels = tidy();
+  for (llvm::Function& f : module)
+    if (!f.isDeclaration()) kernels.run(f, fam);
 }
 
 // Unrolling::small_loops: after O3's vectorizers, full unrolling of loops
@@ -166,27 +208,62 @@ void optimize(llvm::Module& module, llvm::TargetMachine& tm, Unrolling unrolling
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
     return;
   }
-  run_bounded_pipeline(module, mam);
+  run_bounded_pipeline(module, pb, fam, mam);
   // The same holds for the code generator's optimizations; ptxas (or the
   // JIT's own code generator setting) still optimizes the machine code.
   tm.setOptLevel(llvm::CodeGenOptLevel::None);
 }
 
-std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& tm) {
-  llvm::SmallString<0> text;
-  llvm::raw_svector_ostream os(text);
-  llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    throw Error("ptx: the target machine cannot emit PTX");
-  pm.run(module);
-  return std::string(text.str());
+namespace {
+
+// Upper estimates of the text per IR instruction (the generated kernels print
+// 35-56 bytes of IR and 27-46 of PTX per instruction): reserved up front, the
+// text is not copied as it grows; pages reserved and not written cost nothing.
+constexpr size_t kIrBytesPerInstruction = 64;
+constexpr size_t kPtxBytesPerInstruction = 48;
+
+// A buffered stream into a std::string. LLVM's printers write through a
+// formatted_raw_ostream that is buffered only when the stream below it is,
+// and raw_string_ostream / raw_svector_ostream are not: then every token
+// printed is its own write, column count and string append.
+class StringStream : public llvm::raw_pwrite_stream {
+ public:
+  explicit StringStream(std::string& out) : out_(out) {}
+  ~StringStream() override { flush(); }
+
+ private:
+  void write_impl(const char* ptr, size_t size) override { out_.append(ptr, size); }
+  void pwrite_impl(const char* ptr, size_t size, uint64_t offset) override {
+    flush();
+    out_.replace(offset, size, ptr, size);
+  }
+  uint64_t current_pos() const override { return out_.size(); }
+  size_t preferred_buffer_size() const override { return size_t{64} << 10; }
+  std::string& out_;
+};
+
+}  // namespace
+
+std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& tm, std::string text) {
+  text.reserve(text.size() + module.getInstructionCount() * kPtxBytesPerInstruction);
+  {
+    StringStream os(text);
+    llvm::legacy::PassManager pm;
+    // optimize() verified the module; the code generator need not again.
+    if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile, /*DisableVerify=*/true))
+      throw Error("ptx: the target machine cannot emit PTX");
+    pm.run(module);
+  }
+  return text;
 }
 
-std::string print_ir(const llvm::Module& module) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  module.print(os, nullptr);
-  return os.str();
+std::string print_ir(const llvm::Module& module, std::string text) {
+  text.reserve(text.size() + module.getInstructionCount() * kIrBytesPerInstruction);
+  {
+    StringStream os(text);
+    module.print(os, nullptr);
+  }
+  return text;
 }
 
 }  // namespace tessera::backends::llvm_lowering

@@ -47,8 +47,10 @@ enum class Unrolling { o3, small_loops };
 // SimplifyCFG, libdevice inlined), and `tm`'s code generator
 // is set to CodeGenOptLevel::None (for emit_ptx).
 void optimize(llvm::Module& module, llvm::TargetMachine& tm, Unrolling unrolling = Unrolling::o3);
-// PTX text of an optimized NVPTX module.
-std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& tm);
-std::string print_ir(const llvm::Module& module);
+// PTX text of an NVPTX module that optimize() has verified and optimized
+// (the code generator does not verify it again), appended to `text`.
+std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& tm, std::string text = {});
+// The module's IR text, appended to `text`.
+std::string print_ir(const llvm::Module& module, std::string text = {});
 
 }  // namespace tessera::backends::llvm_lowering

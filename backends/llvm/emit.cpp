@@ -33,7 +33,7 @@ std::string emit_ptx_text(const Module& m, const Body& entry, int sm) {
   auto tm = target_machine(Target::nvptx, sm);
   link_libdevice(*lm.module);
   optimize(*lm.module, *tm);
-  return kernel_comments(lm, "// ") + emit_ptx(*lm.module, *tm);
+  return emit_ptx(*lm.module, *tm, kernel_comments(lm, "// "));
 }
 
 std::string emit_llvm_text(const Module& m, const Body& entry, const std::string& target, int sm) {
@@ -45,7 +45,7 @@ std::string emit_llvm_text(const Module& m, const Body& entry, const std::string
   auto tm = target_machine(o.target, sm);
   if (o.target == Target::nvptx) link_libdevice(*lm.module);
   optimize(*lm.module, *tm);
-  return kernel_comments(lm, "; ") + print_ir(*lm.module);
+  return print_ir(*lm.module, kernel_comments(lm, "; "));
 }
 
 }  // namespace tessera::backends::llvm_lowering

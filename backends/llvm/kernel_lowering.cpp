@@ -25,8 +25,11 @@ Lowering::Lowering(llvm::IRBuilder<>& builder, llvm::Function* function, Target 
 
 const Block& Lowering::value(const Value& v) {
   if (v.is_literal()) {
-    literal_blocks_.push_back(scalar_block(v.literal().dtype, literal(v.literal(), v.literal().dtype)));
-    return literal_blocks_.back();
+    DType dtype = v.literal().dtype;
+    llvm::Value* c = literal(v.literal(), dtype);  // LLVM constants are unique: c names the value
+    auto [it, added] = literal_blocks_.try_emplace({c, dtype});
+    if (added) it->second = scalar_block(dtype, c);
+    return it->second;
   }
   auto it = values_.find(v.var());
   if (it == values_.end()) {

@@ -28,7 +28,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -279,7 +279,9 @@ struct Lowering {
   std::unordered_map<const Var*, Block> values_;
   std::unordered_map<const Var*, RefView> refs_;
   std::unordered_map<const Var*, int> uses_;  // remaining uses of each Var
-  std::deque<Block> literal_blocks_;   // stable addresses for value() of a literal
+  // value() of a literal: one Block per constant and dtype, at a stable address
+  // (a kernel of n ops with literals would otherwise keep n copies).
+  std::map<std::pair<llvm::Value*, DType>, Block> literal_blocks_;
   std::vector<const Var*> lazy_;        // Vars whose Block reads memory lazily, in definition order
   std::unordered_map<const Op*, int64_t> checked_op_numbers_;  // index of each op in checked_ops
   const Op* current_ = nullptr;

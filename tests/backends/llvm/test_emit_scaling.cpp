@@ -127,3 +127,23 @@ TEST_CASE("a chain cut into buffers, past O3's size bound, computes what the int
   REQUIRE(got.size() == 1);
   for (int64_t i = 0; i < x.size(); ++i) CHECK(got[0].get(i) == expected[0].get(i));
 }
+
+TEST_CASE("a kernel past O3's size bound gets libdevice's math folded and inlined, as O3 would") {
+  // One kernel of 1,000 ops with 125 `tanh` calls: the linear pipeline
+  // (kMaxO3Ops). libdevice's __nvvm_reflect queries are answered before its
+  // bodies are inlined, so neither the queries nor the flush-to-zero variants
+  // they select between are copied into every call site, and no `.func`
+  // remains in the PTX.
+  bench::GeneratedModule g = bench::generate_module(1'000);
+  Module m = parse_module(g.text, "module.tsr");
+  REQUIRE(verify_module(m).empty());
+  std::string ir = ll::emit_llvm_text(m, *m.entry(), "nvptx", 80);
+  CHECK(ir.find("tessera-linear-passes") != std::string::npos);
+  CHECK(ir.find("__nvvm_reflect") == std::string::npos);
+  CHECK(ir.find("fma.rn.ftz") == std::string::npos);  // __CUDA_FTZ is 0: no flush-to-zero variant
+  CHECK(ir.find("@__nv_tanhf") == std::string::npos);
+  CHECK(ir.find("llvm.nvvm.ex2.approx") != std::string::npos);  // tanhf's body, inlined
+  std::string ptx = ll::emit_ptx_text(m, *m.entry(), 80);
+  CHECK(ptx.find(".func") == std::string::npos);
+  CHECK(ptx.find("\tcall") == std::string::npos);
+}
