@@ -349,6 +349,95 @@ TEST_CASE("output coverage: only an output the kernel provably writes in full sk
   CHECK_FALSE(zoo("matmul.tsr"));
 }
 
+// The outputs of `m`'s @main as run_into starts from: the right types,
+// filled with 7 so that an element the run leaves as it found shows.
+std::vector<Array> garbage_outputs(const Module& m) {
+  std::vector<Array> outs;
+  for (const Type& t : grid_mapping(first_pallas_call(m)).out_types) {
+    Array a = Array::uninitialized(t.dtype(), t.shape());
+    for (int64_t i = 0; i < a.size(); ++i) a.set(i, 7);
+    outs.push_back(std::move(a));
+  }
+  return outs;
+}
+
+TEST_CASE("jit: run_into writes the caller's arrays, as run() returns them, again and again") {
+  // Covered (add: no fill), filled (matmul's init under cond; a partial
+  // store leaving NaN), aliased (starts as its input) and 16-bit (unpacked
+  // into the array) outputs.
+  std::string partial = coverage_module("return %i, %j", "(2, 2)", "  %a = get %x[0:16, :]\n  swap %o[0:16, :], %a\n");
+  std::string bf16 = R"(
+index_map @r(%i: i32) -> (i32, i32) {
+  return %i, 0
+}
+kernel @k(%x: ref<bf16[8,32], vmem>, %o: ref<bf16[8,32], vmem>) {
+  %a = get %x[:, :]
+  %e = mul %a, 3.0
+  swap %o[:, :], %e
+}
+func @main(%x: bf16[64,32]) -> bf16[64,32] {
+  %o = pallas_call[kernel=@k, grid=(8), in_specs=[spec((8, 32), @r)], out_specs=[spec((8, 32), @r)],
+                   out_shapes=[bf16[64,32]], dimension_semantics=(parallel)] %x
+  return %o
+}
+)";
+  std::vector<std::pair<std::string, Module>> cases;
+  cases.emplace_back("add", load_example("add.tsr"));
+  cases.emplace_back("matmul", load_example("matmul.tsr"));
+  cases.emplace_back("partial", parse_checked(partial));
+  cases.emplace_back("aliased", parse_checked(kAliasedDouble));
+  cases.emplace_back("bf16", parse_checked(bf16));
+  for (auto& [name, m] : cases) {
+    SUBCASE(name.c_str()) {
+      const Op& call = first_pallas_call(m);
+      std::vector<Array> in = random_inputs(m, "main", 3);
+      std::vector<Array> before;
+      for (const Array& a : in) before.push_back(a.copy());
+      std::vector<Array> want = interp::run_function(m, "main", in);
+      HostJit jit(JitOptions{2, false});
+      std::vector<Array> outs = garbage_outputs(m);
+      const void* buffer = outs[0].raw();
+      for (int run = 0; run < 2; ++run) {
+        jit.run_into(m, call, in, outs);
+        REQUIRE(outs.size() == want.size());
+        CHECK(outs[0].raw() == buffer);  // written in place
+        for (size_t o = 0; o < outs.size(); ++o) CHECK(max_rel_error(outs[o], want[o]) == 0);
+        for (size_t i = 0; i < in.size(); ++i) CHECK(max_rel_error(in[i], before[i]) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("jit: run_into refuses outputs of the wrong count, type or shape, and shared ones, writing nothing") {
+  Module m = load_example("add.tsr");
+  const Op& call = first_pallas_call(m);
+  std::vector<Array> in = random_inputs(m, "main", 4);
+  HostJit jit;
+  auto refused = [&](std::vector<Array> outs) -> std::string {
+    std::vector<double> seen;
+    for (const Array& a : outs) seen.push_back(a.size() ? a.get(0) : 0);
+    try {
+      jit.run_into(m, call, in, outs);
+    } catch (const Error& e) {
+      for (size_t i = 0; i < outs.size(); ++i) CHECK((outs[i].size() ? outs[i].get(0) : 0) == seen[i]);
+      return e.what();
+    }
+    return "no error";
+  };
+  const Type t = grid_mapping(call).out_types[0];
+  CHECK(refused({}).find("run_into was given 0 output arrays, the pallas_call has 1 (kernel @") != std::string::npos);
+  CHECK(refused({Array(t.dtype(), {4, 4})}) ==
+        std::string("add.tsr:19:3: error: jit: output \"o\" is f32[1024,512], the array given is f32[4,4] (kernel @add_kernel)"));
+  CHECK(refused({Array(DType::i32, t.shape())}).find(", the array given is i32[") != std::string::npos);
+  Array held(t.dtype(), t.shape());
+  Array other_holder = held;
+  CHECK(refused({held}).find("the array given shares its buffer") != std::string::npos);
+  CHECK(refused({in[0]}).find("the array given shares its buffer") != std::string::npos);  // an input as output
+  std::vector<Array> ok = {Array(t.dtype(), t.shape())};
+  jit.run_into(m, call, in, ok);
+  CHECK(max_rel_error(ok[0], interp::run_function(m, "main", in)[0]) == 0);
+}
+
 TEST_CASE("jit: register-tiled matmul sums in the interpreter's order, bit for bit") {
   // K = 600: three chunks of k, the last partial; 64 x 64 results fill whole
   // 8-row x 32-column tiles. lhs straight from `get` (read in place,
