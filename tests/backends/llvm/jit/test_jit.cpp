@@ -473,11 +473,19 @@ TEST_CASE("jit: run_into refuses outputs of the wrong count, type or shape, and 
 TEST_CASE("jit: register-tiled matmul sums in the interpreter's order, bit for bit") {
   // K = 600: three chunks of k, the last partial; 64 x 64 results fill whole
   // 8-row x 32-column tiles. lhs straight from `get` (read in place,
-  // transposed or not) and computed (materialized first).
+  // transposed or not) and computed (materialized first); rhs from `get`
+  // (read in place) and computed.
   for (const char* lhs : {"%a = get %x[:, :]\n  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b",
                           "%a = get %x[:, :]\n  %t = transpose[permutation=(1, 0)] %a\n"
                           "  %p = dot_general[lhs_contracting=(0), rhs_contracting=(0)] %t, %b",
                           "%a0 = get %x[:, :]\n  %a1 = mul %a0, 3.0\n  %a2 = add %a1, 1.0\n  %a = exp %a2\n"
+                          "  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b",
+                          // rhs computed: materialized, not read in place
+                          "%a = get %x[:, :]\n  %b2 = add %b, 0.5\n"
+                          "  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b2",
+                          // rhs's block written after its `get`: the product uses the values read
+                          "%a = get %x[:, :]\n  %z = broadcast_in_dim[shape=(1, 64), broadcast_dimensions=()] 0.0:f32\n"
+                          "  swap %y[3:4, :], %z\n"
                           "  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b"}) {
     CAPTURE(lhs);
     check_against_interpreter(parse_checked(std::string(R"(
