@@ -58,9 +58,11 @@ class HostJit {
   // array per output of `call`, of its dtype and shape, each owning its
   // buffer alone (not Array::shared(): so it is no operand's, no view's and
   // no NumPy array's). They end as run() would return them. A repeated call
-  // into the same arrays allocates nothing and touches no fresh pages. A
-  // wrong count, dtype or shape, or a shared array, is an Error located at
-  // `call` naming the output; nothing is written then.
+  // into the same arrays allocates no output buffer and touches no fresh
+  // pages. A wrong count, dtype or shape, or a shared array, is an Error
+  // located at `call` naming the output, and nothing is written; a failed
+  // run-time check throws CheckFailure as run() does, the outputs' contents
+  // then unspecified.
   void run_into(const Module& m, const Op& call, const std::vector<interp::Array>& operands,
                 std::vector<interp::Array>& outputs);
 
