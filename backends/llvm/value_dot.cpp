@@ -130,19 +130,6 @@ StridedMatrix dense(Lowering& L, llvm::Value* buffer, int64_t rows, int64_t cols
   return {buffer, L.i64(rows * cols), L.i64(cols)};
 }
 
-// The right operand [K, N] read where it lies, no copy into the arena: a
-// `get` of a whole unit-stride region of a 2-D Ref whose storage type is the
-// accumulator's (f32 / f64), contracted over its rows. Else nothing.
-std::optional<StridedMatrix> in_place_rhs(Lowering& L, const Block& b, const std::vector<std::vector<int>>& gb,
-                                          DType acc) {
-  if (L.target != Target::host || !b.view || b.view->maybe_partial || b.type.rank() != 2 || !gb[0].empty() ||
-      gb[1] != std::vector<int>{0} || b.type.dtype() != acc || (acc != DType::f32 && acc != DType::f64))
-    return std::nullopt;
-  auto* unit = llvm::dyn_cast<llvm::ConstantInt>(b.view->stride[1]);
-  if (!unit || unit->getSExtValue() != 1) return std::nullopt;
-  return StridedMatrix{L.address(*b.view, {L.i64(0), L.i64(0)}), L.i64(0), b.view->stride[0]};
-}
-
 // C = A @ Bm for the host, C a [B, M, N] destination (an arena buffer, or
 // wherever the caller points it). Per chunk of k (the interpreter's order)
 // each R x W tile of C sums its chunk from zero in vector registers and
@@ -240,22 +227,19 @@ void lower_dot_general(Lowering& L, const Op& op) {
   Block A = canonical(a, {ints(lb), a_free, ints(lc)}, acc);
   // The host's tiles read A one element at a time: a `get` needs no copy.
   if (L.target != Target::host || A.cost > kLazyA) A = L.materialize(A);
-  const std::vector<std::vector<int>> gb = {ints(rb), ints(rc), b_free};
+  Block Bm = L.materialize(canonical(b, {ints(rb), ints(rc), b_free}, acc));
+  const int64_t nb = A.type.shape()[0], M = A.type.shape()[1], K = A.type.shape()[2], N = Bm.type.shape()[2];
   llvm::Type* t = L.compute_type(acc);
   Block result;
   if (L.target == Target::host) {
-    const int64_t nb = A.type.shape()[0], M = A.type.shape()[1], K = A.type.shape()[2];
-    Block Bc = canonical(b, gb, acc);
-    const int64_t N = Bc.type.shape()[2];
-    std::optional<StridedMatrix> rhs = in_place_rhs(L, b, gb, acc);
-    if (!rhs) rhs = dense(L, L.materialize(Bc).buffer, K, N);
+    // Bm is copied even when it is a plain view: read in place, a block's
+    // rows lie a power of two apart in the input (4 KiB for 1024 f32
+    // columns) and a tile's strip of them conflicts in L1; measured slower.
     const int64_t elem = static_cast<int64_t>(L.module.getDataLayout().getTypeAllocSize(t));
     llvm::Value* C = L.arena_alloc(std::max<int64_t>(1, nb * M * N) * elem);
-    host_matmul(L, A, *rhs, dense(L, C, M, N), acc, {nb, M, K, N});
+    host_matmul(L, A, dense(L, Bm.buffer, K, N), dense(L, C, M, N), acc, {nb, M, K, N});
     result = L.buffer_block(Type::array(acc, {nb, M, N}), C);
   } else {
-    Block Bm = L.materialize(canonical(b, gb, acc));
-    const int64_t nb = A.type.shape()[0], M = A.type.shape()[1], K = A.type.shape()[2], N = Bm.type.shape()[2];
     Block gen = generator(Type::array(acc, {nb, M, N}), {A, Bm}, [=](Lowering& L2, const Index& idx) {
       auto& B2 = L2.b;
       llvm::Value* total = local_variable(L2, t, "total");

@@ -474,13 +474,13 @@ TEST_CASE("jit: register-tiled matmul sums in the interpreter's order, bit for b
   // K = 600: three chunks of k, the last partial; 64 x 64 results fill whole
   // 8-row x 32-column tiles. lhs straight from `get` (read in place,
   // transposed or not) and computed (materialized first); rhs from `get`
-  // (read in place) and computed.
+  // and computed, and written after its `get`.
   for (const char* lhs : {"%a = get %x[:, :]\n  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b",
                           "%a = get %x[:, :]\n  %t = transpose[permutation=(1, 0)] %a\n"
                           "  %p = dot_general[lhs_contracting=(0), rhs_contracting=(0)] %t, %b",
                           "%a0 = get %x[:, :]\n  %a1 = mul %a0, 3.0\n  %a2 = add %a1, 1.0\n  %a = exp %a2\n"
                           "  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b",
-                          // rhs computed: materialized, not read in place
+                          // rhs computed
                           "%a = get %x[:, :]\n  %b2 = add %b, 0.5\n"
                           "  %p = dot_general[lhs_contracting=(1), rhs_contracting=(0)] %a, %b2",
                           // rhs's block written after its `get`: the product uses the values read
