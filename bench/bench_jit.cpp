@@ -4,11 +4,12 @@
 // (bench_programs.h): add 4096x4096, matmul 1024^3 in 128x128 blocks, softmax
 // 4096x4096; and the compile time of every zoo kernel but the TPU-only ones
 // (lowering, optimization, machine code). Kernels are compiled and run once
-// before the timed loop; a run includes allocating its output arrays (a
-// tessera run returns fresh ones), the C++ loops write into a buffer
-// allocated before it. BM_cpp_add_fresh_output allocates its output per
-// iteration as a tessera run does: the operating system zeroes each fresh
-// page on first touch, a cost no code generator removes. Every figure is wall
+// before the timed loop. BM_jit_X runs the kernel into output arrays
+// allocated before the loop (HostJit::run_into), as the C++ loops write into
+// a buffer allocated before theirs; BM_jit_X_fresh_output runs the function
+// as `tessera run` does, allocating fresh outputs per run, as
+// BM_cpp_add_fresh_output does: the operating system zeroes each fresh page
+// on first touch, a cost no code generator removes. Every figure is wall
 // time (UseRealTime): with 2 threads the CPU time of the calling thread alone
 // would leave out the other thread's work; on a loaded machine read the CPU
 // column of the single-threaded runs.
@@ -38,14 +39,23 @@ const Op& first_pallas_call(const Module& m) {
   throw Error("bench_jit: no pallas_call in @main");
 }
 
-void run_jit(benchmark::State& state, const std::string& text, const std::vector<Array>& in, int threads = 1) {
+// BM_jit_X: HostJit::run_into, into output arrays allocated before the
+// timed loop (as the C++ loops write into theirs); BM_jit_X_fresh_output:
+// the whole function as `tessera run --backend=jit` runs it, fresh outputs
+// per run.
+enum class Outputs { preallocated, fresh };
+
+void run_jit(benchmark::State& state, const std::string& text, const std::vector<Array>& in, Outputs outputs) {
   Module m = parse_module(text, "bench.tsr");
-  ll::HostJit jit(ll::JitOptions{threads, false});
-  state.counters["compile_ms"] = 1e3 * jit.compile(m, first_pallas_call(m));
-  ll::run_function_jit(jit, m, "main", in);  // warm: first-use costs are not a run's
+  const Op& call = first_pallas_call(m);
+  ll::HostJit jit(ll::JitOptions{static_cast<int>(state.range(0)), false});
+  state.counters["compile_ms"] = 1e3 * jit.compile(m, call);
+  std::vector<Array> out = ll::run_function_jit(jit, m, "main", in);  // warm: first-use costs are not a run's
   for (auto _ : state) {
-    std::vector<Array> out = ll::run_function_jit(jit, m, "main", in);
+    if (outputs == Outputs::fresh) out = ll::run_function_jit(jit, m, "main", in);
+    else jit.run_into(m, call, in, out);
     benchmark::DoNotOptimize(out[0].raw());
+    benchmark::ClobberMemory();
   }
 }
 
@@ -58,17 +68,19 @@ void BM_cpp_add_fresh_output(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
 }
-void BM_jit_add(benchmark::State& state) {
-  run_jit(state, add_text(4096, 256), {random({4096, 4096}, 1), random({4096, 4096}, 2)},
-          static_cast<int>(state.range(0)));
+void jit_add(benchmark::State& state, Outputs o) {
+  run_jit(state, add_text(4096, 256), {random({4096, 4096}, 1), random({4096, 4096}, 2)}, o);
 }
-void BM_jit_matmul(benchmark::State& state) {
-  run_jit(state, matmul_text(1024, 1024, 1024, 128, 128, 128), {random({1024, 1024}, 3), random({1024, 1024}, 4)},
-          static_cast<int>(state.range(0)));
+void jit_matmul(benchmark::State& state, Outputs o) {
+  run_jit(state, matmul_text(1024, 1024, 1024, 128, 128, 128), {random({1024, 1024}, 3), random({1024, 1024}, 4)}, o);
 }
-void BM_jit_softmax(benchmark::State& state) {
-  run_jit(state, softmax_text(4096, 32), {random({4096, 4096}, 5)}, static_cast<int>(state.range(0)));
-}
+void jit_softmax(benchmark::State& state, Outputs o) { run_jit(state, softmax_text(4096, 32), {random({4096, 4096}, 5)}, o); }
+void BM_jit_add(benchmark::State& state) { jit_add(state, Outputs::preallocated); }
+void BM_jit_add_fresh_output(benchmark::State& state) { jit_add(state, Outputs::fresh); }
+void BM_jit_matmul(benchmark::State& state) { jit_matmul(state, Outputs::preallocated); }
+void BM_jit_matmul_fresh_output(benchmark::State& state) { jit_matmul(state, Outputs::fresh); }
+void BM_jit_softmax(benchmark::State& state) { jit_softmax(state, Outputs::preallocated); }
+void BM_jit_softmax_fresh_output(benchmark::State& state) { jit_softmax(state, Outputs::fresh); }
 // Compile time of one zoo kernel: a fresh HostJit per iteration (its creation
 // not timed), so nothing is cached.
 void BM_compile(benchmark::State& state, const std::string& example) {
@@ -109,13 +121,16 @@ double fastest(const std::vector<double>& v) { return *std::min_element(v.begin(
 TIMED(BM_cpp_add);
 TIMED(BM_cpp_add_fresh_output);
 TIMED(BM_jit_add)->Arg(1)->Arg(2);
+TIMED(BM_jit_add_fresh_output)->Arg(1)->Arg(2);
 TIMED(BM_interp_add);
 TIMED(BM_cpp_matmul);
 TIMED(BM_cpp_matmul_tiled);
 TIMED(BM_jit_matmul)->Arg(1)->Arg(2);
+TIMED(BM_jit_matmul_fresh_output)->Arg(1)->Arg(2);
 TIMED(BM_interp_matmul);
 TIMED(BM_cpp_softmax);
 TIMED(BM_jit_softmax)->Arg(1)->Arg(2);
+TIMED(BM_jit_softmax_fresh_output)->Arg(1)->Arg(2);
 TIMED(BM_interp_softmax);
 #define TIMED_COMPILE(name, file) \
   BENCHMARK_CAPTURE(BM_compile, name, std::string(file))->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", fastest)

@@ -22,6 +22,7 @@
 #include "backends/llvm/kernel_args.h"
 #include "backends/llvm/lower_kernel.h"
 #include "backends/llvm/run_checks.h"
+#include "ir/grid_mapping.h"
 
 namespace tessera::backends::llvm_lowering {
 namespace {
@@ -69,6 +70,25 @@ struct Workspace {
   Workspace& operator=(const Workspace&) = delete;
   std::byte* data;
 };
+
+// run_into's outputs: one per output of `call`, of its type, owned alone.
+void check_output_arrays(const Op& call, const std::vector<interp::Array>& outputs) {
+  GridMapping g = grid_mapping(call);
+  std::string kernel = " (kernel @" + g.kernel->name() + ")";
+  if (outputs.size() != g.out_types.size())
+    throw Error(call.loc, "jit: run_into was given " + std::to_string(outputs.size()) + " output arrays, the pallas_call has " +
+                              std::to_string(g.out_types.size()) + kernel);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const interp::Array& a = outputs[i];
+    std::string which = "jit: " + g.describe(g.num_inputs() + static_cast<int>(i));
+    if (a.type() != g.out_types[i].array_type())
+      throw Error(call.loc, which + " is " + g.out_types[i].str() + ", the array given is " +
+                                Type::array(a.type()).str() + kernel);
+    if (a.shared())
+      throw Error(call.loc, which + ": the array given shares its buffer (with another array, a view or borrowed "
+                                    "memory), which the kernel would write through" + kernel);
+  }
+}
 
 struct Compiled {
   PackedKernel fn = nullptr;
@@ -189,6 +209,18 @@ int HostJit::kernels_compiled() const {
 }
 
 std::vector<interp::Array> HostJit::run(const Module& m, const Op& call, const std::vector<interp::Array>& operands) {
+  return run_kernel(m, call, operands, nullptr);
+}
+
+void HostJit::run_into(const Module& m, const Op& call, const std::vector<interp::Array>& operands,
+                       std::vector<interp::Array>& outputs) {
+  check_output_arrays(call, outputs);
+  run_kernel(m, call, operands, &outputs);
+}
+
+std::vector<interp::Array> HostJit::run_kernel(const Module& m, const Op& call,
+                                               const std::vector<interp::Array>& operands,
+                                               std::vector<interp::Array>* into) {
   Compiled k;
   {
     std::lock_guard<std::mutex> guard(impl_->mu);
@@ -198,7 +230,7 @@ std::vector<interp::Array> HostJit::run(const Module& m, const Op& call, const s
   const JitOptions& o = impl_->options;
   std::lock_guard<std::mutex> one_run(*k.running);
   if (k.check_record) std::fill(k.check_record, k.check_record + kCheckWords, 0);
-  KernelArrays arrays(call, k.info.operand_of_pointer, operands, o.uninit_zero);
+  KernelArrays arrays(call, k.info.operand_of_pointer, operands, o.uninit_zero, into);
   std::vector<void*> pointers = arrays.pointers();
   pointers.push_back(nullptr);  // the workspace, per thread
 

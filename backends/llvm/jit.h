@@ -54,6 +54,18 @@ class HostJit {
   // use of it (kernels are cached by the addresses of `m` and `call`).
   std::vector<interp::Array> run(const Module& m, const Op& call, const std::vector<interp::Array>& operands);
 
+  // The same run, into caller-provided output arrays: `outputs` holds one
+  // array per output of `call`, of its dtype and shape, each owning its
+  // buffer alone (not Array::shared(): so it is no operand's, no view's and
+  // no NumPy array's). They end as run() would return them. A repeated call
+  // into the same arrays allocates no output buffer and touches no fresh
+  // pages. A wrong count, dtype or shape, or a shared array, is an Error
+  // located at `call` naming the output, and nothing is written; a failed
+  // run-time check throws CheckFailure as run() does, the outputs' contents
+  // then unspecified.
+  void run_into(const Module& m, const Op& call, const std::vector<interp::Array>& operands,
+                std::vector<interp::Array>& outputs);
+
   // Compiles the kernel of `call` now (run() would on first use); returns the
   // seconds it took (lowering, optimization, machine code), 0 if cached.
   double compile(const Module& m, const Op& call);
@@ -80,6 +92,8 @@ class HostJit {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::vector<interp::Array> run_kernel(const Module& m, const Op& call, const std::vector<interp::Array>& operands,
+                                        std::vector<interp::Array>* into);
 };
 
 // Runs function `func` of `m` with every pallas_call compiled by `jit` and the

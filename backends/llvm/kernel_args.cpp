@@ -1,6 +1,7 @@
 #include "backends/llvm/kernel_args.h"
 
 #include <bit>
+#include <cstring>
 
 #include "backends/llvm/output_coverage.h"
 #include "interpreter/float_bits.h"
@@ -18,19 +19,27 @@ float half_value(DType d, uint16_t bits) {
 }
 
 KernelArrays::KernelArrays(const Op& call, const std::vector<int>& operand_of_pointer,
-                           const std::vector<interp::Array>& operands, bool uninit_zero) {
+                           const std::vector<interp::Array>& operands, bool uninit_zero,
+                           std::vector<interp::Array>* into) {
   GridMapping g = grid_mapping(call);
   for (int out = 0; out < g.num_outputs(); ++out) {
-    std::optional<int64_t> aliased;
+    const interp::Array* aliased = nullptr;
     for (auto [in, to] : g.aliases)
-      if (to == out && in >= 0) aliased = in;
+      if (to == out && in >= 0) aliased = &operands.at(static_cast<size_t>(g.input_operand(static_cast<int>(in))));
     const Type& t = g.out_types[static_cast<size_t>(out)];
     // Filled with uninitialized values only where the kernel might leave an
     // element unwritten (output_coverage.h): the fill costs a pass over memory.
     bool filled = !aliased && !writes_every_element(g, out);
-    outputs_.push_back(aliased  ? operands.at(static_cast<size_t>(g.input_operand(static_cast<int>(*aliased)))).copy()
-                       : filled ? interp::uninitialized_array(t.dtype(), t.shape(), uninit_zero)
-                                : interp::Array::uninitialized(t.dtype(), t.shape()));
+    if (into) {
+      interp::Array& a = into->at(static_cast<size_t>(out));
+      if (aliased) std::memcpy(a.raw(), aliased->raw(), a.storage_bytes());
+      else if (filled) interp::fill_uninitialized(a, uninit_zero);
+      outputs_.push_back(a);  // shares the caller's buffer: the kernel writes it
+    } else {
+      outputs_.push_back(aliased  ? aliased->copy()
+                         : filled ? interp::uninitialized_array(t.dtype(), t.shape(), uninit_zero)
+                                  : interp::Array::uninitialized(t.dtype(), t.shape()));
+    }
     unfilled_.push_back(!aliased && !filled);
   }
   Effects effects = compute_effects(*g.kernel);

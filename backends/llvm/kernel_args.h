@@ -23,14 +23,18 @@ class KernelArrays {
   // writes in full before reading (output_coverage.h): no fill there. An
   // operand the kernel writes (its effects) is copied first: the caller's
   // arrays are never written.
+  // With `into` (one array per output, of the call's output types, checked by
+  // the caller) the outputs are those arrays, started as above in place: the
+  // kernel writes the caller's buffers and nothing is allocated for them.
   KernelArrays(const Op& call, const std::vector<int>& operand_of_pointer, const std::vector<interp::Array>& operands,
-               bool uninit_zero);
+               bool uninit_zero, std::vector<interp::Array>* into = nullptr);
 
   // The kernel's pointers, in order, and the bytes each points to.
   const std::vector<void*>& pointers() const { return pointers_; }
   const std::vector<size_t>& bytes() const { return bytes_; }
 
-  // After the run: the outputs, 16-bit ones unpacked.
+  // After the run: the outputs, 16-bit ones unpacked (with `into`: handles
+  // sharing the caller's arrays' buffers).
   std::vector<interp::Array> outputs();
 
  private:

@@ -13,11 +13,14 @@
 //     returns a grid index directly, a different one per dim, and that grid
 //     axis has exactly as many points as the dim has blocks (an index out of
 //     range fails the run's block check before anything is returned);
-//   - the first op of the kernel that mentions the output's Ref is a `swap`
-//     of the whole block at the kernel's top level (never inside a cond or
-//     loop) whose old contents nobody uses.
-// Anything else (an init under `cond`, a partial store, a dynamic grid) is
-// false: the output is filled first, as before.
+//   - the first op of the kernel that mentions the output's Ref is either a
+//     `swap` of the whole block at the kernel's top level whose old contents
+//     nobody uses, or a reduction's init (examples/matmul.tsr): a top-level
+//     `cond` on `program_id(k) == 0` whose taken branch starts with such a
+//     swap, where the index map ignores grid axis k and every axis it ignores
+//     is `arbitrary` (then each block's first visit, in grid order, has k = 0).
+// Anything else (an init under another condition or in a loop, a partial
+// store, a dynamic grid) is false: the output is filled first, as before.
 #pragma once
 
 #include "ir/grid_mapping.h"

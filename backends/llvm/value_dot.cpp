@@ -67,12 +67,6 @@ llvm::Value* add(Lowering& L, DType acc, llvm::Value* a, llvm::Value* b) {
   return is_float(acc) ? L.b.CreateFAdd(a, b) : L.b.CreateAdd(a, b);
 }
 
-void zero(Lowering& L, llvm::Type* t, llvm::Value* buf, llvm::Value* from, int64_t n) {
-  L.for_range(L.i64(0), L.i64(n), [&](llvm::Value* j) {
-    L.b.CreateStore(llvm::Constant::getNullValue(t), at(L, t, buf, L.b.CreateAdd(from, j)));
-  });
-}
-
 // The [B, M, N] accumulator is the result in row-major order (batch, lhs
 // free, rhs free dims): read at the result's linear index and converted.
 void define_result(Lowering& L, const Op& op, const Block& result, DType acc) {
@@ -143,20 +137,47 @@ int64_t host_vector_bytes() {
   return bytes;
 }
 
-// C[B, M, N] = A @ Bm into a fresh arena buffer, for the host. Per chunk of
-// k (the interpreter's order) each R x W tile of C sums its chunk from zero
-// in vector registers and adds it to C: the first chunk to 0 (0 + part, as
-// the interpreter's total starts; no pass zeroing C), the others to C. The
-// tile loops run j outside i, so a W-wide strip of Bm's chunk stays in L1
-// while every row passes. Vector lanes add and multiply as the scalar ops
-// do: f32 stays bit-exact.
-llvm::Value* host_matmul(Lowering& L, const Block& A, const Block& Bm, DType acc, Dims d) {
+// A [B, R, C] matrix in memory, in the compute type: element (b, r, c) at
+// base + b * batch_stride + r * row_stride + c (strides in elements, i64).
+// host_matmul reads its right operand and writes its result through one.
+struct StridedMatrix {
+  llvm::Value* base;
+  llvm::Value* batch_stride;
+  llvm::Value* row_stride;
+  llvm::Value* at(Lowering& L, llvm::Type* t, llvm::Value* batch, llvm::Value* row, llvm::Value* col) const {
+    auto& B = L.b;
+    return B.CreateGEP(t, base, B.CreateAdd(B.CreateAdd(B.CreateMul(batch, batch_stride), B.CreateMul(row, row_stride)), col));
+  }
+};
+
+// A materialized row-major [B, R, C] buffer as a StridedMatrix.
+StridedMatrix dense(Lowering& L, llvm::Value* buffer, int64_t rows, int64_t cols) {
+  return {buffer, L.i64(rows * cols), L.i64(cols)};
+}
+
+// C = A @ Bm for the host, C a [B, M, N] destination (an arena buffer, or
+// wherever the caller points it). Per chunk of k (the interpreter's order)
+// each R x W tile of C sums its chunk from zero in vector registers and
+// adds it to C: the first chunk to 0 (0 + part, as the interpreter's total
+// starts; C is never read before), the others to C. The tile loops run j
+// outside i, so a W-wide strip of Bm's chunk stays in L1 while every row
+// passes. Vector lanes add and multiply as the scalar ops do: f32 stays
+// bit-exact.
+void host_matmul(Lowering& L, const Block& A, const StridedMatrix& Bm, const StridedMatrix& C, DType acc, Dims d) {
   auto& B = L.b;
   llvm::Type* t = L.compute_type(acc);
   const int64_t elem = static_cast<int64_t>(L.module.getDataLayout().getTypeAllocSize(t));
-  llvm::Value* C = L.arena_alloc(std::max<int64_t>(1, d.nb * d.M * d.N) * elem);
-  if (d.K == 0) zero(L, t, C, L.i64(0), d.nb * d.M * d.N);
-  if (d.nb * d.M * d.N * d.K == 0) return C;
+  if (d.nb * d.M * d.N == 0) return;
+  if (d.K == 0) {  // no terms: every element is the empty sum
+    L.for_range(L.i64(0), L.i64(d.nb), [&](llvm::Value* batch) {
+      L.for_range(L.i64(0), L.i64(d.M), [&](llvm::Value* row) {
+        L.for_range(L.i64(0), L.i64(d.N), [&](llvm::Value* col) {
+          B.CreateStore(llvm::Constant::getNullValue(t), C.at(L, t, batch, row, col));
+        });
+      });
+    });
+    return;
+  }
   // 8 rows x 2 vector registers: 16 accumulators, half of AVX-512's
   // registers and all of AVX2's (the baseline's tile in bench/baselines.cpp).
   const int64_t R = dividing_tile(d.M, 8), W = dividing_tile(d.N, 2 * host_vector_bytes() / elem);
@@ -173,16 +194,13 @@ llvm::Value* host_matmul(Lowering& L, const Block& A, const Block& Bm, DType acc
   };
   // One chunk [k0, k1) over every tile of one batch; `first`: C not yet written.
   auto chunk_pass = [&](llvm::Value* batch, llvm::Value* k0, llvm::Value* k1, bool first) {
-    llvm::Value* crows = B.CreateMul(batch, L.i64(d.M));  // first row of this batch in C
-    llvm::Value* brows = B.CreateMul(batch, L.i64(d.K));
     L.for_range(L.i64(0), L.i64(d.N / W), [&](llvm::Value* jb) {
       llvm::Value* j = B.CreateMul(jb, L.i64(W));
       L.for_range(L.i64(0), L.i64(d.M / R), [&](llvm::Value* ib) {
         llvm::Value* i = B.CreateMul(ib, L.i64(R));  // first row of the tile in the batch
         for (llvm::Value* p : part) B.CreateStore(llvm::Constant::getNullValue(vt), p);
         L.for_range(k0, k1, [&](llvm::Value* k) {
-          llvm::Value* boff = B.CreateAdd(B.CreateMul(B.CreateAdd(brows, k), L.i64(d.N)), j);
-          llvm::Value* bv = B.CreateAlignedLoad(vt, at(L, t, Bm.buffer, boff), align);
+          llvm::Value* bv = B.CreateAlignedLoad(vt, Bm.at(L, t, batch, k, j), align);
           for (int64_t r = 0; r < R; ++r) {
             llvm::Value* row = B.CreateAdd(i, L.i64(r));
             llvm::Value* av = B.CreateVectorSplat(static_cast<unsigned>(W), a_element(batch, row, k));
@@ -191,8 +209,7 @@ llvm::Value* host_matmul(Lowering& L, const Block& A, const Block& Bm, DType acc
           }
         });
         for (int64_t r = 0; r < R; ++r) {
-          llvm::Value* crow = B.CreateAdd(crows, B.CreateAdd(i, L.i64(r)));
-          llvm::Value* cp = at(L, t, C, B.CreateAdd(B.CreateMul(crow, L.i64(d.N)), j));
+          llvm::Value* cp = C.at(L, t, batch, B.CreateAdd(i, L.i64(r)), j);
           llvm::Value* total =
               first ? static_cast<llvm::Value*>(llvm::Constant::getNullValue(vt)) : B.CreateAlignedLoad(vt, cp, align);
           B.CreateAlignedStore(add(L, acc, total, B.CreateLoad(vt, part[static_cast<size_t>(r)])), cp, align);
@@ -211,7 +228,6 @@ llvm::Value* host_matmul(Lowering& L, const Block& A, const Block& Bm, DType acc
         chunk_pass(batch, k0, k1, false);
       });
   });
-  return C;
 }
 
 void lower_dot_general(Lowering& L, const Op& op) {
@@ -249,7 +265,12 @@ void lower_dot_general(Lowering& L, const Op& op) {
   llvm::Type* t = L.compute_type(acc);
   Block result;
   if (L.target == Target::host) {
-    llvm::Value* C = host_matmul(L, A, Bm, acc, {nb, M, K, N});
+    // Bm is copied even when it is a plain view: read in place, a block's
+    // rows lie a power of two apart in the input (4 KiB for 1024 f32
+    // columns) and a tile's strip of them conflicts in L1; measured slower.
+    const int64_t elem = static_cast<int64_t>(L.module.getDataLayout().getTypeAllocSize(t));
+    llvm::Value* C = L.arena_alloc(std::max<int64_t>(1, nb * M * N) * elem);
+    host_matmul(L, A, dense(L, Bm.buffer, K, N), dense(L, C, M, N), acc, {nb, M, K, N});
     result = L.buffer_block(Type::array(acc, {nb, M, N}), C);
   } else {
     Block gen = generator(Type::array(acc, {nb, M, N}), {A, Bm}, [=](Lowering& L2, const Index& idx) {
