@@ -260,15 +260,17 @@ struct Lowering {
   std::vector<int> kernel_axes;
   llvm::Value* arena_base = nullptr;      // this grid point's arena (i8 pointer)
   llvm::Value* thread_id = nullptr;       // i64: tid.x on NVPTX, 0 on the host
-  // Input param `root`'s block at the next step of the grid's one sequential
-  // loop (its IR emitted where called), and whether that step exists and its
-  // block index is valid (i1, the same in every thread). Unset outside such
-  // a loop; none for an input that is not addressed in place.
-  struct NextStepBlock {
+  // A block addressed ahead of its grid step, and whether it is valid there
+  // (i1, the same in every thread).
+  struct BlockAhead {
     RefView view;
     llvm::Value* valid;
   };
-  std::function<std::optional<NextStepBlock>(const Var* root)> next_step_block;
+  // Input param `root`'s block at the next step of the grid's one sequential
+  // loop (its IR emitted where called); valid when that step exists and its
+  // block index is in range. Unset outside such a loop; none for an input
+  // that is not addressed in place.
+  std::function<std::optional<BlockAhead>(const Var* root)> next_step_block;
   // The Ref defined for `v` (a Ref param or allocation), or null.
   const RefView* ref_of(const Var* v) const {
     auto it = refs_.find(v);

@@ -125,7 +125,8 @@ class KernelBuilder {
   RefView in_place_view(Lowering& L, int m, const std::vector<llvm::Value*>& index, llvm::Value** base_offset);
   void check_block_index(Lowering& L, int m, const std::vector<llvm::Value*>& index);
   llvm::Value* block_index_ok(Lowering& L, int m, const std::vector<llvm::Value*>& index);
-  std::optional<Lowering::NextStepBlock> next_step_block(Lowering& L, int a, const Var* root);
+  Lowering::BlockAhead block_ahead(Lowering& L, int m, std::vector<llvm::Value*> ids);
+  std::optional<Lowering::BlockAhead> next_step_block(Lowering& L, int a, const Var* root);
   void stage_inputs(Lowering& L);
   void stage_outputs(Lowering& L);
   void copy_out_pending(Lowering& L, int o, const std::vector<llvm::Value*>* moved_to);
@@ -311,32 +312,42 @@ llvm::Value* KernelBuilder::block_index_ok(Lowering& L, int m, const std::vector
   return ok;
 }
 
-// Input m's block at the next step of sequential axis `a` (the loop whose
-// body is being lowered), for prefetching: its index map evaluated at
-// program_id + 1 with checks speculated, valid when that step exists, the
-// map's checks hold and the block index is in range.
-std::optional<Lowering::NextStepBlock> KernelBuilder::next_step_block(Lowering& L, int a, const Var* root) {
-  int m = -1;
-  for (int i = 0; i < g_.num_inputs(); ++i)
-    if (g_.kernel->params()[static_cast<size_t>(g_.input_param(i))] == root) m = i;
-  if (m < 0 || staged_[static_cast<size_t>(m)]) return std::nullopt;
-  llvm::Value* pid = L.program_ids[static_cast<size_t>(a)];
-  llvm::Value* next = L.b.CreateAdd(pid, L.i32(1));
-  llvm::Value* valid = L.b.CreateICmpSLT(next, L.i32(static_cast<int32_t>(g_.grid[static_cast<size_t>(a)])));
+// Mapping m's block (addressed in place) at the grid point `ids`, emitted
+// ahead of that point's step: valid when its index map's run-time checks
+// hold (speculated: nothing is reported) and its block index is in range.
+Lowering::BlockAhead KernelBuilder::block_ahead(Lowering& L, int m, std::vector<llvm::Value*> ids) {
+  std::swap(L.program_ids, ids);
   llvm::Value* speculated = nullptr;
   L.speculating = &speculated;
-  L.program_ids[static_cast<size_t>(a)] = next;
   std::vector<llvm::Value*> index = index_map_values(L, m);
-  L.program_ids[static_cast<size_t>(a)] = pid;
   L.speculating = nullptr;
-  if (speculated) valid = L.b.CreateAnd(valid, speculated);
+  std::swap(L.program_ids, ids);
+  llvm::Value* valid = speculated ? speculated : L.b.getTrue();
   if (MemSpace mem = g_.spec(m).mem; mem != MemSpace::any && mem != MemSpace::hbm)
     valid = L.b.CreateAnd(valid, block_index_ok(L, m, index));
   llvm::Value* base_offset = nullptr;
   RefView r = in_place_view(L, m, index, &base_offset);
   r.base = L.b.CreateGEP(L.storage_type(g_.array(m).dtype()), arrays_[static_cast<size_t>(g_.num_scalar_prefetch() + m)],
                          {base_offset});
-  return Lowering::NextStepBlock{r, valid};
+  return {r, valid};
+}
+
+// Input `root`'s block at the next step of sequential axis `a` (the loop
+// whose body is being lowered), for prefetching; valid only if that step
+// exists. None for an input staged in the arena or not cut into blocks.
+std::optional<Lowering::BlockAhead> KernelBuilder::next_step_block(Lowering& L, int a, const Var* root) {
+  int m = -1;
+  for (int i = 0; i < g_.num_inputs(); ++i)
+    if (g_.kernel->params()[static_cast<size_t>(g_.input_param(i))] == root) m = i;
+  if (m < 0 || staged_[static_cast<size_t>(m)] || g_.spec(m).mem == MemSpace::any || g_.spec(m).mem == MemSpace::hbm)
+    return std::nullopt;
+  std::vector<llvm::Value*> ids = L.program_ids;
+  llvm::Value*& axis = ids[static_cast<size_t>(a)];
+  axis = L.b.CreateAdd(axis, L.i32(1));
+  llvm::Value* exists = L.b.CreateICmpSLT(axis, L.i32(static_cast<int32_t>(g_.grid[static_cast<size_t>(a)])));
+  Lowering::BlockAhead next = block_ahead(L, m, std::move(ids));
+  next.valid = L.b.CreateAnd(exists, next.valid);
+  return next;
 }
 
 // Inputs that cannot be addressed in place: one aliased to an output (the
@@ -502,13 +513,15 @@ void KernelBuilder::choose_resident(Lowering& L) {
 
 // The resident block of this parallel grid point (the sequential axes do
 // not move it: they are read as 0), loaded into the registers.
+// The first step checks the block index and stops the run where it is out of
+// range, so the block is loaded here only where it is valid.
 void KernelBuilder::hold_resident(Lowering& L) {
   std::vector<llvm::Value*> ids = L.program_ids;
-  for (llvm::Value*& id : L.program_ids)
+  for (llvm::Value*& id : ids)
     if (!id) id = L.i32(0);
-  resident_->block = block_view(L, g_.num_inputs() + resident_output_);
-  L.program_ids = std::move(ids);
-  begin_resident(L, *resident_);
+  Lowering::BlockAhead block = block_ahead(L, g_.num_inputs() + resident_output_, std::move(ids));
+  resident_->block = block.view;
+  L.if_then(block.valid, [&] { begin_resident(L, *resident_); });
   L.resident = &*resident_;
 }
 

@@ -71,7 +71,8 @@ std::optional<ResidentOutput> find_resident_output(const GridMapping& g, int o, 
   if (!sequential_steps || !stays_over_sequential_axes(g, o, npar)) return std::nullopt;
   const Body& kernel = *g.kernel;
   const Var* root = kernel.params()[static_cast<size_t>(g.output_param(o))];
-  if (root->type.dtype() != DType::f32 || root->type.rank() != 2) return std::nullopt;
+  if (root->type.dtype() != DType::f32 || root->type.rank() != 2 || root->type.mem_space() != MemSpace::vmem)
+    return std::nullopt;
   const std::vector<Op>& ops = kernel.ops();
   for (size_t i = 0; i + 1 < ops.size(); ++i) {
     const Op &dot = ops[i], &add = ops[i + 1];

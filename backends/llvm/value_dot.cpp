@@ -98,7 +98,7 @@ std::optional<std::pair<GpuDotOperand, llvm::Value*>> next_step_operand(Lowering
   if (!x.view) return std::nullopt;
   const RefView* whole = L.ref_of(x.view->root);
   if (!whole || whole->origin != x.view->origin || whole->type.shape() != x.view->type.shape()) return std::nullopt;
-  std::optional<Lowering::NextStepBlock> next = L.next_step_block(x.view->root);
+  std::optional<Lowering::BlockAhead> next = L.next_step_block(x.view->root);
   if (!next) return std::nullopt;
   auto view = std::make_shared<const RefView>(next->view);
   Block matrix;
