@@ -160,6 +160,17 @@ def case_svg_padding():
     check(root.find(f".//{SVG}pattern[@id='padding-hatch']") is not None, "no hatch pattern")
 
 
+def case_svg_narrow_oob():
+    # A block too narrow for any label: its flag, abbreviated, goes above it.
+    root = block_map("tests/pictures/narrow_oob.tsr")
+    x = operand(root, "in[0]")
+    oob = [b for b in blocks(x) if "oob" in classes(b)]
+    check([b.get("data-index") for b in oob] == ["(64)"], f"out-of-bounds blocks {[b.get('data-index') for b in oob]}")
+    flags = [t for t in x.iter(SVG + "text") if "flag" in classes(t)]
+    check([t.text for t in flags] == ["OOB"], f"flags {[t.text for t in flags]}")
+    check(float(flags[0].get("y")) < float(oob[0].get("y")), "the OOB flag is not above its block")
+
+
 def case_svg_zoo():
     """Every zoo kernel draws a well-formed map; scalar prefetch needs --input."""
     for name in sorted(os.listdir(os.path.join(ROOT, "examples"))):
