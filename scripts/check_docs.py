@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Executes the ```console blocks of README.md and docs/*.md and compares outputs.
 
-The format (also described in docs/tutorial.md's "How these pages are checked"):
+The format (also described in docs/architecture.md, under tests/docs/):
 
     ```console
     $ tessera verify examples/add.tsr
