@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Executes the ```console blocks of README.md and docs/*.md and compares outputs.
 
-The format (also described in docs/tutorial.md's "How these pages are checked"):
+The format (also described in docs/architecture.md, under tests/docs/):
 
     ```console
     $ tessera verify examples/add.tsr
@@ -19,10 +19,14 @@ The format (also described in docs/tutorial.md's "How these pages are checked"):
 - A last line `[exit N]` expects exit status N; without it the status must be 0.
 
 Each command runs in its own `bash -c`, from the repository root, with stdin
-from /dev/null, a time limit, the build's tools/ folder first on PATH (so
-`tessera` is the build's), `python3` meaning the interpreter running this
-script (the one with NumPy), and PYTHONPATH starting with the build's python/
-folder (the `tessera` Python module). The commands of one file run in order,
+from /dev/null, a time limit, and the environment a reader has after the
+README's set-up: the caller's, with the build's tools/ folder first on PATH
+(the README's `export PATH=$PWD/build/tools:$PATH`, so `tessera` is the
+build's) and without PYTHONPATH. Nothing else is provided: a command that
+needs NumPy names `/usr/bin/python3` (Debian's, which the set-up gives NumPy;
+the `python3` first on a reader's PATH may lack it), and one that imports the
+`tessera` module names it: `PYTHONPATH=build/python /usr/bin/python3 ...`.
+The commands of one file run in order,
 so a later command can read what an earlier one wrote. Commands may write only
 under /tmp: a file created or changed in the source tree fails the page.
 
@@ -39,7 +43,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -186,16 +189,28 @@ def hints(output, status, build):
         said.append(f"`{tool}` is not on PATH: this page needs a tool the build "
                     f"({build}/tools) or this machine lacks")
     if re.search(r"No module named '?tessera'?", output):
-        said.append(f"the Python module is missing: {build}/python has no `tessera` module "
-                    "(the build was configured without it)")
+        said.append(f"Python did not find the `tessera` module: the command must name it "
+                    f"(PYTHONPATH=build/python), and {build}/python must have it (a build "
+                    "configured without pybind11 has not)")
     if re.search(r"No module named '?numpy'?", output):
-        said.append("NumPy is missing from the Python running check_docs.py (use /usr/bin/python3)")
+        said.append("this Python has no NumPy: a command that needs it runs /usr/bin/python3 "
+                    "(Debian's, which the set-up gives NumPy), not the `python3` first on PATH")
     if status == 124:
         said.append("the command ran past the time limit")
     return said
 
 
-def run_file(path, build, python, timeout, verbose, update=False):
+def reader_environment(tools):
+    """The environment of a reader who followed the README: theirs, with the
+    build's tools first on PATH. PYTHONPATH is dropped so that a page which
+    imports the module without naming it fails here as it would for them."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PATH"] = os.pathsep.join([tools, env.get("PATH", "/usr/bin:/bin")])
+    env["LC_ALL"] = "C.UTF-8"
+    return env
+
+
+def run_file(path, build, timeout, verbose, update=False):
     """Runs every command of one page; returns (number of commands, failures)."""
     rel = os.path.relpath(path, ROOT)
     with open(path, encoding="utf-8") as f:
@@ -208,47 +223,37 @@ def run_file(path, build, python, timeout, verbose, update=False):
     if not os.path.isfile(os.path.join(tools, "tessera")):
         print(f"{rel}: {tools}/tessera does not exist: build first (ninja -C {build})")
         return len(commands), 1
-    shim = tempfile.mkdtemp(prefix="check_docs-")
-    os.symlink(python, os.path.join(shim, "python3"))
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([tools, shim, env.get("PATH", "/usr/bin:/bin")])
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in [os.path.join(build, "python"), env.get("PYTHONPATH", "")] if p)
-    env["LC_ALL"] = "C.UTF-8"
+    env = reader_environment(tools)
     before = source_snapshot(ROOT)
     failures = 0
     replacements = []  # (command, its actual output) for --update
-    try:
-        for cmd in commands:
-            started = time.monotonic()
-            output, status = run_command(cmd.text, env, timeout)
-            actual = [line.rstrip() for line in output.split("\n")]
-            while actual and not actual[-1]:
-                actual.pop()
-            ok = status == cmd.status and matches(cmd.expected, actual)
-            if not ok and update and WILDCARD not in cmd.expected:
-                replacements.append((cmd, actual + ([f"[exit {status}]"] if status else [])))
-            if verbose:
-                print(f"{rel}:{cmd.line}: {'ok' if ok else 'FAILED'} ({time.monotonic() - started:.1f} s)")
-            if ok:
-                continue
-            failures += 1
-            print(f"{rel}:{cmd.line}: FAILED: $ {cmd.text.splitlines()[0]}")
-            if status != cmd.status:
-                print(f"  exit status {status}, expected {cmd.status}")
-            shown_expected = cmd.expected + ([f"[exit {cmd.status}]"] if cmd.status else [])
-            shown_actual = actual + ([f"[exit {status}]"] if status else [])
-            diff = difflib.unified_diff(shown_expected, shown_actual, f"{rel}:{cmd.line} (expected)",
-                                        "actual output", lineterm="")
-            for line in diff:
-                print("  " + line)
-            if WILDCARD in cmd.expected:
-                print("  (an expected line `...` matches any number of lines)")
-            for hint in hints(output, status, build):
-                print(f"  hint: {hint}")
-    finally:
-        os.unlink(os.path.join(shim, "python3"))
-        os.rmdir(shim)
+    for cmd in commands:
+        started = time.monotonic()
+        output, status = run_command(cmd.text, env, timeout)
+        actual = [line.rstrip() for line in output.split("\n")]
+        while actual and not actual[-1]:
+            actual.pop()
+        ok = status == cmd.status and matches(cmd.expected, actual)
+        if not ok and update and WILDCARD not in cmd.expected:
+            replacements.append((cmd, actual + ([f"[exit {status}]"] if status else [])))
+        if verbose:
+            print(f"{rel}:{cmd.line}: {'ok' if ok else 'FAILED'} ({time.monotonic() - started:.1f} s)")
+        if ok:
+            continue
+        failures += 1
+        print(f"{rel}:{cmd.line}: FAILED: $ {cmd.text.splitlines()[0]}")
+        if status != cmd.status:
+            print(f"  exit status {status}, expected {cmd.status}")
+        shown_expected = cmd.expected + ([f"[exit {cmd.status}]"] if cmd.status else [])
+        shown_actual = actual + ([f"[exit {status}]"] if status else [])
+        diff = difflib.unified_diff(shown_expected, shown_actual, f"{rel}:{cmd.line} (expected)",
+                                    "actual output", lineterm="")
+        for line in diff:
+            print("  " + line)
+        if WILDCARD in cmd.expected:
+            print("  (an expected line `...` matches any number of lines)")
+        for hint in hints(output, status, build):
+            print(f"  hint: {hint}")
     after = source_snapshot(ROOT)
     written = sorted(p for p in after if before.get(p) != after[p])
     if replacements:
@@ -283,8 +288,6 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", required=True, help="the meson build folder")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per command (default 120)")
-    parser.add_argument("--python", default=sys.executable,
-                        help="the interpreter `python3` means in the commands (default: this one)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every command's result")
     parser.add_argument("--update", action="store_true",
                         help="write the actual output of failing commands into the page "
@@ -295,8 +298,7 @@ def main():
     files = [os.path.abspath(f) for f in args.files] or default_files()
     passed = failed = 0
     for path in files:
-        count, failures = run_file(path, build, os.path.abspath(args.python), args.timeout, args.verbose,
-                                     args.update)
+        count, failures = run_file(path, build, args.timeout, args.verbose, args.update)
         rel = os.path.relpath(path, ROOT)
         if failures:
             failed += 1

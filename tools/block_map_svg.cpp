@@ -21,6 +21,7 @@ using Extent = BlockGeometry::Extent;
 constexpr double kMargin = 16, kLine = 17, kCellW = 76, kCellH = 46, kMaxW = 960, kMaxH = 640;
 constexpr double kCharW = 7.3;          // width of one 12px monospace character
 constexpr double kLabelLine = 13;       // line height of block labels (11px)
+constexpr double kLabelCharW = 6.7;     // width of one 11px label character
 constexpr int kMaxStripes = 8;          // colours shown in one block
 constexpr int64_t kMaxTiles = 4096;     // blank tiles drawn per slice
 constexpr double kMinTilePx = 4;        // smaller tiles: one blank background instead
@@ -29,23 +30,37 @@ constexpr size_t kMaxSlices = 16;       // leading-dim panels per operand
 constexpr size_t kMaxFailureLines = 5;
 constexpr size_t kCaptionChars = 120;  // caption lines wrap here
 
-// Grid point n of `total`, as a colour: hues from red (first) to magenta (last).
-std::string colour(int64_t n, int64_t total) {
-  double h = total > 1 ? 300.0 * static_cast<double>(n) / static_cast<double>(total - 1) : 200.0;
-  double s = 0.70, l = 0.78;
-  double c = (1 - std::fabs(2 * l - 1)) * s, hp = h / 60.0, x = c * (1 - std::fabs(std::fmod(hp, 2.0) - 1));
-  double r = 0, g = 0, b = 0;
-  if (hp < 1) r = c, g = x;
-  else if (hp < 2) r = x, g = c;
-  else if (hp < 3) g = c, b = x;
-  else if (hp < 4) g = x, b = c;
-  else if (hp < 5) r = x, b = c;
-  else r = c, b = x;
-  double mm = l - c / 2;
-  char buf[8];
-  auto byte = [](double v) { return static_cast<int>(std::lround(std::clamp(v, 0.0, 1.0) * 255)); };
-  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", byte(r + mm), byte(g + mm), byte(b + mm));
-  return buf;
+// Grid point n's fill. Colours: Paul Tol's "light" qualitative scheme, made
+// for cells that carry black text, without its pale grey (too close to a
+// blank tile), ordered so that consecutive grid points differ clearly. Past
+// the 8 colours the same ones come back with a second cue, dots and then a
+// cross-hatch (padding has the diagonal hatch); the legend, the labels and
+// the tooltips tell apart points more than kDistinctFills apart.
+constexpr const char* kPalette[] = {"#77aadd", "#ee8866", "#aaaa00", "#99ddff",
+                                    "#ffaabb", "#44bb99", "#eedd88", "#bbcc33"};
+constexpr int64_t kColours = std::size(kPalette);
+constexpr const char* kCues[] = {"", "dots", "cross"};  // "": solid
+constexpr int64_t kDistinctFills = kColours * static_cast<int64_t>(std::size(kCues));
+
+std::string fill(int64_t n) {
+  int64_t k = n % kDistinctFills, colour = k % kColours, cue = k / kColours;
+  if (cue == 0) return kPalette[colour];
+  return "url(#" + std::string(kCues[cue]) + "-" + std::to_string(colour) + ")";
+}
+
+// The <pattern>s of the cued fills the grid's `points` use: the colour, then
+// dark dots or a thin dark cross-hatch over it.
+std::string cue_patterns(int64_t points) {
+  std::string defs;
+  for (int64_t k = kColours; k < std::min(points, kDistinctFills); ++k) {
+    std::string colour = kPalette[k % kColours], cue = kCues[k / kColours];
+    std::string over = cue == "dots" ? "<circle cx=\"3\" cy=\"3\" r=\"1.1\" fill=\"#444444\"/>"
+                                     : "<path d=\"M0 0.5H6M0.5 0V6\" stroke=\"#444444\" stroke-width=\"0.7\"/>";
+    defs += "  <pattern id=\"" + cue + "-" + std::to_string(k % kColours) +
+            "\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\"><rect width=\"6\" height=\"6\" fill=\"" +
+            colour + "\"/>" + over + "</pattern>\n";
+  }
+  return defs;
 }
 
 // "(0,1)": compact, to fit inside a block.
@@ -80,6 +95,15 @@ std::vector<std::string> wrap(const std::string& text, size_t width) {
   }
   lines.push_back(rest);
   return lines;
+}
+
+// A block's flag ("OUT OF BOUNDS") in the first form that fits `chars`
+// characters a line: whole, wrapped at spaces (never inside a word), or
+// abbreviated.
+std::vector<std::string> flag_lines(const std::string& whole, const std::string& abbreviation, size_t chars) {
+  if (chars == 0) return {abbreviation};
+  std::vector<std::string> lines = wrap(whole, chars);
+  return join(lines, " ") == whole ? lines : std::vector<std::string>{abbreviation};
 }
 
 // A drawn dimension of a slice: an array dim, or a virtual one of extent 1
@@ -140,7 +164,8 @@ class Drawer {
   void defs() {
     w_.raw("<defs>\n  <pattern id=\"padding-hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
            "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\" fill-opacity=\"0.35\"/>"
-           "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#555555\" stroke-width=\"2\"/></pattern>\n</defs>\n");
+           "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#555555\" stroke-width=\"2\"/></pattern>\n" +
+           cue_patterns(bm_.num_points()) + "</defs>\n");
   }
 
   void header() {
@@ -171,15 +196,16 @@ class Drawer {
   void legend() {
     int64_t n = bm_.num_points();
     w_.open("g", {{"class", "legend"}});
-    line("colour = grid point, in visiting order; a block lists the grid points that touch it; blank: never touched;");
-    line("hatched: padding; red outline: an output block REVISITED (left, then touched again) or a block out of bounds");
+    line("colour = grid point, in visiting order (8 colours, then dotted, then cross-hatched); a block lists the grid");
+    line("points that touch it; blank: never touched; hatched: padding; red outline: an output block REVISITED (left,");
+    line("then touched again); dashed red outline: a block OUT OF BOUNDS (OOB where the words do not fit)");
     y_ += 6;
     double sw = std::min(kMaxW / static_cast<double>(std::max<int64_t>(n, 1)), 28.0);
     double x = kMargin;
     for (int64_t p = 0; p < n; ++p, x += sw) {
       bool marked = std::find(hl_points_.begin(), hl_points_.end(), p) != hl_points_.end();
       SvgAttrs a = {{"class", marked ? "swatch highlight" : "swatch"}, {"x", num(x)}, {"y", num(y_)}, {"width", num(sw)},
-                    {"height", "14"}, {"fill", colour(p, n)}, {"stroke", marked ? "#c00000" : "none"},
+                    {"height", "14"}, {"fill", fill(p)}, {"stroke", marked ? "#c00000" : "none"},
                     {"stroke-width", marked ? "3" : "0"}, {"data-point", label(bm_.point(p))}};
       w_.open("rect", a);
       w_.element("title", {}, "grid point " + label(bm_.point(p)) + ", visited " + std::to_string(p + 1) + " of " + std::to_string(n));
@@ -329,13 +355,12 @@ class Drawer {
     // Blocks too thin to see (a row of a tall array) keep a visible size.
     double x = s.x(ex.start), y = s.y(ey.start);
     double w = std::max(static_cast<double>(ex.size) * s.sx, kMinBlockPx), h = std::max(static_cast<double>(ey.size) * s.sy, kMinBlockPx);
-    int64_t n = bm_.num_points();
     bool revisit = ob.is_output && b.runs > 1;
     // Stripes: the colours of (up to kMaxStripes of) the grid points touching it.
     size_t k = std::min<size_t>(b.points.size(), kMaxStripes);
     for (size_t i = 0; i < k; ++i)
       rect(x + w * static_cast<double>(i) / static_cast<double>(k), y, w / static_cast<double>(k), h,
-           {{"class", "stripe"}, {"fill", colour(b.points[i * b.points.size() / k], n)}});
+           {{"class", "stripe"}, {"fill", fill(b.points[i * b.points.size() / k])}});
     std::string cls = "block";
     if (revisit) cls += " revisit";
     if (b.partial) cls += " partial";
@@ -359,33 +384,57 @@ class Drawer {
                       join(labels, " ");
     w_.element("title", {}, tip);
     w_.close();
-    // Labels, when they fit: a flag, then the grid points.
-    std::vector<std::string> lines;
-    if (revisit) lines.push_back("REVISITED");
-    if (!b.in_bounds) lines.push_back("OUT OF BOUNDS");
+    block_labels(b, revisit, x, y, w, h, labels);
+  }
+
+  // A block's labels: its flags first, always (abbreviated, or on a line a
+  // word, where the block is narrow), then the grid points that fit.
+  void block_labels(const MappedBlock& b, bool revisit, double x, double y, double w, double h,
+                    const std::vector<std::string>& points) {
     size_t room = h > 4 ? static_cast<size_t>((h - 4) / kLabelLine) : 0;
-    size_t chars = w > 4 ? static_cast<size_t>((w - 4) / 6.7) : 0;
+    size_t chars = w > 4 ? static_cast<size_t>((w - 4) / kLabelCharW) : 0;
+    std::vector<std::string> lines;
+    auto flag = [&](const std::string& whole, const std::string& abbreviation) {
+      std::vector<std::string> f = flag_lines(whole, abbreviation, chars);
+      if (lines.size() + f.size() > room) f = {abbreviation};
+      lines.insert(lines.end(), f.begin(), f.end());
+    };
+    if (revisit) flag("REVISITED", "REV");
+    if (!b.in_bounds) flag("OUT OF BOUNDS", "OOB");
     size_t flags = lines.size();
-    for (size_t i = 0; i < labels.size(); ++i) {
-      if (lines.size() + 1 == room && i + 1 < labels.size()) {
-        lines.push_back("+" + std::to_string(labels.size() - i) + " more");
+    if (flags > 0 && (lines.size() > room || lines.back().size() > chars)) {
+      // Too small even for the abbreviations: they go just above the block.
+      label_text(x + w / 2, y - 3, join(lines, " "), true);
+      return;
+    }
+    for (size_t i = 0; i < points.size() && lines.size() < room; ++i) {
+      if (lines.size() + 1 == room && i + 1 < points.size()) {
+        std::string more = i == 0 ? std::to_string(points.size()) + " points"
+                                  : "+" + std::to_string(points.size() - i) + " more";
+        if (more.size() <= chars) lines.push_back(more);
         break;
       }
-      lines.push_back(labels[i]);
+      if (points[i].size() > chars) break;
+      lines.push_back(points[i]);
     }
-    if (lines.size() > room) return;
-    for (const std::string& l : lines)
-      if (l.size() > chars) return;
     double ty = y + (h - kLabelLine * static_cast<double>(lines.size())) / 2 + 10;
-    for (size_t i = 0; i < lines.size(); ++i)
-      w_.element("text",
-                 {{"class", i < flags ? "label flag" : "label"},
-                  {"x", num(x + w / 2)},
-                  {"y", num(ty + kLabelLine * static_cast<double>(i))},
-                  {"font-size", "11"},
-                  {"text-anchor", "middle"},
-                  {"fill", i < flags ? "#c00000" : "#000000"}},
-                 lines[i]);
+    for (size_t i = 0; i < lines.size(); ++i) label_text(x + w / 2, ty + kLabelLine * static_cast<double>(i), lines[i], i < flags);
+  }
+
+  void label_text(double x, double y, const std::string& s, bool is_flag) {
+    w_.element("text",
+               {{"class", is_flag ? "label flag" : "label"},
+                {"x", num(x)},
+                {"y", num(y)},
+                {"font-size", "11"},
+                {"text-anchor", "middle"},
+                {"fill", is_flag ? "#c00000" : "#000000"},
+                // A white halo keeps the text legible over dots and hatching.
+                {"stroke", "#ffffff"},
+                {"stroke-width", "2.5"},
+                {"stroke-linejoin", "round"},
+                {"paint-order", "stroke"}},
+               s);
   }
 
   // Hatches the padding around the data: [0, pad_lo) and [pad_lo + extent, padded) per drawn dim.

@@ -3,11 +3,12 @@
 //
 // One panel per input and output: the array (its last two dims; rank 1 as a
 // row; leading dims as one panel per leading block) cut into blocks. A block
-// is filled with the colours of the grid points that touch it (a palette
-// over the grid in visiting order) and lists them; blocks nobody touches stay
-// blank, padding is hatched, an output block touched again after being left
-// is outlined red and marked REVISITED, a block outside the padded array is
-// outlined red and dashed. A legend gives the grid order and the palette.
+// is filled with the colours of the grid points that touch it (8 distinct
+// colours, then dotted, then cross-hatched, in visiting order) and lists them;
+// blocks nobody touches stay blank, padding is hatched, an output block
+// touched again after being left is outlined red and marked REVISITED, a
+// block outside the padded array is outlined red and dashed and marked OUT OF
+// BOUNDS. A legend gives the grid order and the fills.
 #pragma once
 
 #include <cstdint>

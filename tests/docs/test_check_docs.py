@@ -37,12 +37,12 @@ class CheckDocs(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def check(self, page, *options):
+    def check(self, page, *options, env=None):
         path = os.path.join(self.dir.name, "page.md")
         with open(path, "w") as f:
             f.write(textwrap.dedent(page).replace("'''", FENCE))
         proc = subprocess.run([sys.executable, self.runner, "--build", self.build, "--timeout", "5", *options, path],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         return proc.returncode, proc.stdout
 
     def page(self):
@@ -214,7 +214,7 @@ class CheckDocs(unittest.TestCase):
             '''
             """)
         self.assertEqual(rc, 1)
-        self.assertIn("hint: the Python module is missing", out)
+        self.assertIn("hint: Python did not find the `tessera` module", out)
 
     def test_timeout(self):
         rc, out = self.check("""
@@ -232,6 +232,21 @@ class CheckDocs(unittest.TestCase):
             BUILD/tools/tessera
             '''
             """)
+        self.assertEqual(rc, 0, out)
+
+    def test_commands_get_the_readers_environment(self):
+        # A reader has no PYTHONPATH and their own `python3`: a page that
+        # imports the module or needs NumPy must say so in its commands.
+        env = dict(os.environ, PYTHONPATH="/outer/pythonpath")
+        python3 = shutil.which("python3", path=env.get("PATH"))
+        rc, out = self.check(f"""
+            '''console
+            $ echo "${{PYTHONPATH-unset}}"
+            unset
+            $ command -v python3
+            {python3}
+            '''
+            """, env=env)
         self.assertEqual(rc, 0, out)
 
 

@@ -86,7 +86,13 @@ def case_svg_add():
     check(root.tag == SVG + "svg", "root is not <svg>")
     legend = swatches(root)
     check(list(legend)[:3] == ["(0,0)", "(0,1)", "(0,2)"] and len(legend) == 32, f"legend order: {list(legend)[:5]}")
-    check(len(set(legend.values())) == 32, "the 32 grid points do not get 32 colours")
+    # 24 distinct fills (8 colours, solid, dotted, cross-hatched), then they come back.
+    fills = list(legend.values())
+    check(len(set(fills[:24])) == 24 and fills[24:] == fills[:8], f"grid point fills: {fills}")
+    check(all(f.startswith("#") for f in fills[:8]) and all(f.startswith("url(#") for f in fills[8:24]),
+          f"the first 8 points are solid colours, the next 16 patterns: {fills[:24]}")
+    defined = {p.get("id") for p in root.iter(SVG + "pattern")}
+    check({f[5:-1] for f in fills[8:24]} <= defined, f"patterns used but not defined: {fills[8:24]} vs {defined}")
     check(any("axis 1 varies fastest" in t for t in texts(root)), "no grid order in the legend")
     check(any("pallas_call add (kernel @add_kernel)" in t for t in texts(root)), "no kernel name")
     for subject in ["in[0]", "in[1]", "out[0]"]:
@@ -154,6 +160,17 @@ def case_svg_padding():
     check(root.find(f".//{SVG}pattern[@id='padding-hatch']") is not None, "no hatch pattern")
 
 
+def case_svg_narrow_oob():
+    # A block too narrow for any label: its flag, abbreviated, goes above it.
+    root = block_map("tests/pictures/narrow_oob.tsr")
+    x = operand(root, "in[0]")
+    oob = [b for b in blocks(x) if "oob" in classes(b)]
+    check([b.get("data-index") for b in oob] == ["(64)"], f"out-of-bounds blocks {[b.get('data-index') for b in oob]}")
+    flags = [t for t in x.iter(SVG + "text") if "flag" in classes(t)]
+    check([t.text for t in flags] == ["OOB"], f"flags {[t.text for t in flags]}")
+    check(float(flags[0].get("y")) < float(oob[0].get("y")), "the OOB flag is not above its block")
+
+
 def case_svg_zoo():
     """Every zoo kernel draws a well-formed map; scalar prefetch needs --input."""
     for name in sorted(os.listdir(os.path.join(ROOT, "examples"))):
@@ -218,6 +235,9 @@ def case_prove_svg():
     y = operand(root, "in[1]")
     oob = [b.get("data-index") for b in blocks(y) if "oob" in classes(b)]
     check(oob == ["(2, 0)", "(2, 1)"], f"out-of-bounds blocks {oob}")
+    # Each is labelled, though the whole flag is wider than the block.
+    flags = [t.text for t in y.iter(SVG + "text") if "flag" in classes(t)]
+    check(flags == ["OUT OF", "BOUNDS"] * 2, f"out-of-bounds labels {flags}")
     hl = [r.get("data-index") for r in y.iter(SVG + "rect") if "highlight" in classes(r)]
     check(hl == ["(2, 0)"], f"highlight {hl}")
     # A proved kernel draws nothing.
