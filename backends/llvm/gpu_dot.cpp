@@ -599,7 +599,8 @@ void for_each_owned(Lowering& L, const ResidentTiles& tiles,
                     const std::function<void(size_t slot, llvm::Value* row, llvm::Value* col)>& body) {
   const TilePlan& t = tiles_of(tiles.plan);
   for (int64_t pass = 0; pass < passes(t); ++pass) {
-    auto [m0, n0] = pass_origin(L, t, L.i64(pass));
+    std::pair<llvm::Value*, llvm::Value*> origin = pass_origin(L, t, L.i64(pass));
+    llvm::Value *m0 = origin.first, *n0 = origin.second;  // plain names: lambdas below use them
     if (const auto* mp = std::get_if<MmaPlan>(&tiles.plan)) {
       MmaLayout layout(L, *mp);
       size_t base = static_cast<size_t>(pass * mp->warp_m * mp->warp_n / 32);
