@@ -470,9 +470,11 @@ bool Lowering::touches_resident(const Op& op) const {
   return false;
 }
 
-bool Lowering::used_later(const Var* v) const {
+bool Lowering::used_later(const Var* v) const { return uses_left(v) > 0; }
+
+int Lowering::uses_left(const Var* v) const {
   auto it = uses_.find(v);
-  return it != uses_.end() && it->second > 0;
+  return it == uses_.end() ? 0 : it->second;
 }
 
 void Lowering::before_write(const Var* root) {

@@ -251,6 +251,8 @@ struct Lowering {
   ResidentOutput* resident = nullptr;
   // Whether `v` is still read by an op not lowered yet (or a body output).
   bool used_later(const Var* v) const;
+  // How many of those reads are left.
+  int uses_left(const Var* v) const;
 
   // ---- the grid point (set by lower_kernel.cpp) --------------------------------
   std::vector<llvm::Value*> program_ids;  // i32, one per grid axis

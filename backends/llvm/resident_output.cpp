@@ -76,10 +76,9 @@ std::optional<ResidentOutput> find_resident_output(const GridMapping& g, int o, 
   const std::vector<Op>& ops = kernel.ops();
   for (size_t i = 0; i + 1 < ops.size(); ++i) {
     const Op &dot = ops[i], &add = ops[i + 1];
-    if (dot.name() != "dot_general" || add.name() != "addupdate") continue;
-    const Value &ref = add.main_operand(0), &value = add.main_operand(1);
-    if (!ref.is_var() || ref.var() != root || !value.is_var() || value.var() != dot.results[0]) continue;
-    if (!whole_ref(add) || uses_in(kernel, dot.results[0]) != 1) continue;
+    if (dot.name() != "dot_general" || !adds_into_whole_ref(add, dot.results[0])) continue;
+    const Value& ref = add.main_operand(0);
+    if (!ref.is_var() || ref.var() != root || uses_in(kernel, dot.results[0]) != 1) continue;
     std::optional<Matmul> mm = plain_matmul(dot);
     if (!mm || root->type.shape() != Shape{mm->M, mm->N}) continue;
     auto plan = plan_gpu_dot(mm->M, mm->N, mm->K, mm->dtype, target == Target::nvptx ? threads : 1);
@@ -95,6 +94,12 @@ std::optional<ResidentOutput> find_resident_output(const GridMapping& g, int o, 
     return r;
   }
   return std::nullopt;
+}
+
+bool adds_into_whole_ref(const Op& add, const Var* product) {
+  if (add.name() != "addupdate") return false;
+  const Value& value = add.main_operand(1);
+  return value.is_var() && value.var() == product && whole_ref(add);
 }
 
 void make_slots(Lowering& L, ResidentOutput& r) {

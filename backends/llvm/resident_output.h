@@ -39,6 +39,9 @@ struct ResidentOutput {
 // The slots are left empty (make_slots).
 std::optional<ResidentOutput> find_resident_output(const GridMapping& g, int o, int npar, Target target, int threads,
                                                    int sm);
+// `add` is `addupdate REF[whole], product`: it adds `product` into all of a Ref.
+bool adds_into_whole_ref(const Op& add, const Var* product);
+
 // One f32 alloca per element the thread owns.
 void make_slots(Lowering& L, ResidentOutput& r);
 // block -> registers.

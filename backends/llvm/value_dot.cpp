@@ -159,16 +159,19 @@ StridedMatrix dense(Lowering& L, llvm::Value* buffer, int64_t rows, int64_t cols
 // wherever the caller points it). Per chunk of k (the interpreter's order)
 // each R x W tile of C sums its chunk from zero in vector registers and
 // adds it to C: the first chunk to 0 (0 + part, as the interpreter's total
-// starts; C is never read before), the others to C. The tile loops run j
+// starts; C is never read before), the others to C. With `add_to_c` the
+// first chunk is added to C's contents instead (C += A @ Bm: with a single
+// chunk exactly `addupdate`'s C + (0 + part)). The tile loops run j
 // outside i, so a W-wide strip of Bm's chunk stays in L1 while every row
 // passes. Vector lanes add and multiply as the scalar ops do: f32 stays
 // bit-exact.
-void host_matmul(Lowering& L, const Block& A, const StridedMatrix& Bm, const StridedMatrix& C, DType acc, Dims d) {
+void host_matmul(Lowering& L, const Block& A, const StridedMatrix& Bm, const StridedMatrix& C, DType acc, Dims d,
+                 bool add_to_c = false) {
   auto& B = L.b;
   llvm::Type* t = L.compute_type(acc);
   const int64_t elem = static_cast<int64_t>(L.module.getDataLayout().getTypeAllocSize(t));
   if (d.nb * d.M * d.N == 0) return;
-  if (d.K == 0) {  // no terms: every element is the empty sum
+  if (d.K == 0 && !add_to_c) {  // no terms: every element is the empty sum
     L.for_range(L.i64(0), L.i64(d.nb), [&](llvm::Value* batch) {
       L.for_range(L.i64(0), L.i64(d.M), [&](llvm::Value* row) {
         L.for_range(L.i64(0), L.i64(d.N), [&](llvm::Value* col) {
@@ -210,8 +213,8 @@ void host_matmul(Lowering& L, const Block& A, const StridedMatrix& Bm, const Str
         });
         for (int64_t r = 0; r < R; ++r) {
           llvm::Value* cp = C.at(L, t, batch, B.CreateAdd(i, L.i64(r)), j);
-          llvm::Value* total =
-              first ? static_cast<llvm::Value*>(llvm::Constant::getNullValue(vt)) : B.CreateAlignedLoad(vt, cp, align);
+          llvm::Value* total = first && !add_to_c ? static_cast<llvm::Value*>(llvm::Constant::getNullValue(vt))
+                                                  : B.CreateAlignedLoad(vt, cp, align);
           B.CreateAlignedStore(add(L, acc, total, B.CreateLoad(vt, part[static_cast<size_t>(r)])), cp, align);
         }
       });
@@ -228,6 +231,28 @@ void host_matmul(Lowering& L, const Block& A, const StridedMatrix& Bm, const Str
         chunk_pass(batch, k0, k1, false);
       });
   });
+}
+
+// The host's fusion of `%p = dot_general ...; addupdate %o[whole], %p` (%p
+// used nowhere else): the product is added into o's block where it lies,
+// with no result buffer and no second pass. Exact only while k is one chunk
+// (o + (0 + part)); o must be addressed densely (unit-stride rows, every
+// element real), have the accumulator's dtype, and not be read by A, which
+// host_matmul reads in place while it writes o.
+std::optional<StridedMatrix> host_fused_destination(Lowering& L, const Op& op, const Block& A, DType acc, const Dims& d) {
+  const Op* next = L.next_op();
+  const Var* product = op.results[0];
+  if (L.target != Target::host || !next || d.nb != 1 || d.K > kDotChunk || L.uses_left(product) != 1 ||
+      !adds_into_whole_ref(*next, product))
+    return std::nullopt;
+  const RefView& o = L.ref(next->main_operand(0));
+  if (L.resident && L.resident->root == o.root) return std::nullopt;  // its registers hold the block
+  auto* unit = o.stride.size() == 2 ? llvm::dyn_cast<llvm::ConstantInt>(o.stride[1]) : nullptr;
+  if (o.type.dtype() != acc || o.maybe_partial || !unit || unit->getSExtValue() != 1 ||
+      std::find(A.reads.begin(), A.reads.end(), o.root) != A.reads.end())
+    return std::nullopt;
+  L.before_write(o.root);
+  return StridedMatrix{L.address(o, {L.i64(0), L.i64(0)}), L.i64(0), o.stride[0]};
 }
 
 void lower_dot_general(Lowering& L, const Op& op) {
@@ -268,6 +293,10 @@ void lower_dot_general(Lowering& L, const Op& op) {
     // Bm is copied even when it is a plain view: read in place, a block's
     // rows lie a power of two apart in the input (4 KiB for 1024 f32
     // columns) and a tile's strip of them conflicts in L1; measured slower.
+    if (std::optional<StridedMatrix> into = host_fused_destination(L, op, A, acc, {nb, M, K, N})) {
+      host_matmul(L, A, dense(L, Bm.buffer, K, N), *into, acc, {nb, M, K, N}, /*add_to_c=*/true);
+      return L.fuse_next();
+    }
     const int64_t elem = static_cast<int64_t>(L.module.getDataLayout().getTypeAllocSize(t));
     llvm::Value* C = L.arena_alloc(std::max<int64_t>(1, nb * M * N) * elem);
     host_matmul(L, A, dense(L, Bm.buffer, K, N), dense(L, C, M, N), acc, {nb, M, K, N});
