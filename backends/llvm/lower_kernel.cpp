@@ -513,15 +513,24 @@ void KernelBuilder::choose_resident(Lowering& L) {
 
 // The resident block of this parallel grid point (the sequential axes do
 // not move it: they are read as 0), loaded into the registers.
-// The first step checks the block index and stops the run where it is out of
-// range, so the block is loaded here only where it is valid.
+// The resident block of this parallel grid point (the sequential axes do
+// not move it), loaded into the registers before the first step. Its block
+// index is checked first, as that step will check it (sequential axes at 0,
+// the staged outputs' index maps, then the blocks before it in operand
+// order): the same error for the same program, and the load never leaves
+// the array. (Loading under a validity test instead made ptxas spill the
+// f32 matmul's registers.)
 void KernelBuilder::hold_resident(Lowering& L) {
   std::vector<llvm::Value*> ids = L.program_ids;
-  for (llvm::Value*& id : ids)
+  for (llvm::Value*& id : L.program_ids)
     if (!id) id = L.i32(0);
-  Lowering::BlockAhead block = block_ahead(L, g_.num_inputs() + resident_output_, std::move(ids));
-  resident_->block = block.view;
-  L.if_then(block.valid, [&] { begin_resident(L, *resident_); });
+  int nin = g_.num_inputs(), held = nin + resident_output_;
+  for (int o = 0; o < g_.num_outputs(); ++o)
+    if (staged_out_[static_cast<size_t>(o)]) index_map_values(L, nin + o);
+  for (int m = 0; m < held; ++m) check_block_index(L, m, index_map_values(L, m));
+  resident_->block = block_view(L, held);
+  L.program_ids = std::move(ids);
+  begin_resident(L, *resident_);
   L.resident = &*resident_;
 }
 
