@@ -496,8 +496,6 @@ void KernelBuilder::copy_in_if_moved(Lowering& L, int m, const Staged& s, const 
   });
 }
 
-// Everything one grid point does, the arbitrary axes as inner loops: the
-// interpreter's row-major grid order restricted to one parallel point.
 // At most one output block in registers (they are many registers): the
 // first that qualifies. Its slots are allocated once per kernel.
 void KernelBuilder::choose_resident(Lowering& L) {
@@ -511,8 +509,6 @@ void KernelBuilder::choose_resident(Lowering& L) {
   if (resident_) make_slots(L, *resident_);
 }
 
-// The resident block of this parallel grid point (the sequential axes do
-// not move it: they are read as 0), loaded into the registers.
 // The resident block of this parallel grid point (the sequential axes do
 // not move it), loaded into the registers before the first step. Its block
 // index is checked first, as that step will check it (sequential axes at 0,
@@ -534,6 +530,8 @@ void KernelBuilder::hold_resident(Lowering& L) {
   L.resident = &*resident_;
 }
 
+// Everything one grid point does, the arbitrary axes as inner loops: the
+// interpreter's row-major grid order restricted to one parallel point.
 void KernelBuilder::lower_grid_point(Lowering& L, const std::vector<RefView>& scratch) {
   int rank = g_.grid_rank();
   if (!resident_) choose_resident(L);

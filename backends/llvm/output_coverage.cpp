@@ -53,18 +53,6 @@ bool forwards(const GridMapping& g, int m, int axis) {
   return std::any_of(im.outputs().begin(), im.outputs().end(), [v](const Value& x) { return x.var() == v; });
 }
 
-bool whole_ref(const Indexer& ix, const Shape& ref_shape) {
-  if (ix.entries.size() != ref_shape.size()) return false;
-  for (size_t d = 0; d < ref_shape.size(); ++d) {
-    const IndexEntry& e = ix.entries[d];
-    bool whole = e.kind == IndexEntry::Full ||
-                 (e.kind == IndexEntry::Slice && !e.is_dynamic() && !e.has_dynamic_size() && e.start == 0 &&
-                  e.stride == 1 && e.size == ref_shape[d]);
-    if (!whole) return false;
-  }
-  return true;
-}
-
 bool mentions(const Op& op, const Var* v) {
   return std::any_of(op.operands.begin(), op.operands.end(), [v](const Value& x) { return x.var() == v; });
 }
@@ -154,6 +142,18 @@ bool first_touch_writes_whole(const GridMapping& g, int m, const Var* ref) {
 }
 
 }  // namespace
+
+bool whole_ref(const Indexer& ix, const Shape& ref_shape) {
+  if (ix.entries.size() != ref_shape.size()) return false;
+  for (size_t d = 0; d < ref_shape.size(); ++d) {
+    const IndexEntry& e = ix.entries[d];
+    bool whole = e.kind == IndexEntry::Full ||
+                 (e.kind == IndexEntry::Slice && !e.is_dynamic() && !e.has_dynamic_size() && e.start == 0 &&
+                  e.stride == 1 && e.size == ref_shape[d]);
+    if (!whole) return false;
+  }
+  return true;
+}
 
 bool writes_every_element(const GridMapping& g, int output) {
   int m = g.num_inputs() + output;

@@ -29,4 +29,8 @@ namespace tessera::backends::llvm_lowering {
 
 bool writes_every_element(const GridMapping& g, int output);
 
+// Whether indexer `ix` selects all of a Ref of `ref_shape` (every entry
+// full, or a static slice from 0 of the whole dim with stride 1).
+bool whole_ref(const Indexer& ix, const Shape& ref_shape);
+
 }  // namespace tessera::backends::llvm_lowering

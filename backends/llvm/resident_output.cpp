@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backends/llvm/output_coverage.h"
 #include "backends/llvm/value_helpers.h"
 
 namespace tessera::backends::llvm_lowering {
@@ -19,20 +20,12 @@ int uses_in(const Body& body, const Var* v) {
   return n;
 }
 
-// Whether the op's indexer of main operand 0 selects the whole Ref.
-bool whole_ref(const Op& op) {
+// Whether the op's indexer of main operand 0 selects the whole Ref (no
+// indexer: all of it).
+bool indexes_whole_ref(const Op& op) {
   int ref_operand = op.main_operand_index(0);
   const Indexer* ix = op.indexer_for(ref_operand);
-  if (!ix) return true;
-  const Shape& shape = op.operands[static_cast<size_t>(ref_operand)].var()->type.shape();
-  for (size_t d = 0; d < ix->entries.size(); ++d) {
-    const IndexEntry& e = ix->entries[d];
-    bool all = e.kind == IndexEntry::Full ||
-               (e.kind == IndexEntry::Slice && e.dyn_start < 0 && e.dyn_size < 0 && e.start == 0 && e.stride == 1 &&
-                e.size == shape[d]);
-    if (!all) return false;
-  }
-  return true;
+  return !ix || whole_ref(*ix, op.operands[static_cast<size_t>(ref_operand)].var()->type.shape());
 }
 
 // dot_general of two [M, K] x [K, N] matrices of one dtype into f32: its
@@ -99,7 +92,7 @@ std::optional<ResidentOutput> find_resident_output(const GridMapping& g, int o, 
 bool adds_into_whole_ref(const Op& add, const Var* product) {
   if (add.name() != "addupdate") return false;
   const Value& value = add.main_operand(1);
-  return value.is_var() && value.var() == product && whole_ref(add);
+  return value.is_var() && value.var() == product && indexes_whole_ref(add);
 }
 
 void make_slots(Lowering& L, ResidentOutput& r) {
