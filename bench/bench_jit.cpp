@@ -18,6 +18,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -81,6 +82,60 @@ void BM_jit_matmul(benchmark::State& state) { jit_matmul(state, Outputs::preallo
 void BM_jit_matmul_fresh_output(benchmark::State& state) { jit_matmul(state, Outputs::fresh); }
 void BM_jit_softmax(benchmark::State& state) { jit_softmax(state, Outputs::preallocated); }
 void BM_jit_softmax_fresh_output(benchmark::State& state) { jit_softmax(state, Outputs::fresh); }
+// BM_pair_X: the C++ loop and the JIT (into preallocated outputs) alternate
+// inside one timed loop, which of them goes first alternating too, so both
+// see the same load: on a shared machine memory-bound times move by a third
+// from run to run, and only a ratio of neighbouring runs is stable.
+// jit_over_cpp is the median of the per-pair ratios; the iteration time is
+// the JIT's.
+template <class Baseline>
+void run_pair(benchmark::State& state, const std::string& text, const std::vector<Array>& in, Baseline cpp) {
+  Module m = parse_module(text, "bench.tsr");
+  const Op& call = first_pallas_call(m);
+  ll::HostJit jit(ll::JitOptions{1, false});
+  jit.compile(m, call);
+  std::vector<Array> out = ll::run_function_jit(jit, m, "main", in);
+  auto seconds = [](auto&& f) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    benchmark::ClobberMemory();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::vector<double> cpp_s, jit_s, ratio;
+  for (auto _ : state) {
+    auto run_jit_once = [&] { jit.run_into(m, call, in, out); };
+    double c = 0, j = 0;
+    if (cpp_s.size() % 2 == 0) c = seconds(cpp), j = seconds(run_jit_once);
+    else j = seconds(run_jit_once), c = seconds(cpp);
+    cpp_s.push_back(c), jit_s.push_back(j), ratio.push_back(j / c);
+    state.SetIterationTime(j);
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  state.counters["cpp_ms"] = 1e3 * median(cpp_s);
+  state.counters["jit_ms"] = 1e3 * median(jit_s);
+  state.counters["jit_over_cpp"] = median(ratio);
+}
+void BM_pair_add(benchmark::State& state) {
+  Array x = random({4096, 4096}, 1), y = random({4096, 4096}, 2);
+  std::vector<float> o(4096 * 4096);
+  run_pair(state, add_text(4096, 256), {x, y}, [&] { baseline_add(x.data<float>(), y.data<float>(), o.data(), o.size()); });
+}
+void BM_pair_softmax(benchmark::State& state) {
+  Array x = random({4096, 4096}, 5);
+  std::vector<float> o(4096 * 4096);
+  run_pair(state, softmax_text(4096, 32), {x}, [&] { baseline_softmax_rows(x.data<float>(), o.data(), 4096, 4096); });
+}
+void BM_pair_matmul(benchmark::State& state) {
+  Array a = random({1024, 1024}, 3), b = random({1024, 1024}, 4);
+  std::vector<float> o(1024 * 1024);
+  run_pair(state, matmul_text(1024, 1024, 1024, 128, 128, 128), {a, b}, [&] {
+    std::fill(o.begin(), o.end(), 0.0f);
+    baseline_matmul_tiled(a.data<float>(), b.data<float>(), o.data(), 1024, 1024, 1024);
+  });
+}
 // Compile time of one zoo kernel: a fresh HostJit per iteration (its creation
 // not timed), so nothing is cached.
 void BM_compile(benchmark::State& state, const std::string& example) {
@@ -132,6 +187,10 @@ TIMED(BM_cpp_softmax);
 TIMED(BM_jit_softmax)->Arg(1)->Arg(2);
 TIMED(BM_jit_softmax_fresh_output)->Arg(1)->Arg(2);
 TIMED(BM_interp_softmax);
+#define PAIRED(bm) BENCHMARK(bm)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(2.0)
+PAIRED(BM_pair_add);
+PAIRED(BM_pair_softmax);
+PAIRED(BM_pair_matmul);
 #define TIMED_COMPILE(name, file) \
   BENCHMARK_CAPTURE(BM_compile, name, std::string(file))->Unit(benchmark::kMillisecond)->UseRealTime()->ComputeStatistics("min", fastest)
 TIMED_COMPILE(add, "add.tsr");
