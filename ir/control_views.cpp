@@ -25,6 +25,14 @@ const Body& body_of(const Op& op, const char* key, size_t min_params) {
   return *b;
 }
 
+// `head`, then every vector of `parts` in order: an operand list by role.
+std::vector<Value> joined(std::vector<Value> head, std::initializer_list<const std::vector<Value>*> parts) {
+  for (const std::vector<Value>* p : parts) head.insert(head.end(), p->begin(), p->end());
+  return head;
+}
+
+int64_t size_of(const std::vector<Value>& v) { return static_cast<int64_t>(v.size()); }
+
 }  // namespace
 
 ForView::ForView(const Op& viewed) : op(viewed) {
@@ -33,6 +41,12 @@ ForView::ForView(const Op& viewed) : op(viewed) {
   num_consts = count(op, "num_consts", op.int_param("num_consts"), rest);
   num_carries = static_cast<int>(rest) - num_consts;
   body_ = &body_of(op, "body", rest + 1);
+}
+
+std::vector<Value> ForView::make(Builder& b, Value lo, Value hi, std::vector<Value> consts, std::vector<Value> carries,
+                                 BodyPtr body) {
+  return b.emit("for", joined({lo, hi}, {&consts, &carries}),
+                {{"body", std::move(body)}, {"num_consts", size_of(consts)}});
 }
 
 LoopParts<Value> ForView::operands() const {
@@ -46,6 +60,12 @@ WhileView::WhileView(const Op& viewed) : op(viewed) {
   num_carries = static_cast<int>(op.operands.size()) - num_consts;
   cond_ = &body_of(op, "cond", op.operands.size());
   body_ = &body_of(op, "body", op.operands.size());
+}
+
+std::vector<Value> WhileView::make(Builder& b, std::vector<Value> consts, std::vector<Value> carries, BodyPtr cond,
+                                   BodyPtr body) {
+  return b.emit("while", joined({}, {&consts, &carries}),
+                {{"cond", std::move(cond)}, {"body", std::move(body)}, {"num_consts", size_of(consts)}});
 }
 
 LoopParts<Value> WhileView::operands() const { return split(std::span<const Value>(op.operands), num_consts, num_carries); }
@@ -63,6 +83,16 @@ ScanView::ScanView(const Op& viewed) : op(viewed) {
     throw Error(op.loc, "scan: its body returns fewer values than there are carries");
 }
 
+std::vector<Value> ScanView::make(Builder& b, int64_t length, std::vector<Value> consts, std::vector<Value> carries,
+                                  std::vector<Value> xs, BodyPtr body, bool reverse) {
+  return b.emit("scan", joined({}, {&consts, &carries, &xs}),
+                {{"body", std::move(body)},
+                 {"length", length},
+                 {"num_consts", size_of(consts)},
+                 {"num_carry", size_of(carries)},
+                 {"reverse", reverse}});
+}
+
 LoopParts<Value> ScanView::operands() const { return split(std::span<const Value>(op.operands), num_consts, num_carries); }
 LoopParts<Var*> ScanView::params() const { return split(std::span<Var* const>(body_->params()), num_consts, num_carries); }
 
@@ -71,6 +101,14 @@ CondView::CondView(const Op& viewed) : op(viewed), branches_(&op.bodies_param("b
   for (const BodyPtr& b : *branches_)
     if (!b || b->params().size() != op.operands.size() - 1)
       throw Error(op.loc, "cond: a branch takes other parameters than the operands it is given");
+}
+
+std::vector<Value> CondView::make(Builder& b, Value index, std::vector<Value> args, std::vector<BodyPtr> branches) {
+  return b.emit("cond", joined({index}, {&args}), {{"branches", std::move(branches)}});
+}
+
+std::vector<Value> RunScopedView::make(Builder& b, std::vector<Value> args, BodyPtr body) {
+  return b.emit("run_scoped", std::move(args), {{"body", std::move(body)}});
 }
 
 RunScopedView::RunScopedView(const Op& viewed) : op(viewed), body_(&body_of(op, "body", op.operands.size())) {}

@@ -14,10 +14,15 @@
 //
 // A view checks the layout when it is made (an Error at the op, never an
 // out-of-range read), so it may be used on unverified ops too.
+//
+// Each view's static `make` is the inverse: it appends the op to a Builder
+// from its parts by role and returns the results, so no pass spells a
+// control op's params (`num_consts`, `branches`, ...) or counts its operands.
 #pragma once
 
 #include <span>
 
+#include "ir/builder.h"
 #include "ir/ir.h"
 
 namespace tessera {
@@ -31,6 +36,8 @@ struct LoopParts {
 class ForView {
  public:
   explicit ForView(const Op& op);
+  static std::vector<Value> make(Builder& b, Value lo, Value hi, std::vector<Value> consts, std::vector<Value> carries,
+                                 BodyPtr body);
   const Op& op;
   int num_consts, num_carries;
 
@@ -50,6 +57,8 @@ class ForView {
 class WhileView {
  public:
   explicit WhileView(const Op& op);
+  static std::vector<Value> make(Builder& b, std::vector<Value> consts, std::vector<Value> carries, BodyPtr cond,
+                                 BodyPtr body);
   const Op& op;
   int num_consts, num_carries;
 
@@ -68,6 +77,8 @@ class WhileView {
 class ScanView {
  public:
   explicit ScanView(const Op& op);
+  static std::vector<Value> make(Builder& b, int64_t length, std::vector<Value> consts, std::vector<Value> carries,
+                                 std::vector<Value> xs, BodyPtr body, bool reverse = false);
   const Op& op;
   int64_t length;
   int num_consts, num_carries, num_xs;
@@ -87,6 +98,7 @@ class ScanView {
 class CondView {
  public:
   explicit CondView(const Op& op);
+  static std::vector<Value> make(Builder& b, Value index, std::vector<Value> args, std::vector<BodyPtr> branches);
   const Op& op;
 
   const Value& index() const { return op.operands[0]; }
@@ -100,6 +112,7 @@ class CondView {
 class RunScopedView {
  public:
   explicit RunScopedView(const Op& op);
+  static std::vector<Value> make(Builder& b, std::vector<Value> args, BodyPtr body);
   const Op& op;
 
   std::span<const Value> args() const { return op.operands; }

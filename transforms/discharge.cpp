@@ -257,6 +257,8 @@ std::vector<Value> operand_values(const Op& op, const Env& env) {
   return out;
 }
 
+void append(std::vector<int>& a, const std::vector<int>& b) { a.insert(a.end(), b.begin(), b.end()); }
+void append(std::vector<Value>& a, const std::vector<Value>& b) { a.insert(a.end(), b.begin(), b.end()); }
 void bind(Env& env, const Op& op, int result, Value v) { env.values[op.results.at(result)] = v; }
 
 // ---- state ops ----
@@ -405,12 +407,9 @@ void cond_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   std::vector<BodyPtr> branches;
   for (const BodyPtr& br : op.bodies_param("branches")) branches.push_back(d.discharge_nested(*br, env.grid).body);
   std::vector<int> ref_slots;
-  std::vector<Value> operands{d.val(op.operands[0], env, op)};
-  auto args = thread_operands(d, op, 1, op.operands.size(), env, &ref_slots);
-  operands.insert(operands.end(), args.begin(), args.end());
-  auto ctx = ctx_values(env);
-  operands.insert(operands.end(), ctx.begin(), ctx.end());
-  std::vector<Var*> made = b.create(op.prim->name == "cond" ? *op.prim : prim("cond"), operands, {{"branches", branches}});
+  std::vector<Value> args = thread_operands(d, op, 1, op.operands.size(), env, &ref_slots);
+  append(args, ctx_values(env));
+  std::vector<Value> made = CondView::make(b, d.val(op.operands[0], env, op), args, branches);
   size_t n = op.results.size();
   for (size_t r = 0; r < n; ++r) bind(env, op, static_cast<int>(r), made[r]);
   for (size_t k = 0; k < ref_slots.size(); ++k) env.slots[ref_slots[k]] = made[n + k];
@@ -451,8 +450,6 @@ std::vector<int> range(int from, int n) {
   return r;
 }
 
-void append(std::vector<int>& a, const std::vector<int>& b) { a.insert(a.end(), b.begin(), b.end()); }
-void append(std::vector<Value>& a, const std::vector<Value>& b) { a.insert(a.end(), b.begin(), b.end()); }
 
 void check_cond_pure(const Op& op, const Body& cond) {
   Effects fx = compute_effects(cond);
@@ -479,13 +476,10 @@ void for_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   std::vector<int> outs = range(nc, nr);
   append(outs, range(0, nc));
   BodyPtr w = reorder(*db.body, perm, outs, BodyKind::fn);
-  std::vector<Value> operands{d.val(op.operands[0], env, op), d.val(op.operands[1], env, op)};
-  append(operands, s.plain_vals);
-  append(operands, ctx_values(env));
-  append(operands, s.ref_vals);
-  for (int c = 0; c < nc; ++c) operands.push_back(d.val(op.operands[2 + k + c], env, op));
-  std::vector<Var*> made = b.create(*op.prim, operands,
-                      {{"body", w}, {"num_consts", int64_t(s.plain_vals.size()) + int64_t(db.num_ctx)}});
+  std::vector<Value> consts = s.plain_vals, carries = s.ref_vals;
+  append(consts, ctx_values(env));
+  for (int c = 0; c < nc; ++c) carries.push_back(d.val(op.operands[2 + k + c], env, op));
+  std::vector<Value> made = ForView::make(b, d.val(op.operands[0], env, op), d.val(op.operands[1], env, op), consts, carries, w);
   for (int r = 0; r < nr; ++r) env.slots[s.ref_slots[r]] = made[r];
   for (int c = 0; c < nc; ++c) bind(env, op, c, made[nr + c]);
 }
@@ -508,12 +502,10 @@ void while_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   append(outs, range(0, nc));
   BodyPtr wb = reorder(*db.body, perm, outs, BodyKind::fn);
   BodyPtr wc = reorder(*dc.body, perm, {0}, BodyKind::fn);
-  std::vector<Value> operands = s.plain_vals;
-  append(operands, ctx_values(env));
-  append(operands, s.ref_vals);
-  for (int c = 0; c < nc; ++c) operands.push_back(d.val(op.operands[k + c], env, op));
-  std::vector<Var*> made = b.create(*op.prim, operands,
-                      {{"cond", wc}, {"body", wb}, {"num_consts", int64_t(s.plain_vals.size()) + int64_t(db.num_ctx)}});
+  std::vector<Value> consts = s.plain_vals, carries = s.ref_vals;
+  append(consts, ctx_values(env));
+  for (int c = 0; c < nc; ++c) carries.push_back(d.val(op.operands[k + c], env, op));
+  std::vector<Value> made = WhileView::make(b, consts, carries, wc, wb);
   for (int r = 0; r < nr; ++r) env.slots[s.ref_slots[r]] = made[r];
   for (int c = 0; c < nc; ++c) bind(env, op, c, made[nr + c]);
 }
@@ -536,16 +528,11 @@ void scan_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   std::vector<int> outs = range(nc + ny, nr);
   append(outs, range(0, nc + ny));
   BodyPtr w = reorder(*db.body, perm, outs, BodyKind::fn);
-  std::vector<Value> operands = s.plain_vals;
-  append(operands, ctx_values(env));
-  append(operands, s.ref_vals);
-  for (int i = k; i < k + nc + nx; ++i) operands.push_back(d.val(op.operands[i], env, op));
-  std::vector<Var*> made = b.create(*op.prim, operands,
-                      {{"body", w},
-                       {"length", op.int_param("length")},
-                       {"num_consts", int64_t(s.plain_vals.size()) + int64_t(db.num_ctx)},
-                       {"num_carry", int64_t(nr + nc)},
-                       {"reverse", op.bool_param("reverse")}});
+  std::vector<Value> consts = s.plain_vals, carries = s.ref_vals, xs;
+  append(consts, ctx_values(env));
+  for (int i = k; i < k + nc; ++i) carries.push_back(d.val(op.operands[i], env, op));
+  for (int i = k + nc; i < k + nc + nx; ++i) xs.push_back(d.val(op.operands[i], env, op));
+  std::vector<Value> made = ScanView::make(b, view.length, consts, carries, xs, w, view.reverse);
   for (int r = 0; r < nr; ++r) env.slots[s.ref_slots[r]] = made[r];
   for (int i = 0; i < nc + ny; ++i) bind(env, op, i, made[nr + i]);
 }

@@ -41,6 +41,7 @@
 #include <limits>
 #include <optional>
 
+#include "ir/control_views.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
 #include "transforms/discharge_internal.h"
@@ -546,10 +547,7 @@ void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
   }
   lb.ret(next);
 
-  std::vector<Value> operands{Literal::of_int(DType::i32, 0), total};
-  operands.insert(operands.end(), consts.begin(), consts.end());
-  operands.insert(operands.end(), carries.begin(), carries.end());
-  std::vector<Var*> res = b.create(prim("for"), operands, {{"body", w}, {"num_consts", int64_t(consts.size())}});
+  std::vector<Value> res = ForView::make(b, Literal::of_int(DType::i32, 0), total, consts, carries, w);
   for (int o = 0; o < nout; ++o) {
     Value out = res[o];
     if (lazy[o]) {  // the last block goes back after the last step

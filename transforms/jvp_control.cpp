@@ -52,12 +52,6 @@ void push_group(Ctx& c, Vals& out, const Vals& x, const Tans& dx, size_t from, s
     if (has[i]) out.push_back(c.instantiate(dx[from + i], x[from + i].type()));
 }
 
-int count(const std::vector<bool>& m) {
-  int n = 0;
-  for (bool b : m) n += b;
-  return n;
-}
-
 // Splits results laid out as (primals of a group of n, tangents of `has`).
 size_t take_group(const Vals& res, size_t at, size_t n, const std::vector<bool>& has, RuleResult& out) {
   size_t t = at + n;
@@ -77,9 +71,9 @@ RuleResult cond_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
     outt = differentiable_mask(br->output_types());
     branches.push_back(jvp_body(c, *br, br->name(), br->kind(), has, outt));
   }
-  Vals ops{x[0]};
-  push_group(c, ops, x, dx, 1, n, has);
-  Vals res = c.b.emit(*op.prim, ops, params_with(op, {{"branches", branches}}));
+  Vals args;
+  push_group(c, args, x, dx, 1, n, has);
+  Vals res = CondView::make(c.b, x[0], args, branches);
   RuleResult r;
   take_group(res, 0, outt.size(), outt, r);
   return r;
@@ -100,11 +94,10 @@ RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   const Body& body = *op.body_param("body");
   BodyPtr nbody = jvp_body_layout(c, body, body.name(), body.kind(), layout, outs);
   BodyPtr ncond = primal_only(*op.body_param("cond"), layout);
-  Vals ops;
-  push_group(c, ops, x, dx, 0, k, kh);
-  push_group(c, ops, x, dx, k, nc, ch);
-  Params p = params_with(op, {{"cond", ncond}, {"body", nbody}, {"num_consts", int64_t{k + count(kh)}}});
-  Vals res = c.b.emit(*op.prim, ops, p);
+  Vals consts, carries;
+  push_group(c, consts, x, dx, 0, k, kh);
+  push_group(c, carries, x, dx, k, nc, ch);
+  Vals res = WhileView::make(c.b, consts, carries, ncond, nbody);
   RuleResult r;
   take_group(res, 0, nc, ch, r);
   return r;
@@ -124,11 +117,10 @@ RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   group(outs, 0, nc, ch);
   const Body& body = *op.body_param("body");
   BodyPtr nbody = jvp_body_layout(c, body, body.name(), body.kind(), layout, outs);
-  Vals ops{x[0], x[1]};
-  push_group(c, ops, x, dx, 2, k, kh);
-  push_group(c, ops, x, dx, 2 + k, nc, ch);
-  Params p = params_with(op, {{"body", nbody}, {"num_consts", int64_t{k + count(kh)}}});
-  Vals res = c.b.emit(*op.prim, ops, p);
+  Vals consts, carries;
+  push_group(c, consts, x, dx, 2, k, kh);
+  push_group(c, carries, x, dx, 2 + k, nc, ch);
+  Vals res = ForView::make(c.b, x[0], x[1], consts, carries, nbody);
   RuleResult r;
   take_group(res, 0, nc, ch, r);
   return r;
@@ -155,12 +147,11 @@ RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   group(outs, 0, nc, ch);
   group(outs, nc, ny, yh);
   BodyPtr nbody = jvp_body_layout(c, body, body.name(), body.kind(), layout, outs);
-  Vals ops;
-  push_group(c, ops, x, dx, 0, k, kh);
-  push_group(c, ops, x, dx, k, nc, ch);
-  push_group(c, ops, x, dx, k + nc, nx, xh);
-  Params p = params_with(op, {{"body", nbody}, {"num_consts", int64_t{k + count(kh)}}, {"num_carry", int64_t{nc + count(ch)}}});
-  Vals res = c.b.emit(*op.prim, ops, p);
+  Vals consts, carries, xs;
+  push_group(c, consts, x, dx, 0, k, kh);
+  push_group(c, carries, x, dx, k, nc, ch);
+  push_group(c, xs, x, dx, k + nc, nx, xh);
+  Vals res = ScanView::make(c.b, view.length, consts, carries, xs, nbody, view.reverse);
   RuleResult r;
   size_t at = take_group(res, 0, nc, ch, r);
   take_group(res, at, ny, yh, r);

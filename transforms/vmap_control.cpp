@@ -34,9 +34,7 @@ RuleResult cond_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
     Dims outd(branches[0]->outputs().size(), 0);
     std::vector<BodyPtr> nb;
     for (const BodyPtr& br : branches) nb.push_back(vmap_body(c, *br, br->name(), br->kind(), adims, outd));
-    Vals ops{x[0]};
-    ops.insert(ops.end(), args.begin(), args.end());
-    return at0(c.b.emit(*op.prim, ops, params_with(op, {{"branches", nb}})));
+    return at0(CondView::make(c.b, x[0], args, nb));
   }
   for (const BodyPtr& br : branches)
     if (has_effects(*br))

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "ir/control_views.h"
 #include "ir/grid_mapping.h"
 #include "ir/sparse_core.h"
 #include "transforms/vmap.h"
@@ -126,10 +127,9 @@ RuleResult explicit_loop(Ctx& c, const Op& op, const GridMapping& g, Vals x, Dim
   }
   b.ret(next);
 
-  Vals ops{Literal::of_int(DType::i32, 0), Literal::of_int(DType::i32, c.size)};
-  ops.insert(ops.end(), consts.begin(), consts.end());
-  for (const Type& t : g.out_types) ops.push_back(c.b.zeros(batched_type(t, 0, c.size)));
-  Vals r = c.b.emit("for", ops, {{"body", body}, {"num_consts", static_cast<int64_t>(consts.size())}});
+  Vals stacks;
+  for (const Type& t : g.out_types) stacks.push_back(c.b.zeros(batched_type(t, 0, c.size)));
+  Vals r = ForView::make(c.b, Literal::of_int(DType::i32, 0), Literal::of_int(DType::i32, c.size), consts, stacks, body);
   return {r, Dims(r.size(), 0)};
 }
 

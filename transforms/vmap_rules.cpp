@@ -2,6 +2,7 @@
 // dot_general) and state ops, and the scan-over-the-batch fallback.
 #include <algorithm>
 
+#include "ir/control_views.h"
 #include "transforms/vmap.h"
 
 namespace tessera::vmap {
@@ -225,12 +226,7 @@ RuleResult loop_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>
       inner[i] = bb.param(op.operands[i].type(), x[i].is_var() ? x[i].var()->name : "");
     }
   bb.ret(bb.emit(*op.prim, inner, op.params, op.indexers));
-  Vals ops = consts;
-  ops.insert(ops.end(), xs.begin(), xs.end());
-  Vals r = c.b.emit("scan", ops,
-                    {{"body", body}, {"length", c.size}, {"num_consts", static_cast<int64_t>(consts.size())},
-                     {"num_carry", int64_t{0}}});
-  return at0(r);
+  return at0(ScanView::make(c.b, c.size, consts, {}, xs, body));
 }
 
 void add_array_rules(RuleTable<BatchRule>& t) {

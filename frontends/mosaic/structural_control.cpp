@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "frontends/mosaic/body_translator.h"
+#include "ir/control_views.h"
 #include "frontends/mosaic/import_rules.h"
 
 namespace tessera::mlir_text {
@@ -96,9 +97,7 @@ void scf_if(BodyTranslator& t, const Operation& op) {
   };
   std::vector<BodyPtr> branches{branch(op.regions.size() > 1 ? &op.regions[1] : nullptr), branch(&op.regions[0])};
   t.builder().set_loc(op.loc);
-  std::vector<Value> operands{pred};
-  for (Var* v : c.vars) operands.push_back(v);
-  bind_results(t, op, t.builder().emit("cond", operands, {{"branches", branches}}));
+  bind_results(t, op, CondView::make(t.builder(), pred, capture_operands(c), branches));
 }
 
 // `scf.for %i = %lo to %hi step %s iter_args(...)` -> `for`. tessera's loop
@@ -147,10 +146,7 @@ void scf_for(BodyTranslator& t, const Operation& op) {
     from = b.literal(d, 0);
     to = b.binary("div", rounded, b.literal(d, static_cast<double>(s)));
   }
-  std::vector<Value> operands{from, to};
-  for (Var* v : c.vars) operands.push_back(v);
-  operands.insert(operands.end(), inits.begin(), inits.end());
-  bind_results(t, op, b.emit("for", operands, {{"body", body}, {"num_consts", static_cast<int64_t>(c.vars.size())}}));
+  bind_results(t, op, ForView::make(b, from, to, capture_operands(c), inits, body));
 }
 
 // `scf.while (inits) { before: scf.condition(%c) %args } do { after: scf.yield }`
@@ -186,11 +182,8 @@ void scf_while(BodyTranslator& t, const Operation& op) {
   };
   BodyPtr cond = make(before, true), body = make(after, false);
   t.builder().set_loc(op.loc);
-  std::vector<Value> operands = capture_operands(c);
-  operands.insert(operands.end(), inits.begin(), inits.end());
   (void)types;
-  bind_results(t, op, t.builder().emit("while", operands, {{"cond", cond}, {"body", body},
-                                                            {"num_consts", static_cast<int64_t>(c.vars.size())}}));
+  bind_results(t, op, WhileView::make(t.builder(), capture_operands(c), inits, cond, body));
 }
 
 // `tpu.region { memref.alloca / tpu.sem_alloc ...; tpu.yield }` ->
@@ -212,7 +205,7 @@ void tpu_region(BodyTranslator& t, const Operation& op) {
   }
   body->set_outputs(walk_block(child, block, types, op));
   t.builder().set_loc(op.loc);
-  bind_results(t, op, t.builder().emit("run_scoped", capture_operands(c), {{"body", body}}));
+  bind_results(t, op, RunScopedView::make(t.builder(), capture_operands(c), body));
 }
 
 }  // namespace
