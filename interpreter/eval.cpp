@@ -284,11 +284,11 @@ struct Exec {
   void addupdate() { swap(true); }
   void device_id() { set(0, Val{Array::scalar(DType::i32, ctx.device), nullptr}); }
   void delay() { in.sched().maybe_yield(); }
-  void call() { outputs(in.eval(*op().body_param("callee"), operands(0, p.in.size()), ctx)); }
+  void call() { outputs(in.eval(*op().param(keys::callee), operands(0, p.in.size()), ctx)); }
   // custom_jvp_call runs its `call` body; the `jvp` rule only matters to the jvp pass.
-  void custom_jvp_call() { outputs(in.eval(*op().body_param("call"), operands(0, p.in.size()), ctx)); }
+  void custom_jvp_call() { outputs(in.eval(*op().param(keys::call), operands(0, p.in.size()), ctx)); }
   // custom_vjp_call runs its `call` body; `fwd` and `bwd` only matter to reverse mode.
-  void custom_vjp_call() { outputs(in.eval(*op().body_param("call"), operands(0, p.in.size()), ctx)); }
+  void custom_vjp_call() { outputs(in.eval(*op().param(keys::call), operands(0, p.in.size()), ctx)); }
   // As JAX's custom_lin: a custom_vjp function has no forward-mode rule.
   void custom_lin() {
     fail("the jvp of a custom_vjp_call has no tangent to compute (jax.custom_vjp defines reverse mode only): "
@@ -323,7 +323,7 @@ struct Exec {
   // A SparseCore kernel runs only if Mosaic SC could lower it (an unverified
   // module, e.g. `tessera run --no-verify`, still gets the verifier's message).
   void check_sparse_core() const {
-    if (!is_sparse_core(op().str_param("kernel_type"))) return;
+    if (!is_sparse_core(op().param(keys::kernel_type))) return;
     std::vector<Diagnostic> problems = sparse_core_problems(op());
     if (!problems.empty()) throw Error(problems[0].loc, problems[0].message);
   }
@@ -415,7 +415,7 @@ struct Exec {
   // The grid axis program_id / num_programs[axis=a] names: vmapped axes skipped.
   int kernel_grid_axis() const {
     if (!ctx.kernel) fail("used outside a pallas_call kernel");
-    int64_t axis = op().int_param("axis");
+    int64_t axis = op().param(keys::axis);
     const std::vector<int>& axes = ctx.kernel->kernel_axes;
     if (axis < 0 || axis >= static_cast<int64_t>(axes.size()))
       fail("axis " + std::to_string(axis) + " is out of range for a kernel grid of rank " + std::to_string(axes.size()));
@@ -439,7 +439,7 @@ struct Exec {
   // axis_index / axis_size of a name: a grid name of the kernel (its program
   // id, the grid's size), else an enclosing core_map mesh or pmap axis.
   void named_axis() {
-    const std::string& name = op().str_param("axis_name");
+    const std::string& name = op().param(keys::axis_name);
     bool size = op().name() == "axis_size";
     auto put = [&](int64_t v) { set(0, Val{Array::scalar(DType::i32, static_cast<double>(v)), nullptr}); };
     if (ctx.kernel && ctx.kernel->grid_names) {
@@ -464,18 +464,18 @@ struct Exec {
   void prng_random_bits() {
     Prng& g = in.prng(ctx);
     if (!g.seeded()) fail("no prng_seed has run on this core" + in.where(ctx) + " before it");
-    Array out = Array::uninitialized(DType::i32, op().ints_param("shape"));
+    Array out = Array::uninitialized(DType::i32, op().param(keys::shape));
     int32_t* bits = out.data<int32_t>();
     for (int64_t i = 0; i < out.size(); ++i) bits[i] = static_cast<int32_t>(g.next());
     set(0, Val{std::move(out), nullptr});
   }
 
   void debug_check() {
-    if (in.opts().debug_checks && main(0).arr.get(0) == 0) fail("check failed: " + op().str_param("msg"));
+    if (in.opts().debug_checks && main(0).arr.get(0) == 0) fail("check failed: " + op().param(keys::msg));
   }
 
   void debug_print() {
-    std::string fmt = op().str_param("fmt");
+    std::string fmt = op().param(keys::fmt);
     std::string out;
     int next = 0;
     for (size_t i = 0; i < fmt.size(); ++i) {
@@ -700,11 +700,11 @@ struct Exec {
   // ---- cores and devices ----
   void core_map() {
     check_sparse_core();
-    const auto& names = op().idents_param("mesh_axes");
-    const auto& shape = op().ints_param("mesh_shape");
+    const auto& names = op().param(keys::mesh_axes);
+    const auto& shape = op().param(keys::mesh_shape);
     int64_t n = 1;
     for (int64_t s : shape) n *= s;
-    const Body& b = *op().body_param("body");
+    const Body& b = *op().param(keys::body);
     std::vector<Val> args = operands(0, p.in.size());
     auto ctx_for = [&](int64_t c) {
       Ctx cc = ctx;
@@ -741,11 +741,11 @@ struct Exec {
   }
 
   void pmap() {
-    const std::string& name = op().str_param("axis_name");
-    int64_t n = op().int_param("axis_size");
-    const auto& in_axes = op().ints_param("in_axes");
-    const auto& out_axes = op().ints_param("out_axes");
-    const Body& b = *op().body_param("body");
+    const std::string& name = op().param(keys::axis_name);
+    int64_t n = op().param(keys::axis_size);
+    const auto& in_axes = op().param(keys::in_axes);
+    const auto& out_axes = op().param(keys::out_axes);
+    const Body& b = *op().param(keys::body);
     std::vector<Val> all = operands(0, p.in.size());
     auto group = in.device_group(&op(), static_cast<int>(n * ctx.num_devices()));
     std::vector<std::vector<Val>> results(static_cast<size_t>(n));

@@ -27,7 +27,7 @@ int64_t max_mesh_cores(const Module& m) {
     for (const Op& op : b->ops()) {
       if (op.name() == "core_map") {
         int64_t n = 1;
-        for (int64_t s : op.ints_param("mesh_shape")) n *= s;
+        for (int64_t s : op.param(keys::mesh_shape)) n *= s;
         best = std::max(best, n);
       }
       for (const BodyPtr& nb : op.nested_bodies()) todo.push_back(nb.get());

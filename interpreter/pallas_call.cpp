@@ -469,8 +469,8 @@ void PallasRun::run_core(int core) {
   frame.grid = grid_;
   frame.kernel_axes = g_.kernel_axes();
   frame.grid_names = &g_.grid_names;
-  frame.collective_id = op_.has_param("collective_id") && std::holds_alternative<int64_t>(op_.param("collective_id"))
-                            ? op_.int_param("collective_id")
+  frame.collective_id = op_.has(keys::collective_id) && std::holds_alternative<int64_t>(op_.param("collective_id"))
+                            ? op_.param(keys::collective_id)
                             : -1;
   cc.kernel = &frame;
   int rank = static_cast<int>(grid_.size());
@@ -582,7 +582,7 @@ std::vector<Val> PallasRun::run() {
   auto& sched = in_.sched();
   int dev = ctx_.device;
   int cores = m_.cores();
-  bool has_collective = op_.has_param("collective_id") && std::holds_alternative<int64_t>(op_.param("collective_id"));
+  bool has_collective = op_.has(keys::collective_id) && std::holds_alternative<int64_t>(op_.param("collective_id"));
   // Every device has its buffers before any kernel starts (unless the kernel
   // synchronizes itself through its barrier semaphore).
   if (ctx_.devices && ctx_.devices->size > 1 && !has_collective)

@@ -15,6 +15,7 @@
 
 #include "ir/diagnostics.h"
 #include "ir/effects.h"
+#include "ir/param_keys.h"
 #include "ir/params.h"
 #include "ir/type.h"
 #include "ir/value.h"
@@ -50,6 +51,19 @@ struct Op {
   const std::vector<BlockSpec>& specs_param(std::string_view key) const { return get<std::vector<BlockSpec>>(key); }
   const IntPairs& pairs_param(std::string_view key) const { return get<IntPairs>(key); }
   void set_param(std::string_view key, Param value);
+  // Typed access by key (ir/param_keys.h): `op.param(keys::axis)`.
+  template <class T>
+  const T& param(ParamKey<T> key) const {
+    return get<T>(key.name);
+  }
+  template <class T>
+  bool has(ParamKey<T> key) const {
+    return has_param(key.name);
+  }
+  template <class T>
+  void set(ParamKey<T> key, T value) {
+    set_param(key.name, std::move(value));
+  }
 
   // Operand positions that are not dynamic indices of an indexer: the operands
   // as a reader of the text sees them (`swap %r[%i], %v` -> {0, 2}).

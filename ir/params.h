@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -148,5 +149,13 @@ using Params = std::vector<NamedParam>;
 
 // Does `value` hold the C++ alternative that params of `kind` are stored as?
 bool holds_kind(const Param& value, ParamKind kind);
+
+// A param's name together with the C++ type its value is stored as: the
+// typed key `Op::param` reads (ir/param_keys.h declares one per name).
+template <class T>
+struct ParamKey {
+  using value_type = T;
+  std::string_view name;
+};
 
 }  // namespace tessera

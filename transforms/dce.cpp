@@ -216,7 +216,7 @@ Op copy_header(const Op& op) {
 }
 
 std::optional<Rewrite> cond_rule(const Op& op, const Mask& used, Dce& dce) {
-  const auto& branches = op.bodies_param("branches");
+  const auto& branches = op.param(keys::branches);
   size_t nargs = op.operands.size() - 1;
   Mask all_params(nargs, 1), any_read(nargs, 0), pu;
   for (const BodyPtr& br : branches) {
@@ -232,7 +232,7 @@ std::optional<Rewrite> cond_rule(const Op& op, const Mask& used, Dce& dce) {
   }
   if (!changed) return std::nullopt;
   Rewrite rw{copy_header(op), {}};
-  rw.op.set_param("branches", nbs);
+  rw.op.set(keys::branches, nbs);
   rw.op.operands.push_back(op.operands[0]);
   for (size_t i = 0; i < nargs; ++i)
     if (any_read[i]) rw.op.operands.push_back(op.operands[1 + i]);
@@ -268,7 +268,7 @@ Mask live_carries(const std::vector<const Body*>& bodies, const std::vector<int>
 }
 
 std::optional<Rewrite> for_rule(const Op& op, const Mask& used, Dce& dce) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   ForView view(op);
   int k = view.num_consts;
   int nc = view.num_carries;
@@ -281,10 +281,10 @@ std::optional<Rewrite> for_rule(const Op& op, const Mask& used, Dce& dce) {
   BodyPtr nb = dce.shrink(body, keep_out, keep_params, nullptr);
   if (!nb) return std::nullopt;
   Rewrite rw{copy_header(op), {}};
-  rw.op.set_param("body", nb);
+  rw.op.set(keys::body, nb);
   int new_k = 0;
   for (int i = 0; i < k; ++i) new_k += keep_params[1 + i];
-  rw.op.set_param("num_consts", int64_t{new_k});
+  rw.op.set(keys::num_consts, int64_t{new_k});
   rw.op.operands = {op.operands[0], op.operands[1]};
   for (int i = 0; i < k; ++i)
     if (keep_params[1 + i]) rw.op.operands.push_back(op.operands[2 + i]);
@@ -297,8 +297,8 @@ std::optional<Rewrite> for_rule(const Op& op, const Mask& used, Dce& dce) {
 }
 
 std::optional<Rewrite> while_rule(const Op& op, const Mask& used, Dce& dce) {
-  const Body& body = *op.body_param("body");
-  const Body& cond = *op.body_param("cond");
+  const Body& body = *op.param(keys::body);
+  const Body& cond = *op.param(keys::cond);
   WhileView view(op);
   int k = view.num_consts;
   int nc = view.num_carries;
@@ -313,12 +313,12 @@ std::optional<Rewrite> while_rule(const Op& op, const Mask& used, Dce& dce) {
   BodyPtr ncnd = dce.shrink(cond, cond_out, keep_params, nullptr);
   if (!nb && !ncnd) return std::nullopt;
   Rewrite rw{copy_header(op), {}};
-  rw.op.set_param("body", nb ? nb : op.body_param("body"));
-  rw.op.set_param("cond", ncnd ? ncnd : op.body_param("cond"));
+  rw.op.set(keys::body, nb ? nb : op.param(keys::body));
+  rw.op.set(keys::cond, ncnd ? ncnd : op.param(keys::cond));
   int new_k = 0;
   for (int i = 0; i < k; ++i)
     if (keep_params[i]) rw.op.operands.push_back(op.operands[i]), ++new_k;
-  rw.op.set_param("num_consts", int64_t{new_k});
+  rw.op.set(keys::num_consts, int64_t{new_k});
   int next = 0;
   for (int c = 0; c < nc; ++c) {
     if (keep_carry[c]) rw.op.operands.push_back(op.operands[k + c]);
@@ -328,7 +328,7 @@ std::optional<Rewrite> while_rule(const Op& op, const Mask& used, Dce& dce) {
 }
 
 std::optional<Rewrite> scan_rule(const Op& op, const Mask& used, Dce& dce) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   ScanView view(op);
   int k = view.num_consts;
   int nc = view.num_carries;
@@ -348,7 +348,7 @@ std::optional<Rewrite> scan_rule(const Op& op, const Mask& used, Dce& dce) {
   BodyPtr nb = dce.shrink(body, keep_out, keep_params, nullptr);
   if (!nb) return std::nullopt;
   Rewrite rw{copy_header(op), {}};
-  rw.op.set_param("body", nb);
+  rw.op.set(keys::body, nb);
   int new_k = 0, new_c = 0;
   for (int i = 0; i < k; ++i)
     if (keep_params[i]) rw.op.operands.push_back(op.operands[i]), ++new_k;
@@ -356,8 +356,8 @@ std::optional<Rewrite> scan_rule(const Op& op, const Mask& used, Dce& dce) {
     if (keep_carry[c]) rw.op.operands.push_back(op.operands[k + c]), ++new_c;
   for (int x = 0; x < nx; ++x)
     if (keep_params[k + nc + x]) rw.op.operands.push_back(op.operands[k + nc + x]);
-  rw.op.set_param("num_consts", int64_t{new_k});
-  rw.op.set_param("num_carry", int64_t{new_c});
+  rw.op.set(keys::num_consts, int64_t{new_k});
+  rw.op.set(keys::num_carry, int64_t{new_c});
   int next = 0;
   for (int c = 0; c < nc; ++c) rw.result_map.push_back(keep_carry[c] ? next++ : -1);
   for (int y = 0; y < ny; ++y) rw.result_map.push_back(used[nc + y] ? next++ : -1);

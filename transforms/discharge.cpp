@@ -353,7 +353,7 @@ const GridCtx& need_grid(const Op& op, const Env& env) {
 
 void program_id_rule(Discharger&, const Op& op, Builder&, Env& env) {
   const GridCtx& g = need_grid(op, env);
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (axis < 0 || axis >= static_cast<int64_t>(g.pids.size()))
     throw Error(op.loc, "discharge: " + op.name() + " axis " + std::to_string(axis) + " is out of range for a grid of rank " +
                             std::to_string(g.pids.size()));
@@ -366,7 +366,7 @@ void copy_op(const Op& op, Builder& b, Env& env, Params params);
 // grid's size; of a device axis they stay (the pmap or core_map does too).
 void axis_index_rule(Discharger&, const Op& op, Builder& b, Env& env) {
   if (env.grid) {
-    const std::string& name = op.str_param("axis_name");
+    const std::string& name = op.param(keys::axis_name);
     for (size_t a = 0; a < env.grid->names.size(); ++a)
       if (env.grid->names[a] == name) return bind(env, op, 0, op.name() == "axis_index" ? env.grid->pids[a] : env.grid->sizes[a]);
   }
@@ -405,7 +405,7 @@ std::vector<Value> thread_operands(Discharger& d, const Op& op, size_t from, siz
 
 void cond_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   std::vector<BodyPtr> branches;
-  for (const BodyPtr& br : op.bodies_param("branches")) branches.push_back(d.discharge_nested(*br, env.grid).body);
+  for (const BodyPtr& br : op.param(keys::branches)) branches.push_back(d.discharge_nested(*br, env.grid).body);
   std::vector<int> ref_slots;
   std::vector<Value> args = thread_operands(d, op, 1, op.operands.size(), env, &ref_slots);
   append(args, ctx_values(env));
@@ -464,7 +464,7 @@ void for_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   ForView view(op);
   int k = view.num_consts;
   int nc = view.num_carries;
-  Discharged db = d.discharge_nested(*op.body_param("body"), env.grid);
+  Discharged db = d.discharge_nested(*op.param(keys::body), env.grid);
   ConstSplit s = split_consts(d, op, 2, k, 1, env);
   int nk = static_cast<int>(s.plain_params.size() + s.ref_params.size());
   int nr = static_cast<int>(s.ref_params.size());
@@ -488,9 +488,9 @@ void while_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   WhileView view(op);
   int k = view.num_consts;
   int nc = view.num_carries;
-  check_cond_pure(op, *op.body_param("cond"));
-  Discharged db = d.discharge_nested(*op.body_param("body"), env.grid);
-  Discharged dc = d.discharge_nested(*op.body_param("cond"), env.grid);
+  check_cond_pure(op, *op.param(keys::cond));
+  Discharged db = d.discharge_nested(*op.param(keys::body), env.grid);
+  Discharged dc = d.discharge_nested(*op.param(keys::cond), env.grid);
   ConstSplit s = split_consts(d, op, 0, k, 0, env);
   int nk = static_cast<int>(s.plain_params.size() + s.ref_params.size());
   int nr = static_cast<int>(s.ref_params.size());
@@ -515,7 +515,7 @@ void scan_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   int k = view.num_consts;
   int nc = view.num_carries;
   int nx = view.num_xs;
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   int ny = static_cast<int>(body.outputs().size()) - nc;
   Discharged db = d.discharge_nested(body, env.grid);
   ConstSplit s = split_consts(d, op, 0, k, 0, env);
@@ -563,7 +563,7 @@ void bind_results(const Op& op, const Body& body, Env& env) {
 // run_scoped is inlined: scratch Refs become fresh slots. Uninitialized scratch
 // starts as zeros (reading it before writing is a kernel bug either way).
 void run_scoped_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   bind_params_to_operands(d, op, body, op.operands.size(), env);
   for (size_t i = op.operands.size(); i < body.params().size(); ++i) {
     const Var* p = body.params()[i];
@@ -575,7 +575,7 @@ void run_scoped_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
 }
 
 void call_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
-  const BodyPtr& callee = op.body_param("callee");
+  const BodyPtr& callee = op.param(keys::callee);
   bool has_ref = false;
   for (const Value& v : op.operands) has_ref |= v.type().is_ref();
   if (has_ref || env.grid) {

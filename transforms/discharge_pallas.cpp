@@ -587,7 +587,7 @@ void pallas_call_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
 }
 
 void core_map_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
-  const BodyPtr& body = op.body_param("body");
+  const BodyPtr& body = op.param(keys::body);
   std::vector<BlockSpec> in_specs;
   for (const Value& v : op.operands) {
     if (!v.type().is_ref())
@@ -603,10 +603,10 @@ void core_map_rule(Discharger& d, const Op& op, Builder& b, Env& env) {
   pc.prim = &prim("pallas_call");
   pc.operands = op.operands;
   pc.loc = op.loc;
-  std::vector<int64_t> grid = op.ints_param("mesh_shape");
+  std::vector<int64_t> grid = op.param(keys::mesh_shape);
   pc.params = {{"kernel", kernel},
                {"grid", grid},
-               {"grid_names", op.idents_param("mesh_axes")},
+               {"grid_names", op.param(keys::mesh_axes)},
                {"in_specs", in_specs},
                {"out_specs", std::vector<BlockSpec>{}},
                {"out_shapes", std::vector<Type>{}}};

@@ -67,7 +67,7 @@ RuleResult cond_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   std::vector<bool> has = nonzero(dx, 1, n);
   std::vector<BodyPtr> branches;
   std::vector<bool> outt;
-  for (const BodyPtr& br : op.bodies_param("branches")) {
+  for (const BodyPtr& br : op.param(keys::branches)) {
     outt = differentiable_mask(br->output_types());
     branches.push_back(jvp_body(c, *br, br->name(), br->kind(), has, outt));
   }
@@ -91,9 +91,9 @@ RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   group(layout, 0, k, kh);
   group(layout, k, nc, ch);
   group(outs, 0, nc, ch);
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   BodyPtr nbody = jvp_body_layout(c, body, body.name(), body.kind(), layout, outs);
-  BodyPtr ncond = primal_only(*op.body_param("cond"), layout);
+  BodyPtr ncond = primal_only(*op.param(keys::cond), layout);
   Vals consts, carries;
   push_group(c, consts, x, dx, 0, k, kh);
   push_group(c, carries, x, dx, k, nc, ch);
@@ -115,7 +115,7 @@ RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   group(layout, 1, k, kh);
   group(layout, 1 + k, nc, ch);
   group(outs, 0, nc, ch);
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   BodyPtr nbody = jvp_body_layout(c, body, body.name(), body.kind(), layout, outs);
   Vals consts, carries;
   push_group(c, consts, x, dx, 2, k, kh);
@@ -131,7 +131,7 @@ RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   int k = view.num_consts;
   int nc = view.num_carries;
   int nx = static_cast<int>(x.size()) - k - nc;
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   int ny = static_cast<int>(body.outputs().size()) - nc;
   std::vector<bool> kh = nonzero(dx, 0, k);
   std::vector<Type> ctypes;
@@ -162,7 +162,7 @@ RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
 // tangent scratch Ref for each floating-point one and each DMA semaphore
 // (allocated alongside; see has_tangent_scratch).
 RuleResult run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   int n = static_cast<int>(x.size());
   int ns = static_cast<int>(body.params().size()) - n;
   std::vector<bool> ah = nonzero(dx, 0, n);
@@ -194,7 +194,7 @@ std::string mask_key(const void* p, const std::vector<bool>& m) {
 // call: the callee is differentiated once per tangent pattern into a new
 // module function `@f_jvp(primals..., tangents...)`.
 RuleResult call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
-  const BodyPtr& callee = op.body_param("callee");
+  const BodyPtr& callee = op.param(keys::callee);
   std::vector<bool> has = nonzero(dx, 0, x.size());
   std::vector<bool> oh = differentiable_mask(callee->output_types());
   std::string key = mask_key(callee.get(), has);
@@ -221,12 +221,12 @@ RuleResult call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
 RuleResult custom_jvp_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   RuleResult r;
   r.primals = emit_primal(c, op, x);
-  std::vector<bool> differentiable = differentiable_mask(op.body_param("call")->output_types());
+  std::vector<bool> differentiable = differentiable_mask(op.param(keys::call)->output_types());
   if (std::none_of(dx.begin(), dx.end(), [](const Tangent& t) { return t.has_value(); })) {
     r.tangents.assign(r.primals.size(), std::nullopt);
     return r;
   }
-  const Body& rule = *op.body_param("jvp");
+  const Body& rule = *op.param(keys::jvp);
   ValueMap map;
   for (size_t i = 0; i < x.size(); ++i) {
     map[rule.params()[i]] = x[i];
@@ -250,7 +250,7 @@ RuleResult custom_vjp_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans&
     r.tangents.assign(r.primals.size(), std::nullopt);
     return r;
   }
-  const Body& fwd = *op.body_param("fwd");
+  const Body& fwd = *op.param(keys::fwd);
   ValueMap map;
   for (size_t i = 0; i < x.size(); ++i) map[fwd.params()[i]] = x[i];
   Vals outs = inline_body(fwd, c.b.body(), map);
@@ -259,15 +259,15 @@ RuleResult custom_vjp_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans&
   Vals lin_in(outs.begin() + static_cast<long>(n), outs.end());
   for (size_t i = 0; i < x.size(); ++i) lin_in.push_back(c.instantiate(dx[i], x[i].type()));
   Vals t = c.b.emit("custom_lin", lin_in,
-                    {{"bwd", op.body_param("bwd")}, {"num_res", static_cast<int64_t>(outs.size() - n)}});
-  std::vector<bool> differentiable = differentiable_mask(op.body_param("call")->output_types());
+                    {{"bwd", op.param(keys::bwd)}, {"num_res", static_cast<int64_t>(outs.size() - n)}});
+  std::vector<bool> differentiable = differentiable_mask(op.param(keys::call)->output_types());
   for (size_t i = 0; i < t.size(); ++i) r.tangents.push_back(differentiable[i] ? Tangent(t[i]) : std::nullopt);
   return r;
 }
 
 // core_map: the body gets the tangent Refs as extra operands.
 RuleResult core_map_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   std::vector<bool> has = nonzero(dx, 0, x.size());
   BodyPtr nbody = jvp_body(c, body, body.name(), body.kind(), has, {});
   Vals ops;
@@ -280,15 +280,15 @@ RuleResult core_map_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
 // map primitive's jvp parameter updater): tangents are mapped like their
 // primals, so in_axes / out_axes are extended with the primals' entries.
 RuleResult pmap_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   std::vector<bool> has = nonzero(dx, 0, x.size());
   std::vector<bool> oh = differentiable_mask(body.output_types());
   BodyPtr nbody = jvp_body(c, body, body.name(), body.kind(), has, oh);
-  std::vector<int64_t> in_axes = op.ints_param("in_axes"), out_axes = op.ints_param("out_axes");
+  std::vector<int64_t> in_axes = op.param(keys::in_axes), out_axes = op.param(keys::out_axes);
   for (size_t i = 0; i < has.size(); ++i)
-    if (has[i]) in_axes.push_back(op.ints_param("in_axes")[i]);
+    if (has[i]) in_axes.push_back(op.param(keys::in_axes)[i]);
   for (size_t i = 0; i < oh.size(); ++i)
-    if (oh[i]) out_axes.push_back(op.ints_param("out_axes")[i]);
+    if (oh[i]) out_axes.push_back(op.param(keys::out_axes)[i]);
   Vals ops;
   push_group(c, ops, x, dx, 0, x.size(), has);
   Params p = params_with(op, {{"body", nbody}, {"in_axes", in_axes}, {"out_axes", out_axes}});

@@ -116,7 +116,7 @@ RuleResult pow_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
 // integer_pow[y] x: d = y x^(y-1) dx
 RuleResult integer_pow_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   Vals r = emit_primal(c, op, x);
-  int64_t y = op.int_param("y");
+  int64_t y = op.param(keys::y);
   if (y == 0 || !differentiable(r[0].type())) return {r, {std::nullopt}};
   Builder& b = c.b;
   Value slope = b.emit1("integer_pow", {x[0]}, {{"y", y - 1}});
@@ -218,7 +218,7 @@ Value unreduce(Builder& b, Value y, const Type& x, const std::vector<int64_t>& a
 RuleResult reduce_extremum_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   Vals y = emit_primal(c, op, x);
   Builder& b = c.b;
-  const auto& axes = op.ints_param("axes");
+  const auto& axes = op.param(keys::axes);
   Value at = b.binary("eq", x[0], unreduce(b, y[0], x[0].type(), axes));
   Value w = b.emit1("convert_element_type", {at}, {{"new_dtype", x[0].type().dtype()}});
   Params sum{{"axes", axes}};
@@ -231,7 +231,7 @@ RuleResult reduce_extremum_rule(Ctx& c, const Op& op, const Vals& x, const Tans&
 RuleResult reduce_prod_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx) {
   Vals y = emit_primal(c, op, x);
   Builder& b = c.b;
-  const auto& axes = op.ints_param("axes");
+  const auto& axes = op.param(keys::axes);
   Value ratio = b.binary("div", unreduce(b, y[0], x[0].type(), axes), x[0]);
   return {y, {b.emit1("reduce_sum", {b.binary("mul", *dx[0], ratio)}, {{"axes", axes}})}};
 }

@@ -79,7 +79,7 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x, const Tans& dx)
   for (const auto& [in, out] : g.aliases)
     if (ih[in] && oh[out]) aliases.push_back({tangent_input_pos[in], tangent_output_pos[out]});
 
-  std::vector<int64_t> cost = op.ints_param("cost_estimate");
+  std::vector<int64_t> cost = op.param(keys::cost_estimate);
   for (int64_t& v : cost) v *= 2;
 
   Params p = params_with(op, {{"kernel", kernel},

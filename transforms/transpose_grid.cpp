@@ -354,7 +354,7 @@ void reflect_into(const Body& src, const std::vector<char>* keep, Body& dst, Var
       // call has none (every axis visible: its first-visit conditions may
       // need a batch axis).
       std::vector<int> axes = g.kernel_axes();
-      int64_t ka = op.int_param("axis");
+      int64_t ka = op.param(keys::axis);
       int a = ka >= 0 && ka < static_cast<int64_t>(axes.size()) ? axes[static_cast<size_t>(ka)] : -1;
       if (a >= 0) {
         Value pid = b.emit1(n, {}, {{"axis", static_cast<int64_t>(plan.position[a])}});

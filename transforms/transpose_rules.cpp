@@ -100,11 +100,11 @@ std::vector<int64_t> kept_dims(int rank, const std::vector<int64_t>& axes) {
 Value reduce_sum_t(Ctx& c, const Op& op, const Vals&, Value ct) {
   const Type& x = operand_type(op, 0);
   return c.b.emit1("broadcast_in_dim", {ct},
-                   {{"shape", x.shape()}, {"broadcast_dimensions", kept_dims(x.rank(), op.ints_param("axes"))}});
+                   {{"shape", x.shape()}, {"broadcast_dimensions", kept_dims(x.rank(), op.param(keys::axes))}});
 }
 
 Value cumsum_t(Ctx& c, const Op& op, const Vals&, Value ct) {
-  return c.b.emit1("cumsum", {ct}, {{"axis", op.int_param("axis")}, {"reverse", !op.bool_param("reverse")}});
+  return c.b.emit1("cumsum", {ct}, {{"axis", op.param(keys::axis)}, {"reverse", !op.param(keys::reverse)}});
 }
 
 // The cotangent of one side of dot_general: the other side contracted with
@@ -165,8 +165,8 @@ Cts dot_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
 // stretched, then reshaped to the operand.
 Value broadcast_t(Ctx& c, const Op& op, const Vals&, Value ct) {
   const Type& x = operand_type(op, 0);
-  const auto& dims = op.ints_param("broadcast_dimensions");
-  const auto& shape = op.ints_param("shape");
+  const auto& dims = op.param(keys::broadcast_dimensions);
+  const auto& shape = op.param(keys::shape);
   std::vector<int64_t> axes;
   for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
     auto it = std::find(dims.begin(), dims.end(), d);
@@ -182,19 +182,19 @@ Value reshape_back(Ctx& c, const Op& op, const Vals&, Value ct) {
 }
 
 Value transpose_t(Ctx& c, const Op& op, const Vals&, Value ct) {
-  const auto& perm = op.ints_param("permutation");
+  const auto& perm = op.param(keys::permutation);
   std::vector<int64_t> inv(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
   return c.b.emit1("transpose", {ct}, {{"permutation", inv}});
 }
 
 Value rev_t(Ctx& c, const Op& op, const Vals&, Value ct) {
-  return c.b.emit1("rev", {ct}, {{"dimensions", op.ints_param("dimensions")}});
+  return c.b.emit1("rev", {ct}, {{"dimensions", op.param(keys::dimensions)}});
 }
 
 Value reduce_precision_t(Ctx& c, const Op& op, const Vals&, Value ct) {
   return c.b.emit1("reduce_precision", {ct},
-                   {{"exponent_bits", op.int_param("exponent_bits")}, {"mantissa_bits", op.int_param("mantissa_bits")}});
+                   {{"exponent_bits", op.param(keys::exponent_bits)}, {"mantissa_bits", op.param(keys::mantissa_bits)}});
 }
 
 Value zero_scalar(const Type& t) { return Builder::literal(t.dtype(), 0.0); }
@@ -204,8 +204,8 @@ Value zero_scalar(const Type& t) { return Builder::literal(t.dtype(), 0.0); }
 // around the slice.
 Value slice_t(Ctx& c, const Op& op, const Vals&, Value ct) {
   const Type& x = operand_type(op, 0);
-  const auto& start = op.ints_param("start_indices");
-  std::vector<int64_t> strides = op.ints_param("strides");
+  const auto& start = op.param(keys::start_indices);
+  std::vector<int64_t> strides = op.param(keys::strides);
   if (strides.empty()) strides.assign(x.rank(), 1);
   Builder& b = c.b;
   Value z = zero_scalar(x);
@@ -238,7 +238,7 @@ Cts pad_rule(Ctx& c, const Op& op, const Vals&, const Mask& lin, const Cts& ct) 
   Cts r = none(op);
   if (!ct[0]) return r;
   const Type& x = operand_type(op, 0);
-  std::vector<int64_t> lo = op.ints_param("low"), hi = op.ints_param("high");
+  std::vector<int64_t> lo = op.param(keys::low), hi = op.param(keys::high);
   for (auto& v : lo) v = -v;
   for (auto& v : hi) v = -v;
   Value cx = c.b.emit1("pad", {*ct[0], zero_scalar(x)}, {{"low", lo}, {"high", hi}});
@@ -259,7 +259,7 @@ Cts pad_rule(Ctx& c, const Op& op, const Vals&, const Mask& lin, const Cts& ct) 
 Cts concatenate_rule(Ctx& c, const Op& op, const Vals&, const Mask& lin, const Cts& ct) {
   Cts r = none(op);
   if (!ct[0]) return r;
-  int64_t dim = op.int_param("dimension");
+  int64_t dim = op.param(keys::dimension);
   const Shape& full = ct[0]->type().shape();
   int64_t at = 0;
   for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -282,7 +282,7 @@ Cts split_rule(Ctx& c, const Op& op, const Vals&, const Mask&, const Cts& ct) {
   if (!any) return r;
   Vals pieces;
   for (size_t j = 0; j < ct.size(); ++j) pieces.push_back(c.instantiate(ct[j], op.results[j]->type));
-  r[0] = pieces.size() == 1 ? pieces[0] : c.b.emit1("concatenate", pieces, {{"dimension", op.int_param("axis")}});
+  r[0] = pieces.size() == 1 ? pieces[0] : c.b.emit1("concatenate", pieces, {{"dimension", op.param(keys::axis)}});
   return r;
 }
 
@@ -290,17 +290,17 @@ Cts split_rule(Ctx& c, const Op& op, const Vals&, const Mask&, const Cts& ct) {
 // the sum over the copies: the axis split into (copies, n), summed over copies.
 Value repeat_t(Ctx& c, const Op& op, const Vals&, Value ct) {
   const Type& x = operand_type(op, 0);
-  auto axis = static_cast<size_t>(op.int_param("axis"));
+  auto axis = static_cast<size_t>(op.param(keys::axis));
   Shape split = x.shape();
-  split.insert(split.begin() + static_cast<long>(axis), op.int_param("repeats"));
+  split.insert(split.begin() + static_cast<long>(axis), op.param(keys::repeats));
   Value copies = c.b.emit1("reshape", {ct}, {{"new_sizes", split}});
   return c.b.emit1("reduce_sum", {copies}, {{"axes", std::vector<int64_t>{static_cast<int64_t>(axis)}}});
 }
 
 Value roll_t(Ctx& c, const Op& op, const Vals& x, Value ct) {
-  int64_t axis = op.int_param("axis");
-  if (op.has_param("shift") && x.size() == 1)
-    return c.b.emit1("roll", {ct}, {{"axis", axis}, {"shift", -op.int_param("shift")}});
+  int64_t axis = op.param(keys::axis);
+  if (op.has(keys::shift) && x.size() == 1)
+    return c.b.emit1("roll", {ct}, {{"axis", axis}, {"shift", -op.param(keys::shift)}});
   return c.b.emit1("roll", {ct, c.b.unary("neg", x[1])}, {{"axis", axis}});
 }
 
@@ -349,7 +349,7 @@ Value one_hot(Builder& b, Value idx, int64_t n, DType d) {
 Value gather_t(Ctx& c, const Op& op, const Vals& x, Value ct) {
   Builder& b = c.b;
   const Type& xt = operand_type(op, 0);
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   int64_t n = xt.shape()[axis];
   DType it = x[1].type().dtype();
   Value clamped = b.emit1("clamp", {Builder::literal(it, 0), x[1], Builder::literal(it, static_cast<double>(n - 1))});
@@ -363,7 +363,7 @@ Value gather_t(Ctx& c, const Op& op, const Vals& x, Value ct) {
 Value take_along_axis_t(Ctx& c, const Op& op, const Vals& x, Value ct) {
   Builder& b = c.b;
   const Type& xt = operand_type(op, 0);
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   int64_t n = xt.shape()[axis];
   Value oh = one_hot(b, x[1], n, xt.dtype());
   Shape big = oh.type().shape();
@@ -379,7 +379,7 @@ Value take_along_axis_t(Ctx& c, const Op& op, const Vals& x, Value ct) {
 // undone by sorting the cotangents by it.
 Cts sort_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
   Builder& b = c.b;
-  int64_t keys = op.int_param("num_keys");
+  int64_t keys = op.param(keys::num_keys);
   for (int64_t k = 0; k < keys; ++k)
     if (lin[k]) throw Error(op.loc, not_linear(op, "is not linear in its sort keys"));
   Cts r = none(op);
@@ -388,7 +388,7 @@ Cts sort_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
     if (lin[i] && ct[i]) which.push_back(i);
   if (which.empty()) return r;
   const Type& t = operand_type(op, 0);
-  int64_t dim = op.int_param("dimension");
+  int64_t dim = op.param(keys::dimension);
   Value io = b.emit1("iota", {}, {{"dtype", DType::i32}, {"shape", t.shape()}, {"dimension", dim}});
   Vals sort_ops(x.begin(), x.begin() + keys);
   sort_ops.push_back(io);

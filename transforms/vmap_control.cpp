@@ -27,7 +27,7 @@ Value broadcast_pred(Ctx& c, Value pred, const Type& like) {
 // cond with a batched index: every branch runs on the whole batch and
 // select_n picks per batch element (only sound for pure branches).
 RuleResult cond_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
-  const auto& branches = op.bodies_param("branches");
+  const auto& branches = op.param(keys::branches);
   Vals args(x.begin() + 1, x.end());
   Dims adims(d.begin() + 1, d.end());
   if (d[0] == kNotMapped) {
@@ -69,8 +69,8 @@ RuleResult while_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
   int nc = static_cast<int>(x.size()) - k;
   Dims in(d.begin(), d.begin() + k);
   for (int j = 0; j < nc; ++j) in.push_back(0);
-  const Body& cond = *op.body_param("cond");
-  const Body& body = *op.body_param("body");
+  const Body& cond = *op.param(keys::cond);
+  const Body& body = *op.param(keys::body);
   Vals ops(x.begin(), x.begin() + k);
   for (int j = 0; j < nc; ++j) ops.push_back(c.move_to(x[k + j], d[k + j], 0));
 
@@ -117,7 +117,7 @@ RuleResult for_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
   Dims in{kNotMapped};
   for (int i = 0; i < k; ++i) in.push_back(d[2 + i]);
   for (int j = 0; j < nc; ++j) in.push_back(0);
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   BodyPtr nbody = vmap_body(c, body, body.name(), body.kind(), in, Dims(nc, 0));
   Vals ops(x.begin(), x.begin() + 2 + k);
   for (int j = 0; j < nc; ++j) ops.push_back(c.move_to(x[2 + k + j], d[2 + k + j], 0));
@@ -131,7 +131,7 @@ RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
   int k = view.num_consts;
   int nc = view.num_carries;
   int nx = static_cast<int>(x.size()) - k - nc;
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   int ny = static_cast<int>(body.outputs().size()) - nc;
   Dims in(d.begin(), d.begin() + k);
   Vals ops(x.begin(), x.begin() + k);
@@ -150,7 +150,7 @@ RuleResult scan_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
 
 // run_scoped: the scratch Refs are batched too (one scratch per element).
 RuleResult run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   Dims in = d;
   for (size_t s = x.size(); s < body.params().size(); ++s) in.push_back(0);
   BodyPtr nbody = vmap_body(c, body, body.name(), body.kind(), in, Dims(body.outputs().size(), 0));
@@ -165,7 +165,7 @@ std::string dims_key(const void* p, const Dims& d) {
 }
 
 RuleResult call_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
-  const BodyPtr& callee = op.body_param("callee");
+  const BodyPtr& callee = op.param(keys::callee);
   std::string key = dims_key(callee.get(), d);
   BodyPtr f;
   if (auto it = c.syms.memo.find(key); it != c.syms.memo.end()) {
@@ -184,8 +184,8 @@ RuleResult call_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
 // batched like their primals, and every result is batched at 0 so that the
 // rule's tangents and the call's results agree.
 RuleResult custom_jvp_call_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
-  const Body& call = *op.body_param("call");
-  const Body& rule = *op.body_param("jvp");
+  const Body& call = *op.param(keys::call);
+  const Body& rule = *op.param(keys::jvp);
   Dims primals_and_tangents = d;
   primals_and_tangents.insert(primals_and_tangents.end(), d.begin(), d.end());
   Dims outs(call.outputs().size(), 0);
@@ -212,15 +212,15 @@ BodyPtr vmap_all_at_0(Ctx& c, const Body& b) {
 // custom_vjp_call: call, fwd and bwd batched together, as JAX batches a
 // custom_vjp function's fwd and bwd (jax/_src/custom_derivatives.py).
 RuleResult custom_vjp_call_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
-  Params p = params_with(op, {{"call", vmap_all_at_0(c, *op.body_param("call"))},
-                              {"fwd", vmap_all_at_0(c, *op.body_param("fwd"))},
-                              {"bwd", vmap_all_at_0(c, *op.body_param("bwd"))}});
+  Params p = params_with(op, {{"call", vmap_all_at_0(c, *op.param(keys::call))},
+                              {"fwd", vmap_all_at_0(c, *op.param(keys::fwd))},
+                              {"bwd", vmap_all_at_0(c, *op.param(keys::bwd))}});
   return at0(c.b.emit(*op.prim, batched_at_0(c, x, d), p));
 }
 
 // custom_lin (a custom_vjp_call after jvp): its bwd batched the same way.
 RuleResult custom_lin_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
-  return at0(c.b.emit(*op.prim, batched_at_0(c, x, d), params_with(op, {{"bwd", vmap_all_at_0(c, *op.body_param("bwd"))}})));
+  return at0(c.b.emit(*op.prim, batched_at_0(c, x, d), params_with(op, {{"bwd", vmap_all_at_0(c, *op.param(keys::bwd))}})));
 }
 
 // pmap (the map primitive `xla_pmap` of jax/_src/interpreters/pxla.py; nested
@@ -228,9 +228,9 @@ RuleResult custom_lin_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
 // every operand; mapped axes shift behind it; out_axes shift by one so the
 // results keep the batch at 0.
 RuleResult pmap_rule(Ctx& c, const Op& op, const Vals& x, const Dims& d) {
-  const Body& body = *op.body_param("body");
-  std::vector<int64_t> in_axes = op.ints_param("in_axes");
-  std::vector<int64_t> out_axes = op.ints_param("out_axes");
+  const Body& body = *op.param(keys::body);
+  std::vector<int64_t> in_axes = op.param(keys::in_axes);
+  std::vector<int64_t> out_axes = op.param(keys::out_axes);
   Vals ops;
   Dims in;
   for (size_t i = 0; i < x.size(); ++i) {

@@ -186,7 +186,7 @@ RuleResult pallas_call_rule(Ctx& c, const Op& op, const Vals& x0, const Dims& d0
   sem.insert(sem.begin(), "parallel");
   std::vector<int64_t> vmapped{0};
   for (int64_t v : g.vmapped_dims) vmapped.push_back(v + 1);
-  std::vector<int64_t> cost = op.ints_param("cost_estimate");
+  std::vector<int64_t> cost = op.param(keys::cost_estimate);
   for (int64_t& v : cost) v *= n;
 
   Params p = params_with(op, {{"grid", grid},

@@ -58,8 +58,8 @@ Vals all_at0(Ctx& c, const Vals& x, const std::vector<int>& d) {
 }
 
 RuleResult dot_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
-  Ints lc = op.ints_param("lhs_contracting"), rc = op.ints_param("rhs_contracting");
-  Ints lb = op.ints_param("lhs_batch"), rb = op.ints_param("rhs_batch");
+  Ints lc = op.param(keys::lhs_contracting), rc = op.param(keys::rhs_contracting);
+  Ints lb = op.param(keys::lhs_batch), rb = op.param(keys::rhs_batch);
   Value l = x[0], r = x[1];
   int out_dim;
   if (d[0] != kNotMapped && d[1] != kNotMapped) {
@@ -95,7 +95,7 @@ RuleResult dynamic_slice_rule(Ctx& c, const Op& op, const Vals& x, const std::ve
   if (any_mapped(d, 1, x.size())) return loop_rule(c, op, x, d);
   Vals ops{c.move_to(x[0], d[0], 0), zero_index_like(x, 1)};
   ops.insert(ops.end(), x.begin() + 1, x.end());
-  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"slice_sizes", prepend(c.size, op.ints_param("slice_sizes"))}})));
+  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"slice_sizes", prepend(c.size, op.param(keys::slice_sizes))}})));
 }
 
 // roll: the batch axis goes in front, the rolled axis one further; a batched
@@ -104,14 +104,14 @@ RuleResult roll_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>
   if (any_mapped(d, 1, x.size())) return loop_rule(c, op, x, d);
   Vals ops = x;
   ops[0] = c.move_to(x[0], d[0], 0);
-  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"axis", op.int_param("axis") + 1}})));
+  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"axis", op.param(keys::axis) + 1}})));
 }
 
 // take_along_axis: x and the indices both get the batch axis in front (an
 // unbatched one broadcast), and the axis moves by one.
 RuleResult take_along_axis_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
   Vals ops{c.move_to(x[0], d[0], 0), c.move_to(x[1], d[1], 0)};
-  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"axis", op.int_param("axis") + 1}})));
+  return at0(c.b.emit(*op.prim, ops, params_with(op, {{"axis", op.param(keys::axis) + 1}})));
 }
 
 RuleResult dynamic_update_slice_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
@@ -123,21 +123,21 @@ RuleResult dynamic_update_slice_rule(Ctx& c, const Op& op, const Vals& x, const 
 
 RuleResult pad_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
   if (d[1] != kNotMapped) return loop_rule(c, op, x, d);
-  Params p = params_with(op, {{"low", prepend(0, op.ints_param("low"))}, {"high", prepend(0, op.ints_param("high"))}});
+  Params p = params_with(op, {{"low", prepend(0, op.param(keys::low))}, {"high", prepend(0, op.param(keys::high))}});
   return at0(c.b.emit(*op.prim, {c.move_to(x[0], d[0], 0), x[1]}, p));
 }
 
 RuleResult gather_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
   if (d[1] != kNotMapped) return loop_rule(c, op, x, d);
-  return at0(c.b.emit(*op.prim, {c.move_to(x[0], d[0], 0), x[1]}, params_with(op, {{"axis", op.int_param("axis") + 1}})));
+  return at0(c.b.emit(*op.prim, {c.move_to(x[0], d[0], 0), x[1]}, params_with(op, {{"axis", op.param(keys::axis) + 1}})));
 }
 
 RuleResult concatenate_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
-  return at0(c.b.emit(*op.prim, all_at0(c, x, d), params_with(op, {{"dimension", op.int_param("dimension") + 1}})));
+  return at0(c.b.emit(*op.prim, all_at0(c, x, d), params_with(op, {{"dimension", op.param(keys::dimension) + 1}})));
 }
 
 RuleResult sort_rule(Ctx& c, const Op& op, const Vals& x, const std::vector<int>& d) {
-  return at0(c.b.emit(*op.prim, all_at0(c, x, d), params_with(op, {{"dimension", op.int_param("dimension") + 1}})));
+  return at0(c.b.emit(*op.prim, all_at0(c, x, d), params_with(op, {{"dimension", op.param(keys::dimension) + 1}})));
 }
 
 // ---- State ops: the indexer gains a whole-dimension entry at the Ref's batch
@@ -235,26 +235,26 @@ void add_array_rules(RuleTable<BatchRule>& t) {
   for (const Primitive* p : registry().of(Family::elementwise)) t.set(p->name, elementwise);
   t.set("multiple_of", elementwise);
   t.set("broadcast_in_dim", leading([](Ctx& c, const Op& op) {
-          return params_with(op, {{"shape", prepend(c.size, op.ints_param("shape"))},
-                           {"broadcast_dimensions", prepend(0, shifted(op.ints_param("broadcast_dimensions")))}});
+          return params_with(op, {{"shape", prepend(c.size, op.param(keys::shape))},
+                           {"broadcast_dimensions", prepend(0, shifted(op.param(keys::broadcast_dimensions)))}});
         }));
-  t.set("reshape", leading([](Ctx& c, const Op& op) { return params_with(op, {{"new_sizes", prepend(c.size, op.ints_param("new_sizes"))}}); }));
+  t.set("reshape", leading([](Ctx& c, const Op& op) { return params_with(op, {{"new_sizes", prepend(c.size, op.param(keys::new_sizes))}}); }));
   t.set("transpose", leading([](Ctx&, const Op& op) {
-          return params_with(op, {{"permutation", prepend(0, shifted(op.ints_param("permutation")))}});
+          return params_with(op, {{"permutation", prepend(0, shifted(op.param(keys::permutation)))}});
         }));
   for (const char* n : {"squeeze", "expand_dims", "rev"})
-    t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"dimensions", shifted(op.ints_param("dimensions"))}}); }));
+    t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"dimensions", shifted(op.param(keys::dimensions))}}); }));
   t.set("slice", leading([](Ctx& c, const Op& op) {
-          Ints strides = op.ints_param("strides");
+          Ints strides = op.param(keys::strides);
           if (!strides.empty()) strides = prepend(1, strides);
-          return params_with(op, {{"start_indices", prepend(0, op.ints_param("start_indices"))},
-                           {"limit_indices", prepend(c.size, op.ints_param("limit_indices"))},
+          return params_with(op, {{"start_indices", prepend(0, op.param(keys::start_indices))},
+                           {"limit_indices", prepend(c.size, op.param(keys::limit_indices))},
                            {"strides", strides}});
         }));
   for (const char* n : {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"})
-    t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"axes", shifted(op.ints_param("axes"))}}); }));
+    t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"axes", shifted(op.param(keys::axes))}}); }));
   for (const char* n : {"argmax", "argmin", "cumsum", "split", "repeat"})
-    t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"axis", op.int_param("axis") + 1}}); }));
+    t.set(n, leading([](Ctx&, const Op& op) { return params_with(op, {{"axis", op.param(keys::axis) + 1}}); }));
   t.set("dot_general", dot_rule);
   t.set("concatenate", concatenate_rule);
   t.set("sort", sort_rule);

@@ -50,7 +50,7 @@ void check_body_effects(const Body& b, const Loc& fallback, Diags& out) {
 
 void check_op_effects(const Op& op, Diags& out) {
   if (op.name() != "while") return;
-  check_read_only(*op.body_param("cond"), "the cond of while", "a loop condition must not write or communicate",
+  check_read_only(*op.param(keys::cond), "the cond of while", "a loop condition must not write or communicate",
                   op.loc, out);
 }
 

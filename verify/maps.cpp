@@ -39,7 +39,7 @@ void check_new_axis(const Op& op, const Context& ctx, const std::string& name, D
 // ---- axis_index, axis_size, program_id, num_programs -------------------------------------
 
 void axis_index_in_context(const Op& op, const Context& ctx, Diags& out) {
-  const std::string& name = op.str_param("axis_name");
+  const std::string& name = op.param(keys::axis_name);
   if (bound(ctx, name)) return;
   bool grid_axis = std::find(ctx.grid_names.begin(), ctx.grid_names.end(), name) != ctx.grid_names.end();
   if (ctx.in_index_map && grid_axis)
@@ -53,7 +53,7 @@ void axis_index_in_context(const Op& op, const Context& ctx, Diags& out) {
 
 void grid_query_in_context(const Op& op, const Context& ctx, Diags& out) {
   const std::string& n = op.name();
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (ctx.grid_rank < 0)
     report(out, op.loc, n + " is only meaningful inside a pallas_call kernel or index map");
   else if (n == "program_id" && ctx.in_index_map)
@@ -76,24 +76,24 @@ void remote_in_context(const Op& op, const Context& ctx, Diags& out) {
 // ---- pmap, core_map, pallas_call: what they bind for their bodies -------------
 
 void pmap_params(const Op& op, Diags& out) {
-  for (int64_t a : op.ints_param("in_axes"))
+  for (int64_t a : op.param(keys::in_axes))
     if (a < -1) report(out, op.loc, "pmap in_axes entry " + std::to_string(a) + " is invalid; use an axis >= 0 or none");
 }
 void pmap_in_context(const Op& op, const Context& ctx, Diags& out) {
-  check_new_axis(op, ctx, op.str_param("axis_name"), out);
+  check_new_axis(op, ctx, op.param(keys::axis_name), out);
 }
 void pmap_enter(const Op& op, const Body&, Context& c) {
   c.distributed = true;
-  c.axis_names.push_back(op.str_param("axis_name"));
+  c.axis_names.push_back(op.param(keys::axis_name));
 }
 
 void core_map_params(const Op& op, Diags& out) {
   std::set<std::string> seen;
-  for (const std::string& a : op.idents_param("mesh_axes"))
+  for (const std::string& a : op.param(keys::mesh_axes))
     if (!seen.insert(a).second) report(out, op.loc, "core_map mesh_axes names axis '" + a + "' twice");
 }
 void core_map_in_context(const Op& op, const Context& ctx, Diags& out) {
-  for (const std::string& a : op.idents_param("mesh_axes")) check_new_axis(op, ctx, a, out);
+  for (const std::string& a : op.param(keys::mesh_axes)) check_new_axis(op, ctx, a, out);
 }
 void core_map_enter(const Op& op, const Body&, Context& c) {
   c.distributed = true;
@@ -101,15 +101,15 @@ void core_map_enter(const Op& op, const Body&, Context& c) {
   c.in_index_map = false;
   c.grid_rank = -1;
   c.grid_names.clear();
-  for (const std::string& a : op.idents_param("mesh_axes")) c.axis_names.push_back(a);
+  for (const std::string& a : op.param(keys::mesh_axes)) c.axis_names.push_back(a);
 }
 
 void pallas_call_enter(const Op& op, const Body& nested, Context& c) {
   c.in_kernel = true;
-  c.grid_rank = static_cast<int>(op.ints_param("grid").size());
-  c.grid_names = op.idents_param("grid_names");
+  c.grid_rank = static_cast<int>(op.param(keys::grid).size());
+  c.grid_names = op.param(keys::grid_names);
   // Every nested body of a pallas_call but its kernel is an index map.
-  c.in_index_map = &nested != op.body_param("kernel").get();
+  c.in_index_map = &nested != op.param(keys::kernel).get();
   if (!c.in_index_map) c.axis_names.insert(c.axis_names.end(), c.grid_names.begin(), c.grid_names.end());
 }
 

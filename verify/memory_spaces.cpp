@@ -47,7 +47,7 @@ void check_memory_spaces(const Op& op, Diags& out) {
   }
   // run_scoped's extra body parameters are its allocations.
   if (op.name() == "run_scoped") {
-    const Body& b = *op.body_param("body");
+    const Body& b = *op.param(keys::body);
     for (size_t p = op.operands.size(); p < b.params().size(); ++p) {
       std::string problem = allocation_problem(b.params()[p]->type);
       if (!problem.empty()) report(out, op.loc, "scoped allocation " + var_label(b.params()[p]) + " " + problem);

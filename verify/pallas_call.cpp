@@ -238,7 +238,7 @@ void check_prefetch_writes(const Body& b, const std::map<const Var*, std::string
 }
 
 void check_cost_estimate(const Op& op, Diags& out) {
-  const auto& cost = op.ints_param("cost_estimate");
+  const auto& cost = op.param(keys::cost_estimate);
   bool ok = cost.empty() || cost.size() == 3 || cost.size() == 4;
   for (int64_t c : cost) ok &= c >= 0;
   if (!ok)

@@ -77,7 +77,7 @@ const Shape kLaneShape{kScNumLanes};
 
 void iota(const Op& op, const ScKernel& k, Diags& out) {
   if (!needs_vector_subcore(op, k, out)) return;
-  const Shape& s = op.ints_param("shape");
+  const Shape& s = op.param(keys::shape);
   if (s != kLaneShape)
     report(out, op.loc, "Unsupported iota shape for SC vector subcore. Got " + shape_str(s) + ", supported shape is " +
                             shape_str(kLaneShape) + ".");
@@ -85,9 +85,9 @@ void iota(const Op& op, const ScKernel& k, Diags& out) {
 
 void sort(const Op& op, const ScKernel& k, Diags& out) {
   if (!needs_vector_subcore(op, k, out)) return;
-  int64_t dim = op.int_param("dimension");
+  int64_t dim = op.param(keys::dimension);
   if (dim != 0 && dim != -1) report(out, op.loc, "Unsupported dimension: " + std::to_string(dim));
-  if (op.int_param("num_keys") != 1) report(out, op.loc, "Multiple sort keys not supported");
+  if (op.param(keys::num_keys) != 1) report(out, op.loc, "Multiple sort keys not supported");
   for (size_t i = 0; i < op.num_main_operands(); ++i) {
     const Shape& s = op.main_operand(static_cast<int>(i)).type().shape();
     if (s != kLaneShape)
@@ -104,7 +104,7 @@ void gather_1d(const Op& op, const ScKernel& k, Diags& out) {
 
 void rev(const Op& op, const ScKernel& k, Diags& out) {
   if (!needs_vector_subcore(op, k, out)) return;
-  const auto& dims = op.ints_param("dimensions");
+  const auto& dims = op.param(keys::dimensions);
   if (dims != std::vector<int64_t>{0} || op.main_operand(0).type().rank() != 1)
     report(out, op.loc, "Invalid dimensions for SC lax.rev: " + shape_str(dims));
 }
@@ -165,12 +165,12 @@ void check_call(const Op& op, Diags& out) {
 
 void check_sparse_core(const Op& op, Diags& out) {
   if (op.name() != "pallas_call" && op.name() != "core_map") return;
-  ScKernel k{op.str_param("kernel_type")};
+  ScKernel k{op.param(keys::kernel_type)};
   if (!is_sparse_core(k.kernel_type)) return;
   if (op.name() == "pallas_call") {
     check_call(op, out);
-    if (BodyPtr kernel = op.body_param("kernel")) check_body(*kernel, k, out);
-  } else if (BodyPtr body = op.body_param("body")) {
+    if (BodyPtr kernel = op.param(keys::kernel)) check_body(*kernel, k, out);
+  } else if (BodyPtr body = op.param(keys::body)) {
     check_body(*body, k, out);
   }
 }

@@ -141,7 +141,7 @@ std::vector<EstimateMismatch> check_estimates(const CostReport& r) {
   for (const KernelCost& k : r.kernels) {
     if (!k.op || k.op->name() != "pallas_call" || k.runs <= 0) continue;
     if (k.terms.size() > 1) continue;  // figures that grow with a dynamic grid: no one number to compare
-    const std::vector<int64_t>& est = k.op->ints_param("cost_estimate");
+    const std::vector<int64_t>& est = k.op->param(keys::cost_estimate);
     if (est.size() < 3) continue;
     const int64_t computed[3] = {k.figures.flops / k.runs, k.figures.transcendentals / k.runs, k.figures.bytes() / k.runs};
     const char* what[3] = {"flops", "transcendentals", "bytes_accessed"};

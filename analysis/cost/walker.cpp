@@ -243,7 +243,7 @@ void Walker::pure(const Op& op, std::vector<Known>& out) {
 }
 
 int Walker::grid_axis(const Op& op) const {
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (!env_->kernel_axes || axis < 0 || axis >= static_cast<int64_t>(env_->kernel_axes->size())) return -1;
   return (*env_->kernel_axes)[static_cast<size_t>(axis)];
 }
@@ -261,7 +261,7 @@ void Walker::num_programs(const Op& op, std::vector<Known>& out) {
 // axis_index / axis_size: of a grid axis name, the point's index or the
 // grid's size; of a core_map or pmap axis, the innermost one of that name.
 void Walker::axis_index(const Op& op, std::vector<Known>& out) {
-  const std::string& name = op.str_param("axis_name");
+  const std::string& name = op.param(keys::axis_name);
   bool size = op.name() == "axis_size";
   if (env_->grid_names) {
     const auto& names = *env_->grid_names;
@@ -399,20 +399,20 @@ void Walker::run_scoped(const Op& op, std::vector<Known>& out) {
 }
 
 void Walker::call(const Op& op, std::vector<Known>& out) {
-  out = walk(*op.body_param("callee"), values(op, 0, op.operands.size()), *env_, *tally_);
+  out = walk(*op.param(keys::callee), values(op, 0, op.operands.size()), *env_, *tally_);
   out.resize(op.results.size());
 }
 
 void Walker::custom_jvp_call(const Op& op, std::vector<Known>& out) {
-  out = walk(*op.body_param("call"), values(op, 0, op.operands.size()), *env_, *tally_);
+  out = walk(*op.param(keys::call), values(op, 0, op.operands.size()), *env_, *tally_);
   out.resize(op.results.size());
 }
 
 // The body once per core of the mesh, axis_index naming the core.
 void Walker::core_map(const Op& op, std::vector<Known>&) {
   reached(op);
-  const auto& names = op.idents_param("mesh_axes");
-  const auto& shape = op.ints_param("mesh_shape");
+  const auto& names = op.param(keys::mesh_axes);
+  const auto& shape = op.param(keys::mesh_shape);
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   std::vector<Known> args = values(op, 0, op.operands.size());
@@ -430,15 +430,15 @@ void Walker::core_map(const Op& op, std::vector<Known>&) {
       rest /= shape[static_cast<size_t>(d)];
     }
     env.axes.insert(env.axes.end(), axes.begin(), axes.end());
-    walk(*op.body_param("body"), args, env, t);
+    walk(*op.param(keys::body), args, env, t);
   }
 }
 
 // The body once per device, axis_index and device_id naming it.
 void Walker::pmap(const Op& op, std::vector<Known>&) {
-  const std::string& name = op.str_param("axis_name");
-  int64_t n = op.int_param("axis_size");
-  const auto& in_axes = op.ints_param("in_axes");
+  const std::string& name = op.param(keys::axis_name);
+  int64_t n = op.param(keys::axis_size);
+  const auto& in_axes = op.param(keys::in_axes);
   std::vector<Known> all = values(op, 0, op.operands.size());
   const Env& outer = *env_;
   Tally& t = *tally_;
@@ -450,7 +450,7 @@ void Walker::pmap(const Op& op, std::vector<Known>&) {
     std::vector<Known> args = all;
     for (size_t j = 0; j < args.size() && j < in_axes.size(); ++j)
       if (in_axes[j] >= 0) args[j].reset();  // a slice of data
-    walk(*op.body_param("body"), std::move(args), env, t);
+    walk(*op.param(keys::body), std::move(args), env, t);
   }
 }
 
@@ -535,7 +535,7 @@ KernelCost kernel_cost(const Op* op, const Entry& e) {
   k.name = cost_scope_name(*op);
   if (op->name() == "pallas_call") {
     k.call = prove::call_name(*op);
-    k.grid = op->ints_param("grid");
+    k.grid = op->param(keys::grid);
   } else {
     k.call = op->name();
   }

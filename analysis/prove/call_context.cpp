@@ -47,13 +47,13 @@ CallContext::CallContext(const Op& call, std::string call_name, const Options& o
   }
   if (call.name() == "core_map") {
     // A core_map body runs once per core of its mesh; axis_index names the core.
-    const auto& axes = call.idents_param("mesh_axes");
-    const auto& shape = call.ints_param("mesh_shape");
+    const auto& axes = call.param(keys::mesh_axes);
+    const auto& shape = call.param(keys::mesh_shape);
     for (size_t k = 0; k < axes.size() && k < shape.size(); ++k) {
       scope.axis_sizes[axes[k]] = shape[k];
       scope.process_axes.push_back(axes[k]);
     }
-    kernel = call.body_param("body").get();
+    kernel = call.param(keys::body).get();
     return;
   }
   kernel = g.kernel.get();

@@ -63,7 +63,7 @@ Obligation prove_core_map_races(CallContext& c) {
     return ob;
   };
   int64_t cores = 1;
-  for (const std::string& a : c.op.idents_param("mesh_axes")) cores *= c.scope.axis_sizes.at(a);
+  for (const std::string& a : c.op.param(keys::mesh_axes)) cores *= c.scope.axis_sizes.at(a);
   std::set<const Var*> shared(c.kernel->params().begin(), c.kernel->params().end());
   std::vector<z3::expr> facts = c.base_facts;
   std::vector<Sym> point = c.make_point("cm", facts);  // a core_map has no grid: empty

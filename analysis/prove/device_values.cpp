@@ -92,12 +92,12 @@ void DeviceValues::visit(const Op& op, const AxisSizes& enclosing) {
   const std::string& name = op.name();
   if (name == "axis_index") {
     size_t a = 0;
-    while (a < enclosing.size() && enclosing[a].first != op.str_param("axis_name")) ++a;
+    while (a < enclosing.size() && enclosing[a].first != op.param(keys::axis_name)) ++a;
     if (a == enclosing.size()) return;
     for (const auto& d : devs) out[d] = {d[a]};
   } else if (name == "iota") {
     const Shape& s = type.shape();
-    const int64_t dim = op.int_param("dimension");
+    const int64_t dim = op.param(keys::dimension);
     if (dim < 0 || dim >= static_cast<int64_t>(s.size())) return;
     int64_t inner = 1;  // elements per step along `dim`, row-major
     for (size_t k = static_cast<size_t>(dim) + 1; k < s.size(); ++k) inner *= s[k];

@@ -12,7 +12,7 @@ using Axes = DeviceVariance::Axes;
 // one, device_id all of them.
 void axes_read(const Body& b, const std::vector<std::string>& enclosing, Axes& out) {
   for (const Op& op : b.ops()) {
-    if (op.name() == "axis_index") out.insert(op.str_param("axis_name"));
+    if (op.name() == "axis_index") out.insert(op.param(keys::axis_name));
     if (op.name() == "device_id") out.insert(enclosing.begin(), enclosing.end());
     for (const BodyPtr& nb : op.nested_bodies()) axes_read(*nb, enclosing, out);
   }
@@ -35,7 +35,7 @@ void DeviceVariance::visit(const Op& op, const std::vector<std::string>& enclosi
     Axes a = of(v, enclosing);
     out.insert(a.begin(), a.end());
   }
-  if (op.name() == "axis_index") out.insert(op.str_param("axis_name"));
+  if (op.name() == "axis_index") out.insert(op.param(keys::axis_name));
   if (op.name() == "device_id") out.insert(enclosing.begin(), enclosing.end());
   for (const BodyPtr& nb : op.nested_bodies()) axes_read(*nb, enclosing, out);
   for (const Var* r : op.results) axes_[r] = out;
@@ -45,8 +45,8 @@ void DeviceVariance::enter(const Op& op, const Body& nested, const std::vector<s
   const auto& params = nested.params();
   if (op.name() == "pmap") {
     // A mapped operand is split: each device gets its own slice.
-    const auto& in_axes = op.ints_param("in_axes");
-    const std::string& axis = op.str_param("axis_name");
+    const auto& in_axes = op.param(keys::in_axes);
+    const std::string& axis = op.param(keys::axis_name);
     for (size_t k = 0; k < params.size() && k < op.operands.size(); ++k) {
       Axes a = of(op.operands[k], enclosing);
       if (k < in_axes.size() && in_axes[k] >= 0) a.insert(axis);

@@ -228,7 +228,7 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
 
     // Sources: where the kernel runs, and scalar-prefetch reads.
     auto grid = [](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
-      int64_t axis = op.int_param("axis");
+      int64_t axis = op.param(keys::axis);
       if (axis < 0 || axis >= static_cast<int64_t>(e.scope_.kernel_axis.size()))
         throw Error(op.loc, op.name() + ": axis " + std::to_string(axis) + " is out of range for the grid");
       int g = e.scope_.kernel_axis[axis];
@@ -240,12 +240,12 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
     // This device's (or core's) index along an enclosing pmap's or core_map's
     // axis: [0, axis_size). Every device runs the kernel, so it is not opaque.
     t.set("axis_index", {[](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
-             std::variant<Sym, std::string> r = e.axis_index(op.str_param("axis_name"));
+             std::variant<Sym, std::string> r = e.axis_index(op.param(keys::axis_name));
              if (const std::string* why = std::get_if<std::string>(&r)) return *why + where(op);
              return std::get<Sym>(r);
            }, false});
     t.set("axis_size", {[](IntEncoder& e, const Op& op, const std::vector<Sym>&, DType) -> Encoded {
-             auto it = e.scope_.axis_sizes.find(op.str_param("axis_name"));
+             auto it = e.scope_.axis_sizes.find(op.param(keys::axis_name));
              if (it == e.scope_.axis_sizes.end()) return "axis_size of an axis no enclosing pmap or core_map binds" + where(op);
              e.scope_.axis_size_read.insert(it->first);
              auto n = e.scope_.axis_size_symbol.find(it->first);
@@ -268,7 +268,7 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
           }));
     // x ** y for a small static y, as products; larger ones are opaque.
     t.set("integer_pow", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType d) -> Encoded {
-            int64_t y = op.int_param("y");
+            int64_t y = op.param(keys::y);
             if (in.size() != 1 || in[0].is_bool() || y < 0 || y > 4)
               return "integer_pow[y=" + std::to_string(y) + "] (only 0 <= y <= 4 is modelled)" + where(op);
             Sym acc = derived(e.ctx().int_val(1), Interval::of(1), {});
@@ -296,7 +296,7 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
                            Interval{in[0].iv.lo < 0 ? -1 : 0, in[0].iv.hi > 0 ? 1 : 0}, {&in[0]});
           }));
     t.set("multiple_of", on_operands([](IntEncoder& e, const Op& op, const std::vector<Sym>& in, DType) -> Encoded {
-            return e.multiple_of(op, in.at(0), op.int_param("value"));
+            return e.multiple_of(op, in.at(0), op.param(keys::value));
           }));
 
     // Comparisons (every one the registry marks as giving bool).

@@ -121,7 +121,7 @@ Obligation prove_kernel_bounds(CallContext& c) {
     enc.need(pred.deps);
     z3::expr holds = pred.is_bool() ? pred.e : pred.e != 0;
     if (!(c.opts.use_intervals && !pred.is_bool() && pred.iv.lo > 0))
-      access.push_back({holds, enc.path(), "debug_check" + where(op) + ": " + op.str_param("msg"), {}, pred.opaque});
+      access.push_back({holds, enc.path(), "debug_check" + where(op) + ": " + op.param(keys::msg), {}, pred.opaque});
   };
   w.walk(kernel);
   // The guards that are obligations come first: a false hint or an overflow

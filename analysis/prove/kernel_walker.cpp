@@ -117,7 +117,7 @@ void KernelWalker::step(const Op& op) {
   record(op);
   const std::string& n = op.name();
   if (n == "cond") {
-    const auto& branches = op.bodies_param("branches");
+    const auto& branches = op.param(keys::branches);
     Sym idx = enc_.value(op.operands.at(0));
     int nb = static_cast<int>(branches.size());
     for (int i = 0; i < nb; ++i) {
@@ -170,8 +170,8 @@ void KernelWalker::step(const Op& op) {
     // A core_map's body runs once per core: axis_index on a mesh axis is the core's index.
     auto saved = c_.scope.axis_sizes;
     if (n == "core_map") {
-      const auto& axes = op.idents_param("mesh_axes");
-      const auto& shape = op.ints_param("mesh_shape");
+      const auto& axes = op.param(keys::mesh_axes);
+      const auto& shape = op.param(keys::mesh_shape);
       for (size_t k = 0; k < axes.size() && k < shape.size(); ++k) c_.scope.axis_sizes[axes[k]] = shape[k];
     }
     walk(b);

@@ -111,7 +111,7 @@ bool ProtocolTrace::per_process() const {
 }
 
 bool ProtocolTrace::cores_are_processes() const {
-  return c_.op.name() == "core_map" && c_.op.idents_param("mesh_axes").size() == c_.scope.process_axes.size();
+  return c_.op.name() == "core_map" && c_.op.param(keys::mesh_axes).size() == c_.scope.process_axes.size();
 }
 
 int64_t ProtocolTrace::devices() const {
@@ -143,7 +143,7 @@ z3::expr ProtocolTrace::on(const z3::expr& x, const z3::expr& p) const {
 int64_t ProtocolTrace::mesh_cores() const {
   int64_t cores = 1;
   if (c_.op.name() == "core_map")
-    for (const std::string& a : c_.op.idents_param("mesh_axes")) cores = saturating_mul(cores, c_.scope.axis_sizes.at(a));
+    for (const std::string& a : c_.op.param(keys::mesh_axes)) cores = saturating_mul(cores, c_.scope.axis_sizes.at(a));
   return cores;
 }
 
@@ -263,7 +263,7 @@ void ProtocolTrace::add_access(const Op& op, const Access& a, bool read, bool wr
 Sym ProtocolTrace::on_core(Sym dev, const std::optional<Sym>& core) {
   if (c_.op.name() != "core_map" || cores_are_processes()) return dev;
   int64_t cores = mesh_cores();
-  Sym c = core ? *core : Sym{flat_index(c_.op.idents_param("mesh_axes"), enc_->facts), Interval::range(0, cores - 1), {}, {}};
+  Sym c = core ? *core : Sym{flat_index(c_.op.param(keys::mesh_axes), enc_->facts), Interval::range(0, cores - 1), {}, {}};
   // A core index outside the mesh is a run-time error, not another device's
   // core: such a signal goes to no process (-1).
   z3::expr id = z3::ite(c.e >= 0 && c.e < c_.ctx.int_val(cores), dev.e * c_.ctx.int_val(cores) + c.e, c_.ctx.int_val(-1));
@@ -288,7 +288,7 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
   // run_scoped inside a loop allocates fresh Refs in every iteration, which
   // one root per Ref cannot tell apart.
   if (n == "run_scoped" && !walker_->loops().empty()) {
-    const Body& b = *op.body_param("body");
+    const Body& b = *op.param(keys::body);
     size_t given = forwarded_operands(op, b).size();
     for (size_t p = given; p < b.params().size(); ++p) scoped_in_loop_[b.params()[p]] = walker_->loops().back().what;
   }

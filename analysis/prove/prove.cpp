@@ -174,10 +174,10 @@ struct Finder {
       if (op.name() == "pallas_call") continue;
       auto saved = axes;
       std::vector<std::string> outside = axis_names();
-      if (op.name() == "pmap") axes.emplace_back(op.str_param("axis_name"), op.int_param("axis_size"));
+      if (op.name() == "pmap") axes.emplace_back(op.param(keys::axis_name), op.param(keys::axis_size));
       if (op.name() == "core_map") {
-        const auto& names = op.idents_param("mesh_axes");
-        const auto& shape = op.ints_param("mesh_shape");
+        const auto& names = op.param(keys::mesh_axes);
+        const auto& shape = op.param(keys::mesh_shape);
         for (size_t k = 0; k < names.size() && k < shape.size(); ++k) axes.emplace_back(names[k], shape[k]);
       }
       for (const BodyPtr& nb : op.nested_bodies()) {
@@ -194,7 +194,7 @@ struct Finder {
 std::string call_name(const Op& op) {
   GridMapping g = grid_mapping(op);
   std::string name = g.name.empty() ? "pallas_call" : g.name;
-  if (op.str_param("name").empty() && name.size() > 7 && name.ends_with("_kernel")) name.resize(name.size() - 7);
+  if (op.param(keys::name).empty() && name.size() > 7 && name.ends_with("_kernel")) name.resize(name.size() - 7);
   return name;
 }
 

@@ -296,9 +296,9 @@ void add_control_rules(LlvmTable& t) {
   t.set("while", lower_while);
   t.set("scan", lower_scan);
   t.set("run_scoped", lower_run_scoped);
-  t.set("call", [](Lowering& L, const Op& op) { inline_body(L, op, *op.body_param("callee")); });
+  t.set("call", [](Lowering& L, const Op& op) { inline_body(L, op, *op.param(keys::callee)); });
   for (const char* n : {"custom_jvp_call", "custom_vjp_call"})
-    t.set(n, [](Lowering& L, const Op& op) { inline_body(L, op, *op.body_param("call")); });
+    t.set(n, [](Lowering& L, const Op& op) { inline_body(L, op, *op.param(keys::call)); });
 }
 
 }  // namespace tessera::backends::llvm_lowering

@@ -8,7 +8,7 @@ namespace {
 
 // The grid axis of program_id / num_programs[axis=k]: vmapped axes skipped.
 int axis_of(Lowering& L, const Op& op) {
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (axis < 0 || axis >= static_cast<int64_t>(L.kernel_axes.size()))
     throw L.error(op, "axis " + std::to_string(axis) + " is out of range for a kernel grid of rank " +
                           std::to_string(L.kernel_axes.size()));
@@ -30,7 +30,7 @@ void add_grid_rules(LlvmTable& t) {
   // compiled kernels, for the scalar hints index arithmetic carries.
   t.set("multiple_of", [](Lowering& L, const Op& op) {
     const Block& v = L.value(op.operands[0]);
-    int64_t m = op.int_param("value");
+    int64_t m = op.param(keys::value);
     if (v.type.is_scalar() && is_int(v.type.dtype()) && m != 0) {
       llvm::Value* x = v.element(L, {});
       llvm::Value* ok = L.b.CreateICmpEQ(L.b.CreateSRem(x, llvm::ConstantInt::get(x->getType(), static_cast<uint64_t>(m), true)),

@@ -95,7 +95,7 @@ std::optional<int> first_step_axis(const Body& kernel, const Value& v) {
     const Value &pid = eq->operands[static_cast<size_t>(side)], &zero = eq->operands[static_cast<size_t>(1 - side)];
     const Op* id = pid.is_var() ? defining(pid.var()) : nullptr;
     if (id && id->name() == "program_id" && zero.is_literal() && zero.literal().as_double() == 0)
-      return static_cast<int>(id->int_param("axis"));
+      return static_cast<int>(id->param(keys::axis));
   }
   return std::nullopt;
 }

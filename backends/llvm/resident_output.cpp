@@ -35,8 +35,8 @@ struct Matmul {
   DType dtype;
 };
 std::optional<Matmul> plain_matmul(const Op& dot) {
-  if (!dot.ints_param("lhs_batch").empty() || !dot.ints_param("rhs_batch").empty()) return std::nullopt;
-  if (dot.ints_param("lhs_contracting") != std::vector<int64_t>{1} || dot.ints_param("rhs_contracting") != std::vector<int64_t>{0})
+  if (!dot.param(keys::lhs_batch).empty() || !dot.param(keys::rhs_batch).empty()) return std::nullopt;
+  if (dot.param(keys::lhs_contracting) != std::vector<int64_t>{1} || dot.param(keys::rhs_contracting) != std::vector<int64_t>{0})
     return std::nullopt;
   const Type& a = dot.operands[0].type();
   const Type& b = dot.operands[1].type();

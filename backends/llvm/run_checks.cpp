@@ -79,7 +79,7 @@ std::optional<Error> check_record_error(const Op& call, const std::vector<const 
       if (which < 0 || which >= static_cast<int64_t>(checked_ops.size())) break;
       const Op& op = *checked_ops[static_cast<size_t>(which)];
       return Error(op.loc, "multiple_of: the hint is false: " + std::to_string(record[kCheckValues]) +
-                               " is not a multiple of " + std::to_string(op.int_param("value")) + " (in kernel @" +
+                               " is not a multiple of " + std::to_string(op.param(keys::value)) + " (in kernel @" +
                                g.kernel->name() + " in iteration " + interp::ints_str(point) + ")");
     }
     case CheckKind::dynamic_index: {

@@ -140,7 +140,7 @@ namespace {
 
 void lower_convert_element_type(Lowering& L, const Op& op) {
   std::vector<Block> xs = operand_blocks(L, op);
-  DType from = xs[0].type.dtype(), to = op.dtype_param("new_dtype");
+  DType from = xs[0].type.dtype(), to = op.param(keys::new_dtype);
   if (is_semaphore(from) || is_semaphore(to)) throw L.error(op, "convert_element_type: cannot convert semaphores");
   Block x = xs[0];
   L.define(op.results[0], generator(op.results[0]->type, xs, [x, from, to](Lowering& L2, const std::vector<llvm::Value*>& idx) {
@@ -220,7 +220,7 @@ llvm::Value* from_bits(Lowering& L, llvm::Value* bits, DType d) {
 void lower_bitcast_convert_type(Lowering& L, const Op& op) {
   std::vector<Block> xs = operand_blocks(L, op);
   Block x = xs[0];
-  DType from = x.type.dtype(), to = op.dtype_param("new_dtype");
+  DType from = x.type.dtype(), to = op.param(keys::new_dtype);
   for (DType d : {from, to})
     if (is_bool(d) || is_semaphore(d))
       throw L.error(op, "bitcast_convert_type of " + std::string(dtype_name(d)) + " is not supported");

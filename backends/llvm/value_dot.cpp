@@ -258,10 +258,10 @@ std::optional<StridedMatrix> host_fused_destination(Lowering& L, const Op& op, c
 void lower_dot_general(Lowering& L, const Op& op) {
   std::vector<Block> xs = operand_blocks(L, op);
   const Block &a = xs[0], &b = xs[1];
-  const auto& lc = op.ints_param("lhs_contracting");
-  const auto& rc = op.ints_param("rhs_contracting");
-  const auto& lb = op.ints_param("lhs_batch");
-  const auto& rb = op.ints_param("rhs_batch");
+  const auto& lc = op.param(keys::lhs_contracting);
+  const auto& rc = op.param(keys::rhs_contracting);
+  const auto& lb = op.param(keys::lhs_batch);
+  const auto& rb = op.param(keys::rhs_batch);
   const Type& out_type = op.results[0]->type;
   DType out = out_type.dtype(), acc = accumulator(a.type.dtype(), out);
   auto listed = [](const std::vector<int64_t>& v, int d) { return std::find(v.begin(), v.end(), d) != v.end(); };

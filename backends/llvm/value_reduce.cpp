@@ -126,7 +126,7 @@ LlvmRule reduce_rule(Red r) {
     if (L.target == Target::nvptx) {
       Block operand = reduction_operand(L, op.main_operand(0));
       std::vector<bool> axes(operand.type.shape().size(), false);
-      for (int64_t a : op.ints_param("axes")) axes[static_cast<size_t>(a)] = true;
+      for (int64_t a : op.param(keys::axes)) axes[static_cast<size_t>(a)] = true;
       L.define(op.results[0], gpu_reduce(L, r, operand, axes, op.results[0]->type));
       return;
     }
@@ -134,7 +134,7 @@ LlvmRule reduce_rule(Red r) {
     const Shape& s = x.type.shape();
     DType d = x.type.dtype();
     std::vector<bool> reduced(s.size(), false);
-    for (int64_t a : op.ints_param("axes")) reduced[static_cast<size_t>(a)] = true;
+    for (int64_t a : op.param(keys::axes)) reduced[static_cast<size_t>(a)] = true;
     // Kept dims (the result's, in order); the trailing reduced run (dims of
     // size > 1 only, contiguous in memory); the other reduced dims.
     std::vector<int> kept, inner, outer;
@@ -184,8 +184,8 @@ LlvmRule arg_rule(bool is_max) {
   return [is_max](Lowering& L, const Op& op) {
     Block x = L.target == Target::nvptx ? reduction_operand(L, op.main_operand(0)) : L.materialize(L.value(op.main_operand(0)));
     const Shape& s = x.type.shape();
-    DType d = x.type.dtype(), idx_dtype = op.dtype_param("index_dtype");
-    int axis = static_cast<int>(op.int_param("axis"));
+    DType d = x.type.dtype(), idx_dtype = op.param(keys::index_dtype);
+    int axis = static_cast<int>(op.param(keys::axis));
     int64_t n = s[static_cast<size_t>(axis)];
     if (n == 0 && op.results[0]->type.array_type().size() > 0)
       throw L.error(op, std::string(is_max ? "argmax" : "argmin") + " of an empty axis");
@@ -225,8 +225,8 @@ LlvmRule arg_rule(bool is_max) {
 // cumsum[axis, reverse]: one running sum per line along `axis` (NVPTX:
 // gpu_cumsum), each prefix rounded for bf16 / f16 as it is stored.
 void lower_cumsum(Lowering& L, const Op& op) {
-  int axis = static_cast<int>(op.int_param("axis"));
-  bool reverse = op.bool_param("reverse");
+  int axis = static_cast<int>(op.param(keys::axis));
+  bool reverse = op.param(keys::reverse);
   if (L.target == Target::nvptx)
     return L.define(op.results[0], gpu_cumsum(L, reduction_operand(L, op.main_operand(0)), axis, reverse, op.results[0]->type));
   Block x = L.materialize(L.value(op.main_operand(0)));
@@ -282,9 +282,9 @@ void lower_sort(Lowering& L, const Op& op) {
   std::vector<Block> xs;
   for (size_t k = 0; k < op.num_main_operands(); ++k) xs.push_back(L.materialize(L.value(op.main_operand(static_cast<int>(k)))));
   const Shape s = xs[0].type.shape();
-  const int dim = static_cast<int>(op.int_param("dimension"));
-  const int64_t keys = op.int_param("num_keys");
-  const bool descending = op.bool_param("descending");
+  const int dim = static_cast<int>(op.param(keys::dimension));
+  const int64_t keys = op.param(keys::num_keys);
+  const bool descending = op.param(keys::descending);
   const int64_t n = s[static_cast<size_t>(dim)];
   const int64_t stride = row_major_strides(s)[static_cast<size_t>(dim)];
   std::vector<llvm::Value*> outs;

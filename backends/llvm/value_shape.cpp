@@ -40,7 +40,7 @@ void define_view(Lowering& L, const Op& op, int result, std::function<Index(Lowe
 
 void lower_broadcast_in_dim(Lowering& L, const Op& op) {
   Block x = L.value(op.main_operand(0));
-  std::vector<int64_t> dims = op.ints_param("broadcast_dimensions");
+  std::vector<int64_t> dims = op.param(keys::broadcast_dimensions);
   Shape xs = shape_of(x);
   define_view(L, op, 0, [dims, xs](Lowering& L2, const Index& idx) {
     Index in;
@@ -74,7 +74,7 @@ void lower_reshape(Lowering& L, const Op& op) {
 
 void lower_transpose(Lowering& L, const Op& op) {
   Block x = L.value(op.main_operand(0));
-  std::vector<int64_t> perm = op.ints_param("permutation");
+  std::vector<int64_t> perm = op.param(keys::permutation);
   define_view(L, op, 0, [perm](Lowering&, const Index& idx) {
     Index in(perm.size());
     for (size_t i = 0; i < perm.size(); ++i) in[static_cast<size_t>(perm[i])] = idx[i];
@@ -84,7 +84,7 @@ void lower_transpose(Lowering& L, const Op& op) {
 
 void lower_iota(Lowering& L, const Op& op) {
   const Type& t = op.results[0]->type;
-  int64_t dim = op.int_param("dimension");
+  int64_t dim = op.param(keys::dimension);
   DType d = t.dtype();
   // As the interpreter: the count converted to the storage type (float for
   // bf16 / f16), then rounded to the dtype's precision.
@@ -114,7 +114,7 @@ llvm::Value* pick_piece(Lowering& L, const std::vector<Block>& pieces, const std
 
 void lower_concatenate(Lowering& L, const Op& op) {
   std::vector<Block> xs = operand_blocks(L, op);
-  int64_t dim = op.int_param("dimension");
+  int64_t dim = op.param(keys::dimension);
   std::vector<int64_t> offset;
   int64_t at = 0;
   for (const Block& x : xs) offset.push_back(at), at += x.type.shape()[static_cast<size_t>(dim)];
@@ -125,7 +125,7 @@ void lower_concatenate(Lowering& L, const Op& op) {
 
 void lower_slice(Lowering& L, const Op& op) {
   Block x = L.value(op.main_operand(0));
-  std::vector<int64_t> start = op.ints_param("start_indices"), steps = op.ints_param("strides");
+  std::vector<int64_t> start = op.param(keys::start_indices), steps = op.param(keys::strides);
   if (steps.empty()) steps.assign(start.size(), 1);
   define_view(L, op, 0, [start, steps](Lowering& L2, const Index& idx) {
     Index in;
@@ -138,7 +138,7 @@ void lower_slice(Lowering& L, const Op& op) {
 // split: one slice along `axis` per result.
 void lower_split(Lowering& L, const Op& op) {
   Block x = L.value(op.main_operand(0));
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   int64_t at = 0;
   for (size_t r = 0; r < op.results.size(); ++r) {
     define_view(L, op, static_cast<int>(r), [axis, at](Lowering& L2, const Index& idx) {
@@ -153,7 +153,7 @@ void lower_split(Lowering& L, const Op& op) {
 void lower_dynamic_slice(Lowering& L, const Op& op) {
   std::vector<Block> xs = operand_blocks(L, op);
   Block x = xs[0];
-  std::vector<int64_t> sizes = op.ints_param("slice_sizes");
+  std::vector<int64_t> sizes = op.param(keys::slice_sizes);
   L.define(op.results[0], generator(op.results[0]->type, xs, [xs, x, sizes](Lowering& L2, const Index& idx) {
              Index in;
              for (size_t d = 0; d < idx.size(); ++d) {
@@ -187,7 +187,7 @@ void lower_dynamic_update_slice(Lowering& L, const Op& op) {
 void lower_pad(Lowering& L, const Op& op) {
   std::vector<Block> xs = operand_blocks(L, op);
   Block x = xs[0], v = xs[1];
-  std::vector<int64_t> lo = op.ints_param("low");
+  std::vector<int64_t> lo = op.param(keys::low);
   L.define(op.results[0], generator(op.results[0]->type, xs, [x, v, lo](Lowering& L2, const Index& idx) -> llvm::Value* {
              auto& B = L2.b;
              llvm::Value* pad_value = v.element(L2, {});
@@ -206,7 +206,7 @@ void lower_pad(Lowering& L, const Op& op) {
 
 void lower_rev(Lowering& L, const Op& op) {
   Block x = L.value(op.main_operand(0));
-  std::vector<int64_t> dims = op.ints_param("dimensions");
+  std::vector<int64_t> dims = op.param(keys::dimensions);
   Shape s = shape_of(x);
   define_view(L, op, 0, [dims, s](Lowering& L2, const Index& idx) {
     Index in = idx;
@@ -218,7 +218,7 @@ void lower_rev(Lowering& L, const Op& op) {
 // repeat (a tile along the axis): out[.., j, ..] = x[.., j mod n, ..].
 void lower_repeat(Lowering& L, const Op& op) {
   Block x = L.value(op.main_operand(0));
-  auto axis = static_cast<size_t>(op.int_param("axis"));
+  auto axis = static_cast<size_t>(op.param(keys::axis));
   int64_t n = shape_of(x)[axis];
   define_view(L, op, 0, [axis, n](Lowering& L2, const Index& idx) {
     Index in = idx;
@@ -231,10 +231,10 @@ void lower_repeat(Lowering& L, const Op& op) {
 void lower_roll(Lowering& L, const Op& op) {
   std::vector<Block> xs = operand_blocks(L, op);
   Block x = xs[0];
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   int64_t n = x.type.shape()[static_cast<size_t>(axis)];
-  bool static_shift = op.has_param("shift");
-  int64_t shift = static_shift ? op.int_param("shift") : 0;
+  bool static_shift = op.has(keys::shift);
+  int64_t shift = static_shift ? op.param(keys::shift) : 0;
   L.define(op.results[0], generator(op.results[0]->type, xs, [xs, x, axis, n, static_shift, shift](Lowering& L2, const Index& idx) {
              auto& B = L2.b;
              if (n == 0) return x.element(L2, idx);
@@ -254,7 +254,7 @@ void lower_indexed_read(Lowering& L, const Op& op, const std::string& empty_axis
                         Index (*where)(const Index& idx, size_t axis)) {
   std::vector<Block> xs = operand_blocks(L, op);
   Block x = xs[0], ids = xs[1];
-  auto axis = static_cast<size_t>(op.int_param("axis"));
+  auto axis = static_cast<size_t>(op.param(keys::axis));
   int64_t n = x.type.shape()[axis];
   if (n == 0 && op.results[0]->type.array_type().size() > 0) throw L.error(op, empty_axis);
   L.define(op.results[0], generator(op.results[0]->type, xs, [x, ids, axis, n, where](Lowering& L2, const Index& idx) {

@@ -279,12 +279,12 @@ void lower_run_scoped(EmitContext& e, const Op& op, const LoweringTable& table) 
 // inlines a closed call's jaxpr; the region keeps the callee's names apart,
 // so a function called twice is written twice without clashing.
 void lower_call(EmitContext& e, const Op& op, const LoweringTable& table) {
-  emit_region(kernel(e), op, table, *op.body_param("callee"), op.operands);
+  emit_region(kernel(e), op, table, *op.param(keys::callee), op.operands);
 }
 
 // custom_jvp_call and custom_vjp_call: their primal function, `call`.
 void lower_custom_call(EmitContext& e, const Op& op, const LoweringTable& table) {
-  emit_region(kernel(e), op, table, *op.body_param("call"), op.operands);
+  emit_region(kernel(e), op, table, *op.param(keys::call), op.operands);
 }
 
 }  // namespace

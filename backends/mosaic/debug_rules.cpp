@@ -14,7 +14,7 @@ namespace {
 // `tpu.log_buffer` prints, in a `tpu.region`; the format must end in `{}`,
 // which is dropped (the tag is the text before it).
 void log_vector(EmitContext& ctx, const Op& op) {
-  const std::string& fmt = op.str_param("fmt");
+  const std::string& fmt = op.param(keys::fmt);
   const Type& t = op.operands[0].type();
   if (op.operands.size() != 1 || fmt.size() < 2 || fmt.compare(fmt.size() - 2, 2, "{}") != 0 ||
       fmt.find("{}") != fmt.size() - 2)
@@ -43,7 +43,7 @@ void log_vector(EmitContext& ctx, const Op& op) {
 void lower_debug_print(EmitContext& ctx, const Op& op, const LoweringTable&) {
   for (const Value& v : op.operands)
     if (v.type().rank() != 0) return log_vector(ctx, op);
-  std::string fmt = op.str_param("fmt"), tag;
+  std::string fmt = op.param(keys::fmt), tag;
   std::vector<std::string> args, types;
   size_t n = 0;
   for (size_t i = 0; i < fmt.size(); ++i) {
@@ -70,7 +70,7 @@ void lower_debug_print(EmitContext& ctx, const Op& op, const LoweringTable&) {
 // debug_check: Mosaic's check is `cf.assert` on the predicate, with the message.
 void lower_debug_check(EmitContext& ctx, const Op& op, const LoweringTable&) {
   std::string p = ctx.use(op.operands[0]);
-  ctx.line("cf.assert " + p + ", \"" + mlir_string_body(op.str_param("msg")) + "\"");
+  ctx.line("cf.assert " + p + ", \"" + mlir_string_body(op.param(keys::msg)) + "\"");
 }
 
 void lower_delay(EmitContext& ctx, const Op& op, const LoweringTable&) {

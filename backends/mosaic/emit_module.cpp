@@ -75,11 +75,11 @@ struct Walker {
       if (name == "core_map") {
         if (!emitted.insert(&op).second) continue;
         if (!out.empty()) out += "// -----\n";
-        out += "// " + op.loc.str() + ": core_map over (" + join(op.idents_param("mesh_axes")) + ")\n";
+        out += "// " + op.loc.str() + ": core_map over (" + join(op.param(keys::mesh_axes)) + ")\n";
         core_map_module(op, out);
         continue;
       }
-      if (name == "pmap") mesh.push_back({op.str_param("axis_name"), op.int_param("axis_size")});
+      if (name == "pmap") mesh.push_back({op.param(keys::axis_name), op.param(keys::axis_size)});
       for (const BodyPtr& b : op.nested_bodies()) {
         if (!visiting.insert(b.get()).second) continue;
         walk(*b);
@@ -107,8 +107,8 @@ struct Walker {
   // mesh axis is its argument) and whose other arguments are the Refs it is
   // given, whole.
   void core_map_module(const Op& op, std::string& text) {
-    if (is_sparse_core(op.str_param("kernel_type"))) return sparse_core_mesh_module(op, text);
-    const Body& body = *op.body_param("body");
+    if (is_sparse_core(op.param(keys::kernel_type))) return sparse_core_mesh_module(op, text);
+    const Body& body = *op.param(keys::body);
     std::vector<RefView> params;
     std::vector<Type> types;
     for (const Value& v : op.operands) {
@@ -117,12 +117,12 @@ struct Walker {
       params.push_back(RefView::of(v.type()));
       types.push_back(v.type());
     }
-    const std::vector<int64_t>& shape = op.ints_param("mesh_shape");
+    const std::vector<int64_t>& shape = op.param(keys::mesh_shape);
     std::string args;
     for (size_t k = 0; k < shape.size(); ++k) args += (k ? ", %arg" : "%arg") + std::to_string(k) + ": i32";
     for (size_t p = 0; p < params.size(); ++p) args += ", %arg" + std::to_string(shape.size() + p) + ": " + params[p].memref_type();
     text += "module {\n  func.func @core_map(" + args + ") " + core_map_attributes(shape, types) + " {\n";
-    kernel_body(body, shape, op.idents_param("mesh_axes"), params, mesh, tensorcore_rules(), buffer, text);
+    kernel_body(body, shape, op.param(keys::mesh_axes), params, mesh, tensorcore_rules(), buffer, text);
     text += "  }\n}\n";
   }
 
@@ -140,7 +140,7 @@ struct Walker {
   void sparse_core_mesh_module(const Op& op, std::string& text) {
     ScMeshKernel k = sc_mesh_kernel(op);
     text += "module {\n  func.func @core_map(" + k.arguments + ") " + k.attributes + " {\n";
-    kernel_body(*k.body, k.mesh_shape, op.idents_param("mesh_axes"), k.params, mesh, sparse_core_rules(), buffer, text);
+    kernel_body(*k.body, k.mesh_shape, op.param(keys::mesh_axes), k.params, mesh, sparse_core_rules(), buffer, text);
     text += "  }\n}\n";
   }
 };

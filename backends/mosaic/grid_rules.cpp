@@ -10,7 +10,7 @@ namespace tessera::backends::mosaic {
 namespace {
 
 int64_t axis_param(KernelContext& ctx, const Op& op) {
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (axis < 0 || axis >= static_cast<int64_t>(ctx.grid.size()))
     throw ctx.error(op, "axis " + std::to_string(axis) + " is not an axis of the grid (rank " + std::to_string(ctx.grid.size()) + ")");
   return axis;
@@ -42,7 +42,7 @@ void lower_device_id(EmitContext& e, const Op& op, const LoweringTable&) {
 // (device_id / stride) % size.
 void lower_axis_index(EmitContext& e, const Op& op, const LoweringTable&) {
   KernelContext& ctx = kernel(e);
-  const std::string& name = op.str_param("axis_name");
+  const std::string& name = op.param(keys::axis_name);
   for (size_t k = 0; k < ctx.grid_names.size(); ++k)
     if (ctx.grid_names[k] == name) return ctx.alias(op.results[0], ctx.grid_args[k]);
   for (size_t k = 0; k < ctx.mesh.size(); ++k) {
@@ -71,7 +71,7 @@ void lower_axis_index(EmitContext& e, const Op& op, const LoweringTable&) {
 // while tracing, so Mosaic has no op for it.
 void lower_axis_size(EmitContext& e, const Op& op, const LoweringTable&) {
   KernelContext& ctx = kernel(e);
-  const std::string& name = op.str_param("axis_name");
+  const std::string& name = op.param(keys::axis_name);
   for (size_t k = 0; k < ctx.grid_names.size(); ++k) {
     if (ctx.grid_names[k] != name) continue;
     if (ctx.grid[k] >= 0) return ctx.alias(op.results[0], i32_constant(ctx, ctx.grid[k]));
@@ -86,7 +86,7 @@ void lower_axis_size(EmitContext& e, const Op& op, const LoweringTable&) {
 void lower_multiple_of(EmitContext& e, const Op& op, const LoweringTable&) {
   std::string v = e.use(op.operands[0]);
   std::string t = element_type(op.results[0]->type.dtype());
-  e.line(e.def(op.results[0]) + " = \"tpu.assume_multiple\"(" + v + ") <{multiple = " + std::to_string(op.int_param("value")) +
+  e.line(e.def(op.results[0]) + " = \"tpu.assume_multiple\"(" + v + ") <{multiple = " + std::to_string(op.param(keys::value)) +
          " : i32}> : (" + t + ") -> " + t);
 }
 

@@ -9,7 +9,7 @@ namespace tessera::backends::mosaic {
 namespace {
 
 void lower_debug_print(EmitContext& ctx, const Op& op, const LoweringTable&) {
-  const std::string& fmt = op.str_param("fmt");
+  const std::string& fmt = op.param(keys::fmt);
   auto fail = [&](const std::string& reason) {
     return ctx.error(op, "pl.debug_print() " + reason + " when lowering to SparseCore");
   };

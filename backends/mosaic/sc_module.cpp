@@ -103,9 +103,9 @@ ScCallKernel sc_call_kernel(const GridMapping& call_grid, const Op& call) {
 
 ScMeshKernel sc_mesh_kernel(const Op& op) {
   ScMeshKernel k;
-  k.body = op.body_param("body").get();
-  k.mesh_shape = op.ints_param("mesh_shape");
-  const std::string& kernel_type = op.str_param("kernel_type");
+  k.body = op.param(keys::body).get();
+  k.mesh_shape = op.param(keys::mesh_shape);
+  const std::string& kernel_type = op.param(keys::kernel_type);
   static const char* kSemantics[] = {"core_parallel", "subcore_parallel"};
   if (k.mesh_shape.size() > 2)
     throw Error(op.loc, "mosaic: a SparseCore mesh has at most two axes (cores, subcores), got " +

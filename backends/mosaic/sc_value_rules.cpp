@@ -26,16 +26,16 @@ std::string lane_iota(EmitContext& ctx, const ArrayType& out, int64_t dimension,
 }
 
 void lower_iota(EmitContext& ctx, const Op& op, const LoweringTable&) {
-  lane_iota(ctx, result_of(op), op.int_param("dimension"), op.results[0]);
+  lane_iota(ctx, result_of(op), op.param(keys::dimension), op.results[0]);
 }
 
 void lower_sort(EmitContext& ctx, const Op& op, const LoweringTable&) {
-  if (op.int_param("num_keys") != 1) throw ctx.error(op, "Multiple sort keys not supported");
+  if (op.param(keys::num_keys) != 1) throw ctx.error(op, "Multiple sort keys not supported");
   const ArrayType& keys = array_of(op.operands[0]);
   Shape lanes = keys.shape;
   std::string mask_type = vector_type(lanes, DType::i1), mask = ctx.fresh("mask");
   ctx.line(mask + " = arith.constant dense<true> : " + mask_type);
-  std::string props = op.bool_param("descending") ? " <{descending = true}>" : "";
+  std::string props = op.param(keys::descending) ? " <{descending = true}>" : "";
   std::string k = ctx.use(op.operands[0]);
   auto sort = [&](const Value& values) {
     std::string out = ctx.fresh(), v = ctx.use(values), vt = value_type(array_of(values)), kt = value_type(keys);
@@ -56,8 +56,8 @@ void lower_sort(EmitContext& ctx, const Op& op, const LoweringTable&) {
 
 void lower_rev(EmitContext& ctx, const Op& op, const LoweringTable&) {
   const ArrayType& x = array_of(op.operands[0]);
-  if (x.shape.size() != 1 || op.ints_param("dimensions") != std::vector<int64_t>{0})
-    throw ctx.error(op, "Invalid dimensions for SC lax.rev: " + shape_str(op.ints_param("dimensions")));
+  if (x.shape.size() != 1 || op.param(keys::dimensions) != std::vector<int64_t>{0})
+    throw ctx.error(op, "Invalid dimensions for SC lax.rev: " + shape_str(op.param(keys::dimensions)));
   ArrayType lanes{DType::i32, x.shape};
   std::string last = i32_constant(ctx, x.shape[0] - 1);
   std::string lasts = put(ctx, "vector.broadcast " + last + " : i32 to " + value_type(lanes));

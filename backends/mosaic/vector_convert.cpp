@@ -71,12 +71,12 @@ std::string convert(EmitContext& ctx, const Op& op, const std::string& x, const 
 }
 
 void lower_convert(EmitContext& ctx, const Op& op, const LoweringTable&) {
-  convert(ctx, op, ctx.use(op.operands[0]), array_of(op.operands[0]), op.dtype_param("new_dtype"), op.results[0]);
+  convert(ctx, op, ctx.use(op.operands[0]), array_of(op.operands[0]), op.param(keys::new_dtype), op.results[0]);
 }
 
 void lower_bitcast_convert(EmitContext& ctx, const Op& op, const LoweringTable&) {
   const ArrayType& in = array_of(op.operands[0]);
-  DType to = op.dtype_param("new_dtype");
+  DType to = op.param(keys::new_dtype);
   if (dtype_bytes(in.dtype) != dtype_bytes(to)) throw ctx.error(op, "Changing bitwidths not supported.");
   bitcast(ctx, ctx.use(op.operands[0]), in, to, op.results[0]);
 }

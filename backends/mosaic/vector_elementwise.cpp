@@ -159,7 +159,7 @@ void lower_pow(EmitContext& ctx, const Op& op, const LoweringTable& table) {
 // lowers: y = 0 is ones, y = 1 is x itself, a negative y divides 1 by x^-y.
 void lower_integer_pow(EmitContext& ctx, const Op& op, const LoweringTable&) {
   const ArrayType& out = result_of(op);
-  int64_t y = op.int_param("y");
+  int64_t y = op.param(keys::y);
   if (y == 0) {
     ctx.alias(op.results[0], constant_on(ctx, out.dtype, 1, out.shape));
     return;
@@ -236,7 +236,7 @@ void lower_sign(EmitContext& ctx, const Op& op, const LoweringTable&) {
 }
 
 void lower_round(EmitContext& ctx, const Op& op, const LoweringTable&) {
-  const char* mlir_op = op.str_param("rounding_method") == "to_nearest_even" ? "math.roundeven" : "math.round";
+  const char* mlir_op = op.param(keys::rounding_method) == "to_nearest_even" ? "math.roundeven" : "math.round";
   put(ctx, pretty(mlir_op, {ctx.use(op.operands[0])}, value_type(result_of(op))), op.results[0]);
 }
 
@@ -250,7 +250,7 @@ void lower_reciprocal(EmitContext& ctx, const Op& op, const LoweringTable&) {
     put(ctx, pretty("arith.divf", {constant_on(ctx, out.dtype, 1, {}), x}, "f32"), op.results[0]);
     return;
   }
-  std::string approx = std::string("approx = ") + (op.bool_param("approx") ? "true" : "false");
+  std::string approx = std::string("approx = ") + (op.param(keys::approx) ? "true" : "false");
   put(ctx, generic("tpu.reciprocal", {x}, approx, {value_type(out)}, value_type(out)), op.results[0]);
 }
 

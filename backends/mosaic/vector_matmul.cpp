@@ -32,10 +32,10 @@ std::vector<int64_t> free_dims(int rank, const std::vector<int64_t>& contracting
 
 // #tpu.dot_dimension_numbers<[lc], [rc], [lfree], [rfree], [out order], [lb], [rb]>
 std::string dimension_numbers(const Op& op, int lhs_rank, int rhs_rank) {
-  const auto& lc = op.ints_param("lhs_contracting");
-  const auto& rc = op.ints_param("rhs_contracting");
-  const auto& lb = op.ints_param("lhs_batch");
-  const auto& rb = op.ints_param("rhs_batch");
+  const auto& lc = op.param(keys::lhs_contracting);
+  const auto& rc = op.param(keys::rhs_contracting);
+  const auto& lb = op.param(keys::lhs_batch);
+  const auto& rb = op.param(keys::rhs_batch);
   std::vector<int64_t> lf = free_dims(lhs_rank, lc, lb), rf = free_dims(rhs_rank, rc, rb), order;
   for (int64_t d : lb) order.insert(order.end(), {0, d});
   for (int64_t d : lf) order.insert(order.end(), {0, d});
@@ -77,10 +77,10 @@ void lower_dot_general(EmitContext& ctx, const Op& op, const LoweringTable&) {
   if (!(out.dtype == DType::f32 || out.dtype == DType::bf16 || (is_int(out.dtype) && !is_unsigned_int(out.dtype))))
     throw ctx.error(op, "dot_general: a " + std::string(dtype_name(out.dtype)) + " result is not supported");
   if (out.shape.empty()) throw ctx.error(op, "dot_general: a rank-0 result is not supported (tpu.matmul takes vectors)");
-  const auto& lc = op.ints_param("lhs_contracting");
-  const auto& rc = op.ints_param("rhs_contracting");
+  const auto& lc = op.param(keys::lhs_contracting);
+  const auto& rc = op.param(keys::rhs_contracting);
   if (lc == std::vector<int64_t>{1} && rc == std::vector<int64_t>{1} && a.shape.size() == 2 && b.shape.size() == 2 &&
-      b.shape[0] == 1 && op.ints_param("lhs_batch").empty() && !(a.dtype == DType::f32 && b.dtype == DType::f32)) {
+      b.shape[0] == 1 && op.param(keys::lhs_batch).empty() && !(a.dtype == DType::f32 && b.dtype == DType::f32)) {
     lower_matvec(ctx, op, a, b, out);
     return;
   }

@@ -75,7 +75,7 @@ std::string reduce(EmitContext& ctx, const Op& op, std::string_view name, const 
 }
 
 void lower_reduce(EmitContext& ctx, const Op& op, const LoweringTable&) {
-  reduce(ctx, op, op.name(), ctx.use(op.operands[0]), array_of(op.operands[0]), op.ints_param("axes"), result_of(op),
+  reduce(ctx, op, op.name(), ctx.use(op.operands[0]), array_of(op.operands[0]), op.param(keys::axes), result_of(op),
          op.results[0]);
 }
 
@@ -88,7 +88,7 @@ void lower_reduce_bool(EmitContext& ctx, const Op& op, const LoweringTable&) {
   ArrayType f{DType::f32, in.shape}, fo{DType::f32, out.shape};
   std::string one = constant_on(ctx, DType::f32, 1, in.shape), zero = constant_on(ctx, DType::f32, 0, in.shape);
   std::string as_float = select(ctx, ctx.use(op.operands[0]), in.shape, one, zero, f);
-  std::string r = reduce(ctx, op, op.name() == "reduce_and" ? "reduce_min" : "reduce_max", as_float, f, op.ints_param("axes"), fo,
+  std::string r = reduce(ctx, op, op.name() == "reduce_and" ? "reduce_min" : "reduce_max", as_float, f, op.param(keys::axes), fo,
                          nullptr);
   compare(ctx, "ogt", DType::f32, r, constant_on(ctx, DType::f32, 0, out.shape), out.shape, op.results[0]);
 }
@@ -98,12 +98,12 @@ void lower_reduce_bool(EmitContext& ctx, const Op& op, const LoweringTable&) {
 void lower_arg_reduce(EmitContext& ctx, const Op& op, const LoweringTable&) {
   ArrayType in = array_of(op.operands[0]);
   const ArrayType& out = result_of(op);
-  DType index = op.dtype_param("index_dtype");
+  DType index = op.param(keys::index_dtype);
   if (!((in.dtype == DType::f32 && index == DType::i32) || (in.dtype == DType::bf16 && (index == DType::i16 || index == DType::i32))))
     throw ctx.error(op, "Unsupported combination of input dtype (" + std::string(dtype_name(in.dtype)) + ") and index_dtype (" +
                             std::string(dtype_name(index)) + ") for reduce_index");
   std::string x = ctx.use(op.operands[0]);
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   bool one_d = in.shape.size() == 1;
   Shape out_shape = out.shape;
   if (one_d) {
@@ -131,8 +131,8 @@ void lower_arg_reduce(EmitContext& ctx, const Op& op, const LoweringTable&) {
 // along the axis (reverse: roll by n - s, kept where i < n - s).
 void lower_cumsum(EmitContext& ctx, const Op& op, const LoweringTable&) {
   const ArrayType& t = result_of(op);
-  int64_t axis = op.int_param("axis");
-  bool reverse = op.bool_param("reverse");
+  int64_t axis = op.param(keys::axis);
+  bool reverse = op.param(keys::reverse);
   int64_t n = t.shape[static_cast<size_t>(axis)];
   std::string acc = ctx.use(op.operands[0]);
   if (n <= 1) {

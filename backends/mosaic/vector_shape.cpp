@@ -62,7 +62,7 @@ void lower_broadcast_in_dim(EmitContext& ctx, const Op& op, const LoweringTable&
   }
   if (!in.shape.empty()) {
     Shape placed(out.shape.size(), 1);
-    const auto& dims = op.ints_param("broadcast_dimensions");
+    const auto& dims = op.param(keys::broadcast_dimensions);
     for (size_t i = 0; i < dims.size(); ++i) placed[static_cast<size_t>(dims[i])] = in.shape[i];
     if (placed == out.shape) {
       shape_cast(ctx, x, in, placed, op.results[0]);
@@ -82,7 +82,7 @@ void lower_transpose(EmitContext& ctx, const Op& op, const LoweringTable&) {
     ctx.alias(op.results[0], x);
     return;
   }
-  put(ctx, generic("tpu.transpose", {x}, "permutation = " + dense_array("i64", op.ints_param("permutation")), {value_type(in)},
+  put(ctx, generic("tpu.transpose", {x}, "permutation = " + dense_array("i64", op.param(keys::permutation)), {value_type(in)},
                    value_type(result_of(op))), op.results[0]);
 }
 
@@ -106,7 +106,7 @@ std::string iota(EmitContext& ctx, const Shape& shape, int64_t dimension, DType 
 }
 
 void lower_iota(EmitContext& ctx, const Op& op, const LoweringTable&) {
-  iota(ctx, op.ints_param("shape"), op.int_param("dimension"), op.dtype_param("dtype"), op.results[0]);
+  iota(ctx, op.param(keys::shape), op.param(keys::dimension), op.param(keys::dtype), op.results[0]);
 }
 
 std::string concatenate(EmitContext& ctx, const std::vector<std::string>& xs, const std::vector<std::string>& types,
@@ -118,7 +118,7 @@ std::string concatenate(EmitContext& ctx, const std::vector<std::string>& xs, co
 void lower_concatenate(EmitContext& ctx, const Op& op, const LoweringTable&) {
   std::vector<std::string> xs, types;
   for (const Value& v : op.operands) xs.push_back(ctx.use(v)), types.push_back(value_type(array_of(v)));
-  concatenate(ctx, xs, types, op.int_param("dimension"), result_of(op), op.results[0]);
+  concatenate(ctx, xs, types, op.param(keys::dimension), result_of(op), op.results[0]);
 }
 
 // repeat: `tpu.repeat` is canonicalized into a `tpu.concatenate` of the
@@ -126,8 +126,8 @@ void lower_concatenate(EmitContext& ctx, const Op& op, const LoweringTable&) {
 // emitting the concatenate directly keeps the output checkable.
 void lower_repeat(EmitContext& ctx, const Op& op, const LoweringTable&) {
   std::string x = ctx.use(op.operands[0]), type = value_type(array_of(op.operands[0]));
-  auto copies = static_cast<size_t>(op.int_param("repeats"));
-  concatenate(ctx, std::vector<std::string>(copies, x), std::vector<std::string>(copies, type), op.int_param("axis"),
+  auto copies = static_cast<size_t>(op.param(keys::repeats));
+  concatenate(ctx, std::vector<std::string>(copies, x), std::vector<std::string>(copies, type), op.param(keys::axis),
               result_of(op), op.results[0]);
 }
 
@@ -139,17 +139,17 @@ std::string strided_slice(EmitContext& ctx, const std::string& x, const ArrayTyp
 }
 
 void lower_slice(EmitContext& ctx, const Op& op, const LoweringTable&) {
-  const auto& strides = op.ints_param("strides");
+  const auto& strides = op.param(keys::strides);
   if (std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s != 1; }))
     throw ctx.error(op, "slice with strides other than 1 is not supported (vector.extract_strided_slice takes unit strides)");
-  strided_slice(ctx, ctx.use(op.operands[0]), array_of(op.operands[0]), op.ints_param("start_indices"), result_of(op),
+  strided_slice(ctx, ctx.use(op.operands[0]), array_of(op.operands[0]), op.param(keys::start_indices), result_of(op),
                 op.results[0]);
 }
 
 void lower_split(EmitContext& ctx, const Op& op, const LoweringTable&) {
   const ArrayType& in = array_of(op.operands[0]);
   std::string x = ctx.use(op.operands[0]);
-  size_t axis = static_cast<size_t>(op.int_param("axis"));
+  size_t axis = static_cast<size_t>(op.param(keys::axis));
   std::vector<int64_t> offsets(in.shape.size(), 0);
   for (size_t k = 0; k < op.results.size(); ++k) {
     strided_slice(ctx, x, in, offsets, result_of(op, static_cast<int>(k)), op.results[k]);
@@ -162,8 +162,8 @@ void lower_split(EmitContext& ctx, const Op& op, const LoweringTable&) {
 void lower_pad(EmitContext& ctx, const Op& op, const LoweringTable&) {
   ArrayType cur = array_of(op.operands[0]);
   if (cur.shape.empty()) throw ctx.error(op, "pad: Only vector types are supported.");
-  const auto& lo = op.ints_param("low");
-  const auto& hi = op.ints_param("high");
+  const auto& lo = op.param(keys::low);
+  const auto& hi = op.param(keys::high);
   std::string x = ctx.use(op.operands[0]);
   const Value& pad_value = op.operands[1];
   for (size_t d = 0; d < cur.shape.size(); ++d)
@@ -193,11 +193,11 @@ void lower_pad(EmitContext& ctx, const Op& op, const LoweringTable&) {
 // are jnp.roll's); a static shift is taken modulo the dim, so never negative.
 void lower_roll(EmitContext& ctx, const Op& op, const LoweringTable&) {
   const ArrayType& in = array_of(op.operands[0]);
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   std::string amount;
-  if (op.has_param("shift")) {
+  if (op.has(keys::shift)) {
     int64_t n = in.shape[static_cast<size_t>(axis)];
-    amount = i32_constant(ctx, n ? ((op.int_param("shift") % n) + n) % n : 0);
+    amount = i32_constant(ctx, n ? ((op.param(keys::shift) % n) + n) % n : 0);
   } else {
     if (array_of(op.operands[1]).dtype != DType::i32) throw ctx.error(op, "roll: the shift must be an i32 scalar");
     amount = ctx.use(op.operands[1]);
@@ -210,7 +210,7 @@ void lower_roll(EmitContext& ctx, const Op& op, const LoweringTable&) {
 void lower_take_along_axis(EmitContext& ctx, const Op& op, const LoweringTable&) {
   const ArrayType& x = array_of(op.operands[0]);
   const ArrayType& idx = array_of(op.operands[1]);
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (axis < static_cast<int64_t>(x.shape.size()) - 2)
     throw ctx.error(op, "Only gathers along the two minormost dimensions supported on TC");
   put(ctx, generic("tpu.dynamic_gather", {ctx.use(op.operands[0]), ctx.use(op.operands[1])},

@@ -17,7 +17,7 @@ void convert_loop(const S* __restrict src, T* __restrict dst, int64_t n, F f) {
 std::vector<Array> convert_kernel(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  DType to = op.dtype_param("new_dtype");
+  DType to = op.param(keys::new_dtype);
   DType from = x.dtype();
   if (is_semaphore(to) || is_semaphore(from)) fail(op, "cannot convert semaphores");
   if (to == from) return {x};

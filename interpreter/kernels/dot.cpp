@@ -162,10 +162,10 @@ void run_dot(const Array& a, const Array& b, const std::vector<int64_t>& pa, con
 std::vector<Array> dot_general(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 2);
   const Array &a = args[0], &b = args[1];
-  const auto& lc = op.ints_param("lhs_contracting");
-  const auto& rc = op.ints_param("rhs_contracting");
-  const auto& lb = op.ints_param("lhs_batch");
-  const auto& rb = op.ints_param("rhs_batch");
+  const auto& lc = op.param(keys::lhs_contracting);
+  const auto& rc = op.param(keys::rhs_contracting);
+  const auto& lb = op.param(keys::lhs_batch);
+  const auto& rb = op.param(keys::rhs_batch);
   if (lc.size() != rc.size() || lb.size() != rb.size()) fail(op, "dimension lists differ in length");
   if (a.dtype() != b.dtype()) fail(op, "operand dtypes differ");
   if (is_bool(a.dtype()) || is_semaphore(a.dtype())) fail(op, "does not apply to " + std::string(dtype_name(a.dtype())));

@@ -338,7 +338,7 @@ std::vector<Array> clamp_kernel(const Op& op, std::span<const Array> args) {
 // rounding_method=to_nearest_even, to the even neighbour: a half is
 // 2 * round(x / 2) (exact: only |x| < 2^52 has halves).
 std::vector<Array> round_kernel(const Op& op, std::span<const Array> args) {
-  if (op.str_param("rounding_method") != "to_nearest_even") return unary_kernel<DTypeClass::floating, Round>()(op, args);
+  if (op.param(keys::rounding_method) != "to_nearest_even") return unary_kernel<DTypeClass::floating, Round>()(op, args);
   expect_args(op, args, 1);
   const Array& x = args[0];
   Array out = Array::uninitialized(x.dtype(), x.shape());
@@ -355,7 +355,7 @@ std::vector<Array> round_kernel(const Op& op, std::span<const Array> args) {
 std::vector<Array> integer_pow_kernel(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  int64_t y = op.int_param("y");
+  int64_t y = op.param(keys::y);
   Array out = Array::uninitialized(x.dtype(), x.shape());
   visit_family<DTypeClass::numeric>(op, x.dtype(), [&](auto tag, auto rnd) {
     using T = typename decltype(tag)::type;
@@ -420,7 +420,7 @@ F reduce_precision_bits(F x, int src_e, int src_m, int64_t e, int64_t m) {
 std::vector<Array> reduce_precision_kernel(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  int64_t e = op.int_param("exponent_bits"), m = op.int_param("mantissa_bits");
+  int64_t e = op.param(keys::exponent_bits), m = op.param(keys::mantissa_bits);
   if (e < 1 || m < 0) fail(op, "needs exponent_bits >= 1 and mantissa_bits >= 0");
   Array out = Array::uninitialized(x.dtype(), x.shape());
   switch (x.dtype()) {
@@ -550,7 +550,7 @@ void register_elementwise_kernels(RuleTable<Kernel>& t) {
   // A hint for provers and backends: the value itself, when the hint holds.
   t.set("multiple_of", [](const Op& op, std::span<const Array> args) -> std::vector<Array> {
     expect_args(op, args, 1);
-    int64_t m = op.int_param("value");
+    int64_t m = op.param(keys::value);
     for (int64_t i = 0; i < args[0].size(); ++i)
       if (args[0].get_int(i) % m != 0)
         throw Error(op.loc, "multiple_of: the hint is false: " + std::to_string(args[0].get_int(i)) + " is not a multiple of " +

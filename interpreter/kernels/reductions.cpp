@@ -75,7 +75,7 @@ Kernel reduce_kernel() {
     expect_args(op, args, 1);
     const Array& x = args[0];
     std::vector<bool> reduced(x.rank(), false);
-    for (int64_t a : op.ints_param("axes")) {
+    for (int64_t a : op.param(keys::axes)) {
       if (a < 0 || a >= x.rank()) fail(op, "axis " + std::to_string(a) + " out of range");
       reduced[a] = true;
     }
@@ -141,9 +141,9 @@ template <bool IsMax>
 std::vector<Array> arg_kernel(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (axis < 0 || axis >= x.rank()) fail(op, "axis out of range");
-  DType idx_dtype = op.dtype_param("index_dtype");
+  DType idx_dtype = op.param(keys::index_dtype);
   if (!is_int(idx_dtype)) fail(op, "index_dtype must be an integer dtype");
   int64_t outer, n, inner;
   split_axis(x.shape(), axis, outer, n, inner);
@@ -183,9 +183,9 @@ std::vector<Array> arg_kernel(const Op& op, std::span<const Array> args) {
 std::vector<Array> cumsum(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (axis < 0 || axis >= x.rank()) fail(op, "axis out of range");
-  bool reverse = op.bool_param("reverse");
+  bool reverse = op.param(keys::reverse);
   int64_t outer, n, inner;
   split_axis(x.shape(), axis, outer, n, inner);
   Array out = Array::uninitialized(x.dtype(), x.shape());

@@ -17,7 +17,7 @@ namespace {
 std::vector<Array> gather(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 2);
   const Array &x = args[0], &idx = args[1];
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (axis < 0 || axis >= x.rank()) fail(op, "axis out of range");
   if (idx.rank() != 1 || !is_int(idx.dtype())) fail(op, "indices must be a 1-D integer array");
   int64_t outer = 1, inner = 1, n = x.shape()[axis], len = idx.size();
@@ -56,9 +56,9 @@ std::vector<Array> sort(const Op& op, std::span<const Array> args) {
   const Shape& shape = args[0].shape();
   for (const Array& a : args)
     if (a.shape() != shape) fail(op, "operands must share a shape");
-  int64_t dim = op.int_param("dimension");
-  int64_t num_keys = op.int_param("num_keys");
-  bool descending = op.bool_param("descending");
+  int64_t dim = op.param(keys::dimension);
+  int64_t num_keys = op.param(keys::num_keys);
+  bool descending = op.param(keys::descending);
   if (dim < 0 || dim >= static_cast<int64_t>(shape.size())) fail(op, "dimension out of range");
   if (num_keys < 1 || num_keys > static_cast<int64_t>(args.size())) fail(op, "num_keys must be between 1 and the operand count");
   int64_t outer = 1, inner = 1, n = shape[dim];

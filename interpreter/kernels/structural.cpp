@@ -25,8 +25,8 @@ void expect_entries(const Op& op, const std::vector<int64_t>& v, int rank, const
 std::vector<Array> broadcast_in_dim(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  const Shape& shape = op.ints_param("shape");
-  const auto& dims = op.ints_param("broadcast_dimensions");
+  const Shape& shape = op.param(keys::shape);
+  const auto& dims = op.param(keys::broadcast_dimensions);
   expect_entries(op, dims, x.rank(), "broadcast_dimensions");
   std::vector<int64_t> xs = dense_strides(x.shape()), ss(shape.size(), 0);
   for (int i = 0; i < x.rank(); ++i) {
@@ -42,13 +42,13 @@ std::vector<Array> broadcast_in_dim(const Op& op, std::span<const Array> args) {
 
 std::vector<Array> reshape(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
-  if (num_elements(op.ints_param("new_sizes")) != args[0].size()) fail(op, "element counts differ");
-  return {args[0].reshaped(op.ints_param("new_sizes"))};
+  if (num_elements(op.param(keys::new_sizes)) != args[0].size()) fail(op, "element counts differ");
+  return {args[0].reshaped(op.param(keys::new_sizes))};
 }
 
 std::vector<Array> squeeze(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
-  const auto& dims = op.ints_param("dimensions");
+  const auto& dims = op.param(keys::dimensions);
   Shape s;
   for (int d = 0; d < args[0].rank(); ++d)
     if (std::find(dims.begin(), dims.end(), d) == dims.end()) s.push_back(args[0].shape()[d]);
@@ -59,7 +59,7 @@ std::vector<Array> squeeze(const Op& op, std::span<const Array> args) {
 std::vector<Array> expand_dims(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  const auto& dims = op.ints_param("dimensions");
+  const auto& dims = op.param(keys::dimensions);
   int out_rank = x.rank() + static_cast<int>(dims.size());
   Shape s;
   int next = 0;
@@ -74,7 +74,7 @@ std::vector<Array> expand_dims(const Op& op, std::span<const Array> args) {
 std::vector<Array> transpose(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  const auto& perm = op.ints_param("permutation");
+  const auto& perm = op.param(keys::permutation);
   expect_entries(op, perm, x.rank(), "permutation");
   std::vector<int64_t> xs = dense_strides(x.shape()), ss;
   Shape s;
@@ -92,10 +92,10 @@ std::vector<Array> transpose(const Op& op, std::span<const Array> args) {
 
 std::vector<Array> iota(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 0);
-  const Shape& shape = op.ints_param("shape");
-  int64_t dim = op.int_param("dimension");
+  const Shape& shape = op.param(keys::shape);
+  int64_t dim = op.param(keys::dimension);
   if (dim < 0 || dim >= static_cast<int64_t>(shape.size())) fail(op, "dimension out of range");
-  Array out = Array::uninitialized(op.dtype_param("dtype"), shape);
+  Array out = Array::uninitialized(op.param(keys::dtype), shape);
   int64_t outer = 1, inner = 1, n = shape[dim];
   for (int64_t d = 0; d < dim; ++d) outer *= shape[d];
   for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
@@ -114,7 +114,7 @@ std::vector<Array> iota(const Op& op, std::span<const Array> args) {
 
 std::vector<Array> concatenate(const Op& op, std::span<const Array> args) {
   if (args.empty()) fail(op, "needs at least one operand");
-  int64_t dim = op.int_param("dimension");
+  int64_t dim = op.param(keys::dimension);
   const Array& first = args[0];
   if (dim < 0 || dim >= first.rank()) fail(op, "dimension out of range");
   Shape s = first.shape();
@@ -152,9 +152,9 @@ Array take_box(const Array& x, const std::vector<int64_t>& start, const Shape& s
 std::vector<Array> slice(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  const auto& start = op.ints_param("start_indices");
-  const auto& limit = op.ints_param("limit_indices");
-  std::vector<int64_t> steps = op.ints_param("strides");
+  const auto& start = op.param(keys::start_indices);
+  const auto& limit = op.param(keys::limit_indices);
+  std::vector<int64_t> steps = op.param(keys::strides);
   if (steps.empty()) steps.assign(x.rank(), 1);
   expect_entries(op, start, x.rank(), "start_indices");
   expect_entries(op, limit, x.rank(), "limit_indices");
@@ -172,11 +172,11 @@ std::vector<Array> slice(const Op& op, std::span<const Array> args) {
 std::vector<Array> split(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (axis < 0 || axis >= x.rank()) fail(op, "axis out of range");
   std::vector<int64_t> start(x.rank(), 0), steps(x.rank(), 1);
   std::vector<Array> out;
-  for (int64_t size : op.ints_param("sizes")) {
+  for (int64_t size : op.param(keys::sizes)) {
     Shape piece = x.shape();
     piece[axis] = size;
     if (size < 0 || size > x.shape()[axis] - start[axis]) fail(op, "sizes do not fit dimension " + std::to_string(axis));
@@ -192,7 +192,7 @@ std::vector<Array> split(const Op& op, std::span<const Array> args) {
 std::vector<Array> repeat(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  int64_t axis = op.int_param("axis"), r = op.int_param("repeats");
+  int64_t axis = op.param(keys::axis), r = op.param(keys::repeats);
   if (axis < 0 || axis >= x.rank() || r < 1) fail(op, "needs an axis of x and repeats >= 1");
   Shape shape = x.shape();
   shape[static_cast<size_t>(axis)] *= r;
@@ -222,7 +222,7 @@ std::vector<Array> dynamic_slice(const Op& op, std::span<const Array> args) {
   if (args.empty()) fail(op, "needs an operand");
   const Array& x = args[0];
   expect_args(op, args, 1 + x.rank());
-  const auto& sizes = op.ints_param("slice_sizes");
+  const auto& sizes = op.param(keys::slice_sizes);
   expect_entries(op, sizes, x.rank(), "slice_sizes");
   for (int d = 0; d < x.rank(); ++d)
     if (sizes[d] < 0 || sizes[d] > x.shape()[d]) fail(op, "slice size exceeds dimension " + std::to_string(d));
@@ -251,8 +251,8 @@ std::vector<Array> pad(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 2);
   const Array &x = args[0], &v = args[1];
   if (v.size() != 1 || v.dtype() != x.dtype()) fail(op, "padding value must be a scalar of the operand's dtype");
-  const auto& lo = op.ints_param("low");
-  const auto& hi = op.ints_param("high");
+  const auto& lo = op.param(keys::low);
+  const auto& hi = op.param(keys::high);
   expect_entries(op, lo, x.rank(), "low");
   expect_entries(op, hi, x.rank(), "high");
   Shape s, inner;
@@ -283,15 +283,15 @@ std::vector<Array> pad(const Op& op, std::span<const Array> args) {
 // roll: per index of the dims before `axis`, two contiguous copies (the
 // elements after the dims from `axis` on are contiguous in row-major order).
 std::vector<Array> roll(const Op& op, std::span<const Array> args) {
-  bool static_shift = op.has_param("shift");
+  bool static_shift = op.has(keys::shift);
   expect_args(op, args, static_shift ? 1 : 2);
   const Array& x = args[0];
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   if (axis < 0 || axis >= x.rank()) fail(op, "axis out of range");
   int64_t n = x.shape()[axis];
   Array out = Array::uninitialized(x.dtype(), x.shape());
   if (x.size() == 0) return {out};
-  int64_t shift = static_shift ? op.int_param("shift") : args[1].get_int(0);
+  int64_t shift = static_shift ? op.param(keys::shift) : args[1].get_int(0);
   int64_t s = ((shift % n) + n) % n;
   int64_t inner = storage_size(x.dtype());
   for (int d = static_cast<int>(axis) + 1; d < x.rank(); ++d) inner *= x.shape()[d];
@@ -310,7 +310,7 @@ std::vector<Array> roll(const Op& op, std::span<const Array> args) {
 std::vector<Array> bitcast_convert_type(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];
-  Array out = Array::uninitialized(op.dtype_param("new_dtype"), op.results.at(0)->type.shape());
+  Array out = Array::uninitialized(op.param(keys::new_dtype), op.results.at(0)->type.shape());
   size_t bytes = static_cast<size_t>(x.size() * dtype_bytes(x.dtype()));
   if (bytes != static_cast<size_t>(out.size() * dtype_bytes(out.dtype()))) fail(op, "internal error: bitcast sizes differ");
   std::vector<std::byte> bits(bytes);
@@ -343,7 +343,7 @@ std::vector<Array> bitcast_convert_type(const Op& op, std::span<const Array> arg
 std::vector<Array> take_along_axis(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 2);
   const Array &x = args[0], &idx = args[1];
-  int64_t axis = op.int_param("axis");
+  int64_t axis = op.param(keys::axis);
   Array out = Array::uninitialized(x.dtype(), idx.shape());
   int64_t n = x.shape()[axis], m = idx.shape()[axis], inner = 1, elem = storage_size(x.dtype());
   for (int d = static_cast<int>(axis) + 1; d < x.rank(); ++d) inner *= x.shape()[d];
@@ -368,7 +368,7 @@ std::vector<Array> rev(const Op& op, std::span<const Array> args) {
   std::vector<int64_t> ss = dense_strides(x.shape());
   int64_t offset = 0;
   std::vector<bool> flip(x.rank(), false);
-  for (int64_t d : op.ints_param("dimensions")) {
+  for (int64_t d : op.param(keys::dimensions)) {
     if (d < 0 || d >= x.rank()) fail(op, "dimension out of range");
     flip[d] = true;
   }

@@ -654,8 +654,8 @@ TEST_CASE("mosaic vector: every value op of the kernel zoo lowers to text mlir-o
     std::set<std::string> sparse_core;
     for (const BodyPtr& b : m.symbols())
       for (const Op& op : b->ops())
-        if (op.has_param("kernel_type") && is_sparse_core(op.str_param("kernel_type")))
-          sparse_core.insert(op.body_param("kernel")->name());
+        if (op.has(keys::kernel_type) && is_sparse_core(op.param(keys::kernel_type)))
+          sparse_core.insert(op.param(keys::kernel)->name());
     std::vector<const Op*> ops;
     for (const BodyPtr& b : m.symbols())
       collect_value_ops(*b, sparse_core, ops);

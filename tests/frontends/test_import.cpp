@@ -107,7 +107,7 @@ void check_outputs_equal(const std::vector<Array>& got, const std::vector<Array>
 // `--devices` its emitted text needs), or none.
 std::optional<int64_t> mesh_size(Body& f) {
   for (Op& op : f.ops())
-    if (op.name() == "pmap" && !calls_of(*op.body_param("body")).empty()) return op.int_param("axis_size");
+    if (op.name() == "pmap" && !calls_of(*op.param(keys::body)).empty()) return op.param(keys::axis_size);
   return std::nullopt;
 }
 
@@ -431,8 +431,8 @@ TEST_CASE("JAX's paged attention imports with its written scalar prefetch as car
              "f32[4,8,1,1], f32[4,8,1,1]";
   Module m = import_mosaic(testing::read_file(path), path, o);
   const Op& call = *calls_of(*m.entry("main"))[0];
-  CHECK(call.int_param("num_scalar_prefetch") == 4);  // buffer index and init flag stay call operands
-  CHECK(call.types_param("scratch").size() == 6);     // ... and are carried in two SMEM scratch Refs
+  CHECK(call.param(keys::num_scalar_prefetch) == 4);  // buffer index and init flag stay call operands
+  CHECK(call.param(keys::scratch).size() == 6);     // ... and are carried in two SMEM scratch Refs
   prove::Options po;
   // Lengths fit the 16 pages of 16 tokens of a sequence; page indices name one of the 64 pages.
   po.assumptions = {prove::parse_assumption("scalar_prefetch[0] in [0, 256]"),
@@ -496,8 +496,8 @@ TEST_CASE("a kernel writing scalar prefetch that no index map reads carries it i
     for (int64_t c = 0; c < 384; ++c) REQUIRE(out.get(r * 384 + c) == 7 + c / 128);
   // The call's scalar prefetch operand is unchanged; the kernel has an SMEM scratch Ref for it.
   const Op& call = *calls_of(*m.entry("main"))[0];
-  CHECK(call.int_param("num_scalar_prefetch") == 1);
-  CHECK(join_types(call.types_param("scratch")) == "ref<i32[1], smem>");
+  CHECK(call.param(keys::num_scalar_prefetch) == 1);
+  CHECK(join_types(call.param(keys::scratch)) == "ref<i32[1], smem>");
 }
 
 TEST_CASE("a kernel writing scalar prefetch that an index map reads is refused at the write") {

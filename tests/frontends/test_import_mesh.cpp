@@ -102,14 +102,14 @@ TEST_CASE("ring all-reduce and halo exchange import with --devices 4, run equal,
     // @main maps one pallas_call over `dev`; the barrier gives it a collective id.
     const Op* pmap = find_op(*imported.entry(), "pmap");
     REQUIRE(pmap != nullptr);
-    CHECK(pmap->int_param("axis_size") == 4);
-    CHECK(pmap->str_param("axis_name") == "dev");
+    CHECK(pmap->param(keys::axis_size) == 4);
+    CHECK(pmap->param(keys::axis_name) == "dev");
     CHECK(imported.entry()->param_types()[0] == Type::array(DType::f32, {4, 8, 128}));
-    const Op* call = find_op(*pmap->body_param("body"), "pallas_call");
+    const Op* call = find_op(*pmap->param(keys::body), "pallas_call");
     REQUIRE(call != nullptr);
-    CHECK(call->int_param("collective_id") == 0);
+    CHECK(call->param(keys::collective_id) == 0);
     // tpu.device_id is the index along the device axis.
-    const Body& kernel = *call->body_param("kernel");
+    const Body& kernel = *call->param(keys::kernel);
     CHECK(kernel_uses(kernel, "axis_index"));
     CHECK_FALSE(kernel_uses(kernel, "device_id"));
 

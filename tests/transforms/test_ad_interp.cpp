@@ -320,7 +320,7 @@ size_t primal_kernel_op_results(const Module& m, const std::string& name) {
   const Body& primal = *lin.find("main_primal");
   REQUIRE(primal.ops().size() == 1);
   std::vector<size_t> found;
-  for (const Op& op : primal.ops()[0].body_param("kernel")->ops())
+  for (const Op& op : primal.ops()[0].param(keys::kernel)->ops())
     if (op.name() == name) found.push_back(op.results.size());
   REQUIRE(found.size() == 1);
   return found[0];
@@ -439,7 +439,7 @@ TEST_CASE("linearize splits a run_scoped whose scratch carries primal and tangen
   CHECK(primal_kernel_op_results(m, "run_scoped") == 0);
   Module lin = run_pipeline(m, "linearize", {false, true, nullptr, ""});
   const Op& call = only_op(*lin.find("main_primal"), "pallas_call");
-  CHECK(print_body(*call.body_param("kernel")).find("_dot") == std::string::npos);  // no tangent scratch
+  CHECK(print_body(*call.param(keys::kernel)).find("_dot") == std::string::npos);  // no tangent scratch
 }
 
 // After discharge every pallas_call is a `for` loop in the

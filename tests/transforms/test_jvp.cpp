@@ -131,10 +131,10 @@ func @main(%x: f32) -> f32 {
 )");
   const Op& w = only_op(*m.entry(), "while");
   CHECK(w.operands.size() == 3);  // x, 0, x_dot (the i32 carry has no tangent)
-  const Body& cond = *w.body_param("cond");
+  const Body& cond = *w.param(keys::cond);
   CHECK(cond.params().size() == 3);
   CHECK(cond.ops().size() == 1);  // only the primal comparison
-  CHECK(w.body_param("body")->outputs().size() == 3);
+  CHECK(w.param(keys::body)->outputs().size() == 3);
 }
 
 TEST_CASE("jvp of state ops mirrors them on the tangent Ref with the same indexer") {
@@ -212,7 +212,7 @@ func @main(%x: f32[4]) -> f32[4] {
   int calls = 0;
   for (const Op& op : m.entry()->ops())
     if (op.name() == "call") {
-      CHECK(op.body_param("callee")->name() == "sq_jvp");
+      CHECK(op.param(keys::callee)->name() == "sq_jvp");
       ++calls;
     }
   CHECK(calls == 2);

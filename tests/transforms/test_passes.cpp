@@ -154,7 +154,7 @@ func @main(%x: f32[8]) -> f32[8] {
   CHECK(names == std::vector<std::string>{"get", "swap", "addupdate", "debug_print"});
   // The dead pure pallas_call and neg are gone; the one whose kernel prints stays.
   CHECK(count_ops(*out.entry()) == 2);
-  CHECK(out.entry()->ops()[0].body_param("kernel")->name() == "k");
+  CHECK(out.entry()->ops()[0].param(keys::kernel)->name() == "k");
 }
 
 TEST_CASE("dce: an effect in a loop or branch keeps its op; the same module with the effect removed shrinks") {
@@ -201,7 +201,7 @@ func @main(%p: i1, %x: f32[4], %y: f32[4]) -> f32[4] {
   const Op& cond = main.ops()[0];
   CHECK(cond.results.size() == 1);
   CHECK(cond.operands.size() == 2);  // %p, %x
-  for (const BodyPtr& br : cond.bodies_param("branches")) CHECK(br->ops().size() == 1);
+  for (const BodyPtr& br : cond.param(keys::branches)) CHECK(br->ops().size() == 1);
   const Op& loop = main.ops()[1];
   CHECK(loop.results.size() == 1);   // %d is dead and does not feed %c
   CHECK(loop.operands.size() == 3);  // lo, hi, %a
@@ -255,7 +255,7 @@ func @main(%x: f32[4], %xs: f32[5,4], %zs: f32[5,4]) -> (f32[4], i32) {
   const Op& sc = main.ops()[1];
   CHECK(sc.results.size() == 1);  // only %s: %t, %ys, %ws unused
   CHECK(sc.operands.size() == 2);  // %a and %xs; %zs is unread
-  CHECK(sc.int_param("num_carry") == 1);
+  CHECK(sc.param(keys::num_carry) == 1);
   auto in = random_inputs(*m.entry(), 9);
   auto want = interp::run_function(m, "main", in);
   auto got = interp::run_function(out, "main", in);
@@ -874,7 +874,7 @@ func @main(%x: f32[8], %a: f32[8]) -> (f32[8], f32[8]) {
   });
   REQUIRE(pc);
   CHECK(pc->results.size() == 2);
-  CHECK(pc->pairs_param("input_output_aliases") == IntPairs{{1, 1}});
+  CHECK(pc->param(keys::input_output_aliases) == IntPairs{{1, 1}});
   CHECK_FALSE(pc->operands[1].type().is_ref());
   Module lowered = discharge_pass(m, {});
   CHECK_FALSE(has_ref_anywhere(lowered));
@@ -1095,7 +1095,7 @@ func @main(%x: f32[4], %n: i32) -> (f32[4], i32) {
 )");
   auto loop_body = [](const Module& m) {
     for (const Op& op : m.entry()->ops())
-      if (op.name() == "for") return op.body_param("body").get();
+      if (op.name() == "for") return op.param(keys::body).get();
     return static_cast<Body*>(nullptr);
   };
   const Body* shared = loop_body(src);

@@ -401,7 +401,7 @@ TEST_CASE("transpose: a tangent kernel (Ref params, program_id, cond on a progra
   for (const Op& op : lin.find("main_tangent")->ops())
     if (op.name() == "pallas_call") call = &op;
   REQUIRE(call);
-  const Body& k = *call->body_param("kernel");
+  const Body& k = *call->param(keys::kernel);
   // (x, y, x_dot, y_dot, o, o_dot): the tangent Refs are linear.
   std::vector<bool> linear{false, false, true, true, false, true};
   ad::SymbolSink syms(lin);

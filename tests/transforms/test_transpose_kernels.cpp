@@ -208,7 +208,7 @@ TEST_CASE("transpose kernels: every transposed pallas_call is proved") {
     for (const BodyPtr& s : m.symbols()) {
       if (s->kind() != BodyKind::func) continue;
       for (const Op& op : s->ops()) {
-        if (op.prim->name != "pallas_call" || op.body_param("kernel")->name().find("_transpose") == std::string::npos)
+        if (op.prim->name != "pallas_call" || op.param(keys::kernel)->name().find("_transpose") == std::string::npos)
           continue;
         ++calls;
         std::vector<prove::Obligation> obs = prove::prove_call(op, prove::call_name(op), opts);

@@ -102,7 +102,7 @@ func @main(%idx: i32[2], %x: f32[8]) -> f32[8] {
 )",
                   {{"axis_size", "3"}, {"in_axes", "0|none"}});
   const Op& loop = only_op(*m.entry(), "for");
-  const Body& body = *loop.body_param("body");
+  const Body& body = *loop.param(keys::body);
   const Op& call = only_op(body, "pallas_call");
   CHECK(grid_mapping(call).grid == std::vector<int64_t>{2});
   only_op(body, "dynamic_slice");
@@ -145,7 +145,7 @@ func @main(%x: f32[4,5], %w: f32[5,6], %s: f32) -> (f32[4,6], f32[6], f32[4,5]) 
   const Op& dot = only_op(main, "dot_general");
   // x batched at 1, w unbatched: the lhs contracting dim shifts, the batch lands
   // on the output's first lhs free dim.
-  CHECK(dot.ints_param("lhs_contracting") == std::vector<int64_t>{2});
+  CHECK(dot.param(keys::lhs_contracting) == std::vector<int64_t>{2});
   CHECK(main.output_types()[0].str() == "f32[3,4,6]");
   CHECK(main.output_types()[1].str() == "f32[3,6]");
   CHECK(main.output_types()[2].str() == "f32[3,4,5]");
@@ -187,8 +187,8 @@ func @main(%x: f32, %n: i32) -> f32 {
 )",
                   {{"axis_size", "3"}});
   const Op& w = only_op(*m.entry(), "while");
-  only_op(*w.body_param("cond"), "reduce_or");  // continue while any element continues
-  only_op(*w.body_param("body"), "select_n");   // finished elements keep their carries
+  only_op(*w.param(keys::cond), "reduce_or");  // continue while any element continues
+  only_op(*w.param(keys::body), "select_n");   // finished elements keep their carries
   CHECK(w.results[0]->type.str() == "f32[3]");
 }
 
