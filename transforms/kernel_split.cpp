@@ -3,6 +3,7 @@
 #include <array>
 #include <optional>
 #include <span>
+#include <unordered_set>
 
 #include "ir/builder.h"
 #include "ir/clone.h"
@@ -338,19 +339,27 @@ KernelTaint kernel_taint(const Body& kernel, const std::vector<char>& tainted_pa
 }
 
 const Op* where_mixed(const KernelTaint& t, const Var* v) {
-  // A Ref met on the way (not `v` itself) that an op wrote taint into: if
-  // the chain ends at a tainted parameter, that write is where the Ref came
-  // to hold both.
+  // A Ref met on the way (not `v` itself) that an op wrote taint into: if no
+  // op mixes, that write is where the Ref came to hold both.
   const Op* shared_write = nullptr;
-  for (bool first = true; v; first = false) {
-    const KernelTaint::Cause* c = t.cause.find(v);
-    if (!c) return shared_write;  // a tainted parameter
-    if (!first && !c->from && v->type.is_ref() && !shared_write) shared_write = c->op;
+  // A walk over the causes, depth first in operand order; loop carries make
+  // them cyclic, so each value is followed once.
+  std::vector<const Var*> pending{v};
+  std::unordered_set<const Var*> seen{v};
+  auto follow = [&](const Var* x) {
+    if (seen.insert(x).second) pending.push_back(x);
+  };
+  while (!pending.empty()) {
+    const Var* u = pending.back();
+    pending.pop_back();
+    const KernelTaint::Cause* c = t.cause.find(u);
+    if (!c) continue;  // a tainted parameter
     if (c->from) {
-      v = c->from;
+      follow(c->from);
       continue;
     }
     const Op& op = *c->op;
+    if (u != v && u->type.is_ref() && !shared_write) shared_write = &op;
     if (op.prim->family == Family::control) return &op;  // taint from a nested body it does not split
     OpEffects e = op_effects(op);
     auto written = [&](size_t i) {
@@ -358,18 +367,14 @@ const Op* where_mixed(const KernelTaint& t, const Var* v) {
         if (static_cast<size_t>(operand) == i && (bits & (kWrite | kAccum))) return true;
       return false;
     };
-    const Var* next = nullptr;
+    std::vector<const Var*> next;
     for (size_t i = 0; i < op.operands.size(); ++i) {
       const Value& x = op.operands[i];
       if (!x.is_var() || written(i)) continue;
-      if (!t.has(x)) {
-        if (is_float(x.type().dtype())) return &op;  // untainted data meets tainted data here
-        continue;
-      }
-      if (!next) next = x.var();
+      if (t.has(x)) next.push_back(x.var());
+      else if (is_float(x.type().dtype())) return &op;  // untainted data meets tainted data here
     }
-    if (!next) return &op;
-    v = next;
+    for (size_t i = next.size(); i-- > 0;) follow(next[i]);
   }
   return shared_write;
 }
