@@ -80,7 +80,7 @@ Decision placed(Placement p) {
   return d;
 }
 
-bool any_of(const std::vector<char>& v) {
+bool any_true(const std::vector<char>& v) {
   for (char c : v)
     if (c) return true;
   return false;
@@ -89,7 +89,7 @@ bool any_of(const std::vector<char>& v) {
 using PeRule = std::function<Decision(const Op&, const std::vector<char>& unknown_operands)>;
 
 Decision core_map_rule(const Op&, const std::vector<char>& unk) {
-  return placed(any_of(unk) ? Placement::unknown   // all unknown, or mixed: staged
+  return placed(any_true(unk) ? Placement::unknown   // all unknown, or mixed: staged
                             : Placement::both);    // full recompute
 }
 
@@ -100,7 +100,7 @@ Decision core_map_rule(const Op&, const std::vector<char>& unk) {
 Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
   GridMapping g = grid_mapping(op);
   Decision d;
-  if (!any_of(unk)) return placed(Placement::known);
+  if (!any_true(unk)) return placed(Placement::known);
   for (int j = 0; j < g.num_dynamic + g.num_scalar_prefetch(); ++j)
     if (unk[j]) return d;  // grid sizes / scalar prefetch unknown: staged whole
   const Body& k = *g.kernel;
@@ -162,7 +162,7 @@ Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
 // jvp's tangents ride along as extra operands): the known part runs it on the
 // known operands, the unknown part the whole op (kernel_split.h's table).
 Decision by_operands_rule(const Op& op, const std::vector<char>& unk) {
-  if (!any_of(unk)) return placed(Placement::known);
+  if (!any_true(unk)) return placed(Placement::known);
   std::optional<OperandSplit> s = split_by_operands(op, unk);
   if (!s) return {};
   Decision d;
@@ -485,10 +485,10 @@ Split partial_eval_body(const Body& f, const SplitRequest& req) {
 // the unknown body reads) is passed as that operand, on its own in_axes,
 // rather than returned; so are known Ref operands the unknown body uses.
 Decision pmap_rule(const Op& op, const std::vector<char>& unk) {
-  if (!any_of(unk)) return placed(Placement::known);
+  if (!any_true(unk)) return placed(Placement::known);
   std::vector<char> known_in(unk.size());
   for (size_t i = 0; i < unk.size(); ++i) known_in[i] = !unk[i];
-  if (!any_of(known_in)) return placed(Placement::unknown);
+  if (!any_true(known_in)) return placed(Placement::unknown);
   const BodyPtr& body = op.body_param("body");
   SplitRequest req{known_in, std::vector<char>(body->outputs().size(), 0), body->name() + "_known",
                    body->name() + "_unknown", body->kind(), true};
