@@ -37,10 +37,46 @@ Branches branches_of(const Op& op) { return fed_bodies(op); }
 
 bool propagate(const Body& b, KernelTaint& t);
 
+// sort with known keys: the known operands sorted alone give the same
+// permutation, so their results stay known (jvp's sort carries the tangents
+// as extra non-key operands).
+std::optional<OperandSplit> sort_split(const Op& op, const std::vector<char>& unk) {
+  for (int64_t k = 0; k < op.int_param("num_keys"); ++k)
+    if (unk[k]) return std::nullopt;
+  OperandSplit s;
+  s.known_op.prim = op.prim;
+  s.known_op.loc = op.loc;
+  s.known_op.params = op.params;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (!unk[i]) {
+      s.known_op.operands.push_back(op.operands[i]);
+      s.known_results.push_back(static_cast<int>(i));
+    }
+  return s;
+}
+
+using OperandSplitRule = std::optional<OperandSplit> (*)(const Op&, const std::vector<char>&);
+
+const RuleTable<OperandSplitRule>& operand_split_rules() {
+  static const RuleTable<OperandSplitRule> t = [] {
+    RuleTable<OperandSplitRule> r("operand split");
+    r.set("sort", sort_split);
+    return r;
+  }();
+  return t;
+}
+
 std::vector<char> tainted_operands(const Op& op, const KernelTaint& t) {
   std::vector<char> u(op.operands.size());
   for (size_t i = 0; i < u.size(); ++i) u[i] = t.has(op.operands[i]);
   return u;
+}
+
+// The op restricted to its untainted operands, when it has a rule for that
+// (checked first: most ops have none, and this runs in every sweep).
+std::optional<OperandSplit> split_untainted(const Op& op, const KernelTaint& t) {
+  if (!operand_split_rules().find(*op.prim)) return std::nullopt;
+  return split_by_operands(op, tainted_operands(op, t));
 }
 
 // A loop read through its view (ir/control_views.h): the operands that feed
@@ -169,7 +205,7 @@ bool propagate(const Body& b, KernelTaint& t) {
     bool any = false;
     for (const Value& v : op.operands) any |= t.has(v);
     if (!any) continue;
-    if (std::optional<OperandSplit> s = split_by_operands(op, tainted_operands(op, t))) {
+    if (std::optional<OperandSplit> s = split_untainted(op, t)) {
       std::vector<char> known(op.results.size(), 0);
       for (int r : s->known_results) known[r] = 1;
       for (size_t r = 0; r < op.results.size(); ++r)
@@ -278,41 +314,12 @@ void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& ma
     }
     if (!any) {
       copy_op(op, dst, map);
-    } else if (std::optional<OperandSplit> s = split_by_operands(op, tainted_operands(op, t))) {
+    } else if (std::optional<OperandSplit> s = split_untainted(op, t)) {
       Op& made = dst.ops().emplace_back(std::move(s->known_op));
       for (Value& v : made.operands) v = remap(v, map);
       add_untainted_results(op, made, dst, t, map);
     }
   }
-}
-
-// sort with known keys: the known operands sorted alone give the same
-// permutation, so their results stay known (JAX's sort carries tangents as
-// extra operands the same way, jax/_src/lax/lax.py `_sort_jvp`).
-std::optional<OperandSplit> sort_split(const Op& op, const std::vector<char>& unk) {
-  for (int64_t k = 0; k < op.int_param("num_keys"); ++k)
-    if (unk[k]) return std::nullopt;
-  OperandSplit s;
-  s.known_op.prim = op.prim;
-  s.known_op.loc = op.loc;
-  s.known_op.params = op.params;
-  for (size_t i = 0; i < op.operands.size(); ++i)
-    if (!unk[i]) {
-      s.known_op.operands.push_back(op.operands[i]);
-      s.known_results.push_back(static_cast<int>(i));
-    }
-  return s;
-}
-
-using OperandSplitRule = std::optional<OperandSplit> (*)(const Op&, const std::vector<char>&);
-
-const RuleTable<OperandSplitRule>& operand_split_rules() {
-  static const RuleTable<OperandSplitRule> t = [] {
-    RuleTable<OperandSplitRule> r("operand split");
-    r.set("sort", sort_split);
-    return r;
-  }();
-  return t;
 }
 
 }  // namespace
