@@ -3,6 +3,7 @@
 #include <array>
 #include <optional>
 #include <span>
+#include <unordered_set>
 
 #include "ir/builder.h"
 #include "ir/clone.h"
@@ -13,7 +14,13 @@
 namespace tessera {
 namespace {
 
-bool insert(KernelTaint& t, const Var* v) { return t.vars.insert(v); }
+// `v` tainted by `op` (its result, or a Ref it writes), or, with `from`, by
+// the value that flows into it (a loop carry, a branch's parameter or result).
+bool insert(KernelTaint& t, const Var* v, const Op* op, const Value& from = Value()) {
+  if (!t.vars.insert(v)) return false;
+  if (op) t.cause.insert(v, {op, from.is_var() ? from.var() : nullptr});
+  return true;
+}
 
 // A cond whose branch index is known: branch parameter p is operand p + 1 and
 // branch output r is result r, so taint flows in and out position by position.
@@ -29,6 +36,48 @@ using Branches = FedBodies;
 Branches branches_of(const Op& op) { return fed_bodies(op); }
 
 bool propagate(const Body& b, KernelTaint& t);
+
+// sort with known keys: the known operands sorted alone give the same
+// permutation, so their results stay known (jvp's sort carries the tangents
+// as extra non-key operands).
+std::optional<OperandSplit> sort_split(const Op& op, const std::vector<char>& unk) {
+  for (int64_t k = 0; k < op.int_param("num_keys"); ++k)
+    if (unk[k]) return std::nullopt;
+  OperandSplit s;
+  s.known_op.prim = op.prim;
+  s.known_op.loc = op.loc;
+  s.known_op.params = op.params;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (!unk[i]) {
+      s.known_op.operands.push_back(op.operands[i]);
+      s.known_results.push_back(static_cast<int>(i));
+    }
+  return s;
+}
+
+using OperandSplitRule = std::optional<OperandSplit> (*)(const Op&, const std::vector<char>&);
+
+const RuleTable<OperandSplitRule>& operand_split_rules() {
+  static const RuleTable<OperandSplitRule> t = [] {
+    RuleTable<OperandSplitRule> r("operand split");
+    r.set("sort", sort_split);
+    return r;
+  }();
+  return t;
+}
+
+std::vector<char> tainted_operands(const Op& op, const KernelTaint& t) {
+  std::vector<char> u(op.operands.size());
+  for (size_t i = 0; i < u.size(); ++i) u[i] = t.has(op.operands[i]);
+  return u;
+}
+
+// The op restricted to its untainted operands, when it has a rule for that
+// (checked first: most ops have none, and this runs in every sweep).
+std::optional<OperandSplit> split_untainted(const Op& op, const KernelTaint& t) {
+  if (!operand_split_rules().find(*op.prim)) return std::nullopt;
+  return split_by_operands(op, tainted_operands(op, t));
+}
 
 // A loop read through its view (ir/control_views.h): the operands that feed
 // its bodies by role, and each body with the parameters they feed. Every body
@@ -101,22 +150,23 @@ bool propagate_loop(const Op& op, KernelTaint& t) {
     auto params = in_order(f.params);
     for (size_t part = 0; part < operands.size(); ++part)
       for (size_t i = 0; i < operands[part].size(); ++i)
-        if (t.has(operands[part][i])) grew |= insert(t, params[part][i]);
+        if (t.has(operands[part][i])) grew |= insert(t, params[part][i], &op, operands[part][i]);
     grew |= propagate(*f.body, t);
     for (size_t c = 0; c < l.operands.consts.size(); ++c) {  // a Ref constant a body writes taint into
       const Value& operand = l.operands.consts[c];
-      if (t.has(f.params.consts[c]) && operand.is_var()) grew |= insert(t, operand.var());
+      if (t.has(f.params.consts[c]) && operand.is_var()) grew |= insert(t, operand.var(), &op, Value(f.params.consts[c]));
     }
   }
   for (int r = 0; r < l.num_carries; ++r) {
     bool tainted = t.has(body.outputs()[r]);
     for (const Fed& f : l.bodies) tainted |= t.has(f.params.carries[r]);
     if (!tainted) continue;
-    for (const Fed& f : l.bodies) grew |= insert(t, f.params.carries[r]);
-    grew |= insert(t, op.results[r]);
+    Value from = t.has(body.outputs()[r]) ? body.outputs()[r] : l.operands.carries[r];
+    for (const Fed& f : l.bodies) grew |= insert(t, f.params.carries[r], &op, from);
+    grew |= insert(t, op.results[r], &op, from);
   }
   for (size_t r = l.num_carries; r < op.results.size(); ++r)  // scan's stacked ys
-    if (t.has(body.outputs()[r])) grew |= insert(t, op.results[r]);
+    if (t.has(body.outputs()[r])) grew |= insert(t, op.results[r], &op, body.outputs()[r]);
   return grew;
 }
 
@@ -129,12 +179,13 @@ bool propagate_branches(const Op& op, KernelTaint& t) {
   for (const BodyPtr& br : bs.bodies) {
     const auto& params = br->params();
     for (size_t p = 0; p < num_fed; ++p)
-      if (t.has(op.operands[p + first])) grew |= insert(t, params[p]);
+      if (t.has(op.operands[p + first])) grew |= insert(t, params[p], &op, op.operands[p + first]);
     grew |= propagate(*br, t);
     for (size_t p = 0; p < num_fed; ++p)
-      if (t.has(params[p]) && op.operands[p + first].is_var()) grew |= insert(t, op.operands[p + first].var());
+      if (t.has(params[p]) && op.operands[p + first].is_var())
+        grew |= insert(t, op.operands[p + first].var(), &op, Value(params[p]));
     for (size_t r = 0; r < op.results.size(); ++r)
-      if (t.has(br->outputs()[r])) grew |= insert(t, op.results[r]);
+      if (t.has(br->outputs()[r])) grew |= insert(t, op.results[r], &op, br->outputs()[r]);
   }
   return grew;
 }
@@ -154,9 +205,16 @@ bool propagate(const Body& b, KernelTaint& t) {
     bool any = false;
     for (const Value& v : op.operands) any |= t.has(v);
     if (!any) continue;
-    for (Var* r : op.results) grew |= insert(t, r);
+    if (std::optional<OperandSplit> s = split_untainted(op, t)) {
+      std::vector<char> known(op.results.size(), 0);
+      for (int r : s->known_results) known[r] = 1;
+      for (size_t r = 0; r < op.results.size(); ++r)
+        if (!known[r]) grew |= insert(t, op.results[r], &op);
+      continue;
+    }
+    for (Var* r : op.results) grew |= insert(t, r, &op);
     for (auto [operand, bits] : op_effects(op).on_operand)
-      if ((bits & (kWrite | kAccum)) && op.operands[operand].is_var()) grew |= insert(t, op.operands[operand].var());
+      if ((bits & (kWrite | kAccum)) && op.operands[operand].is_var()) grew |= insert(t, op.operands[operand].var(), &op);
   }
   return grew;
 }
@@ -254,11 +312,22 @@ void restrict_ops(const Body& src, Body& dst, const KernelTaint& t, ValueMap& ma
                                                         : restrict_loop(op, dst, t, map));
       continue;
     }
-    if (!any) copy_op(op, dst, map);
+    if (!any) {
+      copy_op(op, dst, map);
+    } else if (std::optional<OperandSplit> s = split_untainted(op, t)) {
+      Op& made = dst.ops().emplace_back(std::move(s->known_op));
+      for (Value& v : made.operands) v = remap(v, map);
+      add_untainted_results(op, made, dst, t, map);
+    }
   }
 }
 
 }  // namespace
+
+std::optional<OperandSplit> split_by_operands(const Op& op, const std::vector<char>& unknown_operands) {
+  const OperandSplitRule* r = operand_split_rules().find(*op.prim);
+  return r ? (*r)(op, unknown_operands) : std::nullopt;
+}
 
 FedBodies fed_bodies(const Op& op) {
   if (op.prim->family != Family::control) return {};
@@ -270,10 +339,51 @@ FedBodies fed_bodies(const Op& op) {
 KernelTaint kernel_taint(const Body& kernel, const std::vector<char>& tainted_params) {
   KernelTaint t;
   for (size_t p = 0; p < kernel.params().size(); ++p)
-    if (tainted_params[p]) insert(t, kernel.params()[p]);
+    if (tainted_params[p]) insert(t, kernel.params()[p], nullptr);
   while (propagate(kernel, t)) {
   }
   return t;
+}
+
+const Op* where_mixed(const KernelTaint& t, const Var* v) {
+  // A Ref met on the way (not `v` itself) that an op wrote taint into: if no
+  // op mixes, that write is where the Ref came to hold both.
+  const Op* shared_write = nullptr;
+  // A walk over the causes, depth first in operand order; loop carries make
+  // them cyclic, so each value is followed once.
+  std::vector<const Var*> pending{v};
+  std::unordered_set<const Var*> seen{v};
+  auto follow = [&](const Var* x) {
+    if (seen.insert(x).second) pending.push_back(x);
+  };
+  while (!pending.empty()) {
+    const Var* u = pending.back();
+    pending.pop_back();
+    const KernelTaint::Cause* c = t.cause.find(u);
+    if (!c) continue;  // a tainted parameter
+    if (c->from) {
+      follow(c->from);
+      continue;
+    }
+    const Op& op = *c->op;
+    if (u != v && u->type.is_ref() && !shared_write) shared_write = &op;
+    if (op.prim->family == Family::control) return &op;  // taint from a nested body it does not split
+    OpEffects e = op_effects(op);
+    auto written = [&](size_t i) {
+      for (auto [operand, bits] : e.on_operand)
+        if (static_cast<size_t>(operand) == i && (bits & (kWrite | kAccum))) return true;
+      return false;
+    };
+    std::vector<const Var*> next;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const Value& x = op.operands[i];
+      if (!x.is_var() || written(i)) continue;
+      if (t.has(x)) next.push_back(x.var());
+      else if (is_float(x.type().dtype())) return &op;  // untainted data meets tainted data here
+    }
+    for (size_t i = next.size(); i-- > 0;) follow(next[i]);
+  }
+  return shared_write;
 }
 
 BodyPtr restrict_kernel(const Body& kernel, const KernelTaint& t, std::string name) {

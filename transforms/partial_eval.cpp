@@ -16,8 +16,10 @@
 // (jax/_src/pallas/core.py, `_core_map_partial_eval_custom`): all operands
 // known -> recomputed in both parts, all unknown -> staged, mixed -> staged
 // (known Refs mixed with unknown ones belong to the staged computation).
-// Higher-order ops without a rule (cond, loops, pallas_call) are staged whole
-// when any operand is unknown.
+// pallas_call splits its kernel (kernel_split.h), sort its operands, and pmap
+// its body: a known pmap computes the residuals, mapped along the axis, that
+// an unknown pmap over the same axis reads. Other higher-order ops (cond,
+// loops, call) are staged whole when any operand is unknown.
 //
 // linearize{wrt=...}: jvp (jvp_pass, other options passed on), then partial
 // eval with the primal inputs known and the tangents unknown:
@@ -25,6 +27,7 @@
 //     F_tangent(residuals..., tangents...) -> (tangent outputs...)
 // Every tangent output is placed in F_tangent, even one known to be zero
 // (it is then forwarded as a residual), so F_tangent's signature is stable.
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -33,6 +36,7 @@
 #include "ir/clone.h"
 #include "ir/grid_mapping.h"
 #include "ir/primitive.h"
+#include "transforms/ad_util.h"
 #include "transforms/kernel_split.h"
 #include "transforms/pass.h"
 #include "transforms/var_table.h"
@@ -42,6 +46,15 @@ namespace {
 
 enum class Placement { known, unknown, both, split };
 
+// Where an output that could have been known became unknown: `op`, staged
+// whole although some operands were known, and for a pallas_call, `inner`,
+// the op of its kernel where primal and tangent values mix (kernel_split.h's
+// where_mixed; null when it cannot say).
+struct Lost {
+  const Op* op = nullptr;
+  const Op* inner = nullptr;
+};
+
 // A rule's verdict. For `split`, `known_op` computes the results listed in
 // `known_results` (its result i is the op's result known_results[i]) from known
 // operands only; the unknown part runs the whole op for the other results.
@@ -49,15 +62,35 @@ struct Decision {
   Placement place = Placement::unknown;
   Op known_op;
   std::vector<int> known_results;
+  // A split whose unknown part is not the whole op (a pmap): `unknown_op`
+  // computes the op's other results, in order, and may read `residuals`,
+  // Vars that known_op computes after its known results; they cross to the
+  // unknown part as residuals of the function. `owner` holds them.
+  std::optional<Op> unknown_op;
+  std::vector<Var*> residuals;
+  BodyPtr owner;
+  // Per result: where inside the op a result that could have been known
+  // became unknown (what a linearize error names). Empty when it cannot say.
+  std::vector<Lost> lost_inside;
 };
+
+Decision placed(Placement p) {
+  Decision d;
+  d.place = p;
+  return d;
+}
+
+bool any_true(const std::vector<char>& v) {
+  for (char c : v)
+    if (c) return true;
+  return false;
+}
 
 using PeRule = std::function<Decision(const Op&, const std::vector<char>& unknown_operands)>;
 
 Decision core_map_rule(const Op&, const std::vector<char>& unk) {
-  bool any = false;
-  for (char u : unk) any |= u;
-  if (!any) return {Placement::both, {}, {}};  // full recompute
-  return {Placement::unknown, {}, {}};         // all unknown, or mixed: staged
+  return placed(any_true(unk) ? Placement::unknown   // all unknown, or mixed: staged
+                            : Placement::both);    // full recompute
 }
 
 // pallas_call with known and unknown inputs: when some outputs do not depend
@@ -67,9 +100,7 @@ Decision core_map_rule(const Op&, const std::vector<char>& unk) {
 Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
   GridMapping g = grid_mapping(op);
   Decision d;
-  bool any = false;
-  for (char u : unk) any |= u;
-  if (!any) return {Placement::known, {}, {}};
+  if (!any_true(unk)) return placed(Placement::known);
   for (int j = 0; j < g.num_dynamic + g.num_scalar_prefetch(); ++j)
     if (unk[j]) return d;  // grid sizes / scalar prefetch unknown: staged whole
   const Body& k = *g.kernel;
@@ -80,7 +111,12 @@ Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
   KernelTaint t = kernel_taint(k, tainted);
   std::vector<char> known_out(g.num_outputs());
   bool some_known = false;
-  for (int o = 0; o < g.num_outputs(); ++o) some_known |= known_out[o] = !t.has(k.params()[g.output_param(o)]);
+  d.lost_inside.assign(op.results.size(), Lost{});
+  for (int o = 0; o < g.num_outputs(); ++o) {
+    const Var* out = k.params()[g.output_param(o)];
+    some_known |= known_out[o] = !t.has(out);
+    if (!known_out[o]) d.lost_inside[o] = {&op, where_mixed(t, out)};
+  }
   if (!some_known) return d;
   for (int i = 0; i < g.num_inputs(); ++i)
     if (op.operands[g.input_operand(i)].type().is_ref()) return d;  // in-place state: staged whole
@@ -122,34 +158,29 @@ Decision pallas_call_rule(const Op& op, const std::vector<char>& unk) {
   return d;
 }
 
-// sort with known keys (jvp's sort: tangents ride along as extra operands):
-// the known part sorts the known operands, the unknown part the whole op.
-Decision sort_rule(const Op& op, const std::vector<char>& unk) {
-  int64_t keys = op.int_param("num_keys");
-  bool any = false;
-  for (char u : unk) any |= u;
-  if (!any) return {Placement::known, {}, {}};
+// An op whose results depend on some operands only (sort with known keys:
+// jvp's tangents ride along as extra operands): the known part runs it on the
+// known operands, the unknown part the whole op (kernel_split.h's table).
+Decision by_operands_rule(const Op& op, const std::vector<char>& unk) {
+  if (!any_true(unk)) return placed(Placement::known);
+  std::optional<OperandSplit> s = split_by_operands(op, unk);
+  if (!s) return {};
   Decision d;
-  for (int64_t k = 0; k < keys; ++k)
-    if (unk[k]) return d;
-  d.known_op.prim = op.prim;
-  d.known_op.loc = op.loc;
-  d.known_op.params = op.params;
-  for (size_t i = 0; i < op.operands.size(); ++i)
-    if (!unk[i]) {
-      d.known_op.operands.push_back(op.operands[i]);
-      d.known_results.push_back(static_cast<int>(i));
-    }
   d.place = Placement::split;
+  d.known_op = std::move(s->known_op);
+  d.known_results = std::move(s->known_results);
   return d;
 }
+
+Decision pmap_rule(const Op& op, const std::vector<char>& unk);
 
 const RuleTable<PeRule>& pe_rules() {
   static const RuleTable<PeRule> t = [] {
     RuleTable<PeRule> r("partial_eval");
     r.set("core_map", core_map_rule);
     r.set("pallas_call", pallas_call_rule);
-    r.set("sort", sort_rule);
+    r.set("sort", by_operands_rule);
+    r.set("pmap", pmap_rule);
     return r;
   }();
   return t;
@@ -181,19 +212,41 @@ std::vector<char> parse_known(const PassOptions& o, const Body& f) {
   return known;
 }
 
+// What to split: the known inputs, the outputs to place in the unknown part
+// even if known, the names and kind of the two parts.
+struct SplitRequest {
+  std::vector<char> known_in, force_unknown_out;
+  std::string known_name, unknown_name;
+  BodyKind kind = BodyKind::func;
+  bool explain_every_output = false;  // fill Split::lost_per_output
+};
+
 struct Split {
   BodyPtr known, unknown;
   // For the first output that is unknown although the caller wanted it known
   // (not forced): the op where it stopped being computable from the known
   // inputs, i.e. an op placed whole in the unknown part with known operands
   // too. Null when there is none.
-  const Op* lost_at = nullptr;
+  Lost lost_at;
   int lost_output = -1;
+  // With explain_every_output: that op for every unknown output (null for
+  // known outputs and where there is none).
+  std::vector<Lost> lost_per_output;
+  // The interface of the parts: which outputs went to the unknown part; the
+  // Ref parameters the unknown part takes first (positions in f's
+  // parameters); the residuals, each a parameter of f (its position) or a
+  // value the known part computes (-1), in the order the known part returns
+  // them after its known outputs and the unknown part takes them.
+  std::vector<char> out_unknown;
+  std::vector<int> ref_residual_params;
+  std::vector<int> residual_params;
 };
 
 // The op, walking back from `v` through unknown values, where knowledge was
-// lost: the first one met that is staged whole though some operands are known.
-const Op* where_unknown(const Body& f, const Var* v, const VarSet& unknown, const std::vector<char>& mixed) {
+// lost: the first one met that is staged whole though some operands are known,
+// or, for a result of a split op with a body (pmap), where it was lost inside.
+Lost where_unknown(const Body& f, const Var* v, const VarSet& unknown, const std::vector<char>& mixed,
+                   const std::unordered_map<size_t, std::vector<Lost>>& inside) {
   std::unordered_map<const Var*, size_t> def;
   for (size_t k = 0; k < f.ops().size(); ++k)
     for (const Var* r : f.ops()[k].results) def[r] = k;
@@ -205,16 +258,19 @@ const Op* where_unknown(const Body& f, const Var* v, const VarSet& unknown, cons
     auto it = def.find(u);
     if (it == def.end()) continue;  // an unknown parameter
     const Op& op = f.ops()[it->second];
-    if (mixed[it->second]) return &op;
+    if (auto in = inside.find(it->second); in != inside.end())
+      for (size_t r = 0; r < op.results.size(); ++r)
+        if (op.results[r] == u && in->second[r].op) return in->second[r];
+    if (mixed[it->second]) return {&op, nullptr};
     for (const Value& o : op.operands)
       if (o.is_var() && unknown.count(o.var()) && seen.insert(o.var()).second) pending.push_back(o.var());
   }
-  return nullptr;
+  return {};
 }
 
-// `force_unknown_outputs[j]`: output j goes to the unknown part even if known.
-Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const std::vector<char>& force_unknown_out,
-                        const std::string& known_name, const std::string& unknown_name) {
+Split partial_eval_body(const Body& f, const SplitRequest& req) {
+  const std::vector<char>& known_in = req.known_in;
+  const std::vector<char>& force_unknown_out = req.force_unknown_out;
   VarSet unknown(f.ops().size() + f.params().size() + 8);
   for (size_t p = 0; p < f.params().size(); ++p)
     if (!known_in[p]) unknown.insert(f.params()[p]);
@@ -223,6 +279,7 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   std::vector<Placement> place(f.ops().size());
   std::vector<char> mixed(f.ops().size(), 0);  // staged whole with some known operands
   std::unordered_map<size_t, Decision> splits;
+  std::unordered_map<size_t, std::vector<Lost>> inside;  // the rules' lost_inside
   std::vector<char> unk;
   for (size_t k = 0; k < f.ops().size(); ++k) {
     const Op& op = f.ops()[k];
@@ -233,6 +290,7 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
     if (const PeRule* r = pe_rules().find(*op.prim)) {
       Decision d = (*r)(op, unk);
       pl = d.place;
+      if (!d.lost_inside.empty()) inside.emplace(k, std::move(d.lost_inside));
       if (pl == Placement::split) {
         std::vector<char> is_known(op.results.size(), 0);
         for (int kr : d.known_results) is_known[kr] = 1;
@@ -247,6 +305,12 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
       for (char u : unk) mixed[k] |= !u;
     }
   }
+  // The operands of op k in the unknown part: a split's unknown op, or the op.
+  auto unknown_operands = [&](size_t k) -> const std::vector<Value>& {
+    if (place[k] == Placement::split)
+      if (const std::optional<Op>& u = splits.at(k).unknown_op) return u->operands;
+    return f.ops()[k].operands;
+  };
 
   // Liveness per part, so dead ops are never built: first the unknown part
   // (from the unknown outputs), whose live ops decide the residuals, then the
@@ -268,7 +332,7 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
       for (Var* r : ops[k].results) used |= unknown.count(r) && live.contains(r);
       if (!used && !has_side_effects(ops[k])) continue;
       keep_u[k] = 1;
-      for (const Value& v : ops[k].operands)
+      for (const Value& v : unknown_operands(k))
         if (v.is_var()) live.insert(v.var(), nullptr);
     }
   }
@@ -282,16 +346,19 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   };
   for (size_t k = 0; k < ops.size(); ++k)
     if (keep_u[k])
-      for (const Value& v : ops[k].operands) need(v);
+      for (const Value& v : unknown_operands(k)) need(v);
   for (size_t j = 0; j < f.outputs().size(); ++j)
     if (force_unknown_out[j]) need(f.outputs()[j]);
-  for (const Var* r : ref_residuals) {
-    bool is_param = false;
-    for (const Var* p : f.params()) is_param |= p == r;
-    if (!is_param)
+  std::unordered_map<const Var*, int> param_index;
+  for (size_t p = 0; p < f.params().size(); ++p) param_index[f.params()[p]] = static_cast<int>(p);
+  auto param_of = [&](const Var* v) {
+    auto it = param_index.find(v);
+    return it == param_index.end() ? -1 : it->second;
+  };
+  for (const Var* r : ref_residuals)
+    if (param_of(r) < 0)
       throw Error(f.loc(), "partial_eval: the unknown part needs the Ref %" + r->name +
                                " made in the known part; only Ref parameters can be shared (run discharge first)");
-  }
   {
     VarTable<Var*>& live = live_k;
     for (const Var* r : residuals) live.insert(r, nullptr);
@@ -300,18 +367,20 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
       if (!out_unknown[j] && f.outputs()[j].is_var()) live.insert(f.outputs()[j].var(), nullptr);
     for (size_t k = ops.size(); k-- > 0;) {
       if (place[k] == Placement::unknown) continue;
-      const std::vector<Value>& operands = place[k] == Placement::split ? splits.at(k).known_op.operands : ops[k].operands;
+      const Decision* d = place[k] == Placement::split ? &splits.at(k) : nullptr;
       bool used = false;
       for (Var* r : ops[k].results) used |= !unknown.count(r) && live.contains(r);
-      if (!used && (place[k] == Placement::split || !has_side_effects(ops[k]))) continue;
+      if (d)
+        for (Var* r : d->residuals) used |= live.contains(r);
+      if (!used && (d || !has_side_effects(ops[k]))) continue;
       keep_k[k] = 1;
-      for (const Value& v : operands)
+      for (const Value& v : d ? d->known_op.operands : ops[k].operands)
         if (v.is_var()) live.insert(v.var(), nullptr);
     }
   }
 
   // The known part.
-  BodyPtr kb = make_body(known_name, BodyKind::func);
+  BodyPtr kb = make_body(req.known_name, req.kind);
   kb->set_loc(f.loc());
   size_t nk = 0, nu = 0;
   for (size_t k = 0; k < ops.size(); ++k) nk += keep_k[k], nu += keep_u[k];
@@ -328,12 +397,12 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
       std::vector<Value> operands;
       for (const Value& v : d.known_op.operands) operands.push_back(remap(v, kmap));
       std::vector<Var*> made = kbld.create(*d.known_op.prim, operands, d.known_op.params);
-      for (size_t i = 0; i < d.known_results.size(); ++i) {
-        Var* orig = f.ops()[k].results[d.known_results[i]];
+      for (size_t i = 0; i < made.size(); ++i) {
+        Var* orig = i < d.known_results.size() ? f.ops()[k].results[d.known_results[i]] : d.residuals[i - d.known_results.size()];
         made[i]->name = orig->name;
         kmap[orig] = made[i];
       }
-    } else if (keep_k[k]) {
+    } else {
       copy_op(f.ops()[k], *kb, kmap);
     }
   }
@@ -345,7 +414,7 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   kb->set_outputs(std::move(kouts));
 
   // The unknown part.
-  BodyPtr ub = make_body(unknown_name, BodyKind::func);
+  BodyPtr ub = make_body(req.unknown_name, req.kind);
   ub->set_loc(f.loc());
   ub->ops().reserve(nu);
   VarToVar& umap = live_u;
@@ -357,6 +426,21 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
     if (!keep_u[k]) continue;
     if (place[k] != Placement::split) {
       copy_op(f.ops()[k], *ub, umap);
+      continue;
+    }
+    if (const std::optional<Op>& u = splits.at(k).unknown_op) {
+      // Its own op for the unknown results, reading residuals of the known op.
+      Builder ubld(*ub);
+      ubld.set_loc(u->loc);
+      std::vector<Value> operands;
+      for (const Value& v : u->operands) operands.push_back(remap(v, umap));
+      std::vector<Var*> made = ubld.create(*u->prim, operands, u->params);
+      size_t i = 0;
+      for (Var* r : f.ops()[k].results)
+        if (unknown.count(r)) {
+          made[i]->name = r->name;
+          umap[r] = made[i++];
+        }
       continue;
     }
     // The whole op; its known results come from the known part (residuals).
@@ -375,27 +459,110 @@ Split partial_eval_body(const Body& f, const std::vector<char>& known_in, const 
   for (size_t j = 0; j < f.outputs().size(); ++j)
     if (out_unknown[j]) uouts.push_back(remap(f.outputs()[j], umap));
   ub->set_outputs(std::move(uouts));
-  Split split{dce_body(kb), dce_body(ub)};
-  for (size_t j = 0; j < f.outputs().size() && split.lost_output < 0; ++j)
-    if (is_unknown(f.outputs()[j]) && !force_unknown_out[j]) {
-      split.lost_output = static_cast<int>(j);
-      split.lost_at = where_unknown(f, f.outputs()[j].var(), unknown, mixed);
-    }
+  Split split;
+  split.known = dce_body(kb);
+  split.unknown = dce_body(ub);
+  split.out_unknown = out_unknown;
+  for (const Var* r : ref_residuals) split.ref_residual_params.push_back(param_of(r));
+  for (const Var* r : residuals) split.residual_params.push_back(param_of(r));
+  if (req.explain_every_output) split.lost_per_output.assign(f.outputs().size(), Lost{});
+  for (size_t j = 0; j < f.outputs().size(); ++j) {
+    if (!is_unknown(f.outputs()[j]) || force_unknown_out[j]) continue;
+    if (split.lost_output >= 0 && !req.explain_every_output) break;
+    Lost at = where_unknown(f, f.outputs()[j].var(), unknown, mixed, inside);
+    if (split.lost_output < 0) split.lost_output = static_cast<int>(j), split.lost_at = at;
+    if (req.explain_every_output) split.lost_per_output[j] = at;
+  }
   return split;
 }
 
-Module with_split(const Module& m, const Split& s) {
-  Module out;
-  for (const BodyPtr& b : m.symbols()) out.add(b);
-  // Restricted kernels (the known half of a split pallas_call) become module
-  // symbols, so they print as `kernel=@k_known` and can be run on their own.
-  for (const Op& op : s.known->ops())
+// pmap (the map primitive's partial eval in JAX, jax/_src/interpreters/
+// partial_eval.py `_closed_call_partial_eval` applied per device): the body
+// split with the known operands known; the known part is a pmap of the known
+// body over the same axis, returning the residuals stacked along it (out_axes
+// 0), and the unknown part a pmap of the unknown body that takes them mapped
+// along it (in_axes 0). A residual that is a body parameter (a known input
+// the unknown body reads) is passed as that operand, on its own in_axes,
+// rather than returned; so are known Ref operands the unknown body uses.
+Decision pmap_rule(const Op& op, const std::vector<char>& unk) {
+  if (!any_true(unk)) return placed(Placement::known);
+  std::vector<char> known_in(unk.size());
+  for (size_t i = 0; i < unk.size(); ++i) known_in[i] = !unk[i];
+  if (!any_true(known_in)) return placed(Placement::unknown);
+  const BodyPtr& body = op.body_param("body");
+  SplitRequest req{known_in, std::vector<char>(body->outputs().size(), 0), body->name() + "_known",
+                   body->name() + "_unknown", body->kind(), true};
+  Split s = partial_eval_body(*body, req);
+  const std::vector<int64_t>& in_axes = op.ints_param("in_axes");
+  const std::vector<int64_t>& out_axes = op.ints_param("out_axes");
+  int64_t size = op.int_param("axis_size");
+  Decision d;
+  d.place = Placement::split;
+  d.lost_inside = s.lost_per_output;
+  d.owner = make_body("residuals", BodyKind::fn);
+
+  // The known pmap: known operands; known outputs, then the computed residuals.
+  std::vector<int64_t> k_in, k_out, u_in, u_out;
+  d.known_op.prim = op.prim;
+  d.known_op.loc = op.loc;
+  for (size_t i = 0; i < unk.size(); ++i)
+    if (!unk[i]) d.known_op.operands.push_back(op.operands[i]), k_in.push_back(in_axes[i]);
+  std::vector<Value> known_outs;
+  size_t num_known_outs = 0;
+  for (size_t j = 0; j < s.out_unknown.size(); ++j)
+    if (!s.out_unknown[j]) d.known_results.push_back(static_cast<int>(j)), k_out.push_back(out_axes[j]), ++num_known_outs;
+  const std::vector<Value>& kouts = s.known->outputs();
+  known_outs.assign(kouts.begin(), kouts.begin() + static_cast<std::ptrdiff_t>(num_known_outs));
+
+  // The unknown pmap: known Ref operands, residuals, unknown operands.
+  Op u;
+  u.prim = op.prim;
+  u.loc = op.loc;
+  for (int p : s.ref_residual_params) u.operands.push_back(op.operands[p]), u_in.push_back(in_axes[p]);
+  for (size_t r = 0; r < s.residual_params.size(); ++r) {
+    int p = s.residual_params[r];
+    if (p >= 0) {
+      u.operands.push_back(op.operands[p]), u_in.push_back(in_axes[p]);
+      continue;
+    }
+    const Value& v = kouts[num_known_outs + r];
+    Var* stacked = d.owner->new_var(Type::array(v.type().dtype(), ad::insert_at(v.type().shape(), 0, size)), v.var()->name);
+    known_outs.push_back(v);
+    k_out.push_back(0);
+    d.residuals.push_back(stacked);
+    u.operands.push_back(Value(stacked)), u_in.push_back(0);
+  }
+  for (size_t i = 0; i < unk.size(); ++i)
+    if (unk[i]) u.operands.push_back(op.operands[i]), u_in.push_back(in_axes[i]);
+  for (size_t j = 0; j < s.out_unknown.size(); ++j)
+    if (s.out_unknown[j]) u_out.push_back(out_axes[j]);
+  s.known->set_outputs(std::move(known_outs));
+  d.known_op.params = params_with(op, {{"body", dce_body(s.known)}, {"in_axes", k_in}, {"out_axes", k_out}});
+  u.params = params_with(op, {{"body", s.unknown}, {"in_axes", u_in}, {"out_axes", u_out}});
+  d.unknown_op = std::move(u);
+  return d;
+}
+
+// Restricted kernels (the known half of a split pallas_call, in the body or
+// in a split pmap's) become module symbols, so they print as
+// `kernel=@k_known` and can be run on their own.
+void add_restricted_kernels(const Body& b, Module& out) {
+  for (const Op& op : b.ops()) {
     if (op.prim->name == "pallas_call") {
       const BodyPtr& k = op.body_param("kernel");
       if (out.is_symbol(k.get())) continue;
       k->set_name(out.unique_name(k->name()));
       out.add(k);
+    } else if (op.prim->name == "pmap") {
+      add_restricted_kernels(*op.body_param("body"), out);
     }
+  }
+}
+
+Module with_split(const Module& m, const Split& s) {
+  Module out;
+  for (const BodyPtr& b : m.symbols()) out.add(b);
+  add_restricted_kernels(*s.known, out);
   out.add(s.known);
   out.add(s.unknown);
   return out;
@@ -407,9 +574,22 @@ Module partial_eval_pass(const Module& m, const PassOptions& o) {
   BodyPtr f = entry_function(m, o, "partial_eval");
   const std::string& name = f->name();
   std::vector<char> known = parse_known(o, *f);
-  Split s = partial_eval_body(*f, known, std::vector<char>(f->outputs().size(), 0), m.unique_name(name + "_known"),
-                              m.unique_name(name + "_unknown"));
+  Split s = partial_eval_body(*f, {known, std::vector<char>(f->outputs().size(), 0), m.unique_name(name + "_known"),
+                                   m.unique_name(name + "_unknown"), BodyKind::func, false});
   return with_split(m, s);
+}
+
+// Why the kernel of `call` cannot be split: `inner` (kernel_split.h's
+// where_mixed) is where primal values come to depend on tangent ones.
+std::string mixed_in_kernel(const Op& call, const Op* inner) {
+  std::string kernel = "its kernel @" + call.body_param("kernel")->name();
+  if (!inner) return kernel + " computes primal and tangent values through one Ref, so it cannot be split";
+  std::string at = "this `" + inner->name() + "`" + (inner->loc.known() ? " (" + inner->loc.str() + ")" : "");
+  if (inner->prim->family == Family::state || inner->name() == "dma_start")
+      return kernel + " cannot be split: " + at +
+             " writes tangent values into a Ref that primal values are read from (both halves would need it)";
+  return kernel + " cannot be split: primal values come to depend on tangents in " + at +
+         ", which partial_eval cannot split";
 }
 
 Module linearize_pass(const Module& m, const PassOptions& o) {
@@ -423,18 +603,18 @@ Module linearize_pass(const Module& m, const PassOptions& o) {
   std::vector<char> known(j->params().size(), 0), force(j->outputs().size(), 0);
   for (size_t p = 0; p < num_primals; ++p) known[p] = 1;
   for (size_t q = num_primal_outs; q < force.size(); ++q) force[q] = 1;
-  Split s = partial_eval_body(*j, known, force, jm.unique_name(name + "_primal"), jm.unique_name(name + "_tangent"));
+  Split s = partial_eval_body(*j, {known, force, jm.unique_name(name + "_primal"), jm.unique_name(name + "_tangent"),
+                                   BodyKind::func, false});
   // A primal output looks unknown when an op that computes it is staged whole
   // with tangent operands: control flow (cond, loops, discharge's grid loop)
   // has no partial_eval rule, and a pallas_call kernel may compute primal and
   // tangent through one Ref. Then F_primal would lack it: say which op.
   if (s.lost_output >= 0) {
     std::string where = "@" + name;
-    if (s.lost_at) {
-      const Op& op = *s.lost_at;
+    if (s.lost_at.op) {
+      const Op& op = *s.lost_at.op;
       std::string why = op.name() == "pallas_call"
-                            ? "its kernel computes primal and tangent values through one Ref (run_scoped scratch, say), so it "
-                              "cannot be split"
+                            ? mixed_in_kernel(op, s.lost_at.inner)
                             : "partial_eval stages a `" + op.name() + "` whole (it has no rule to split control flow)";
       if (op.name() == "for") why += "; discharge lowers each pallas_call to such a loop: run linearize before discharge";
       throw Error(op.loc, "linearize: primal output " + std::to_string(s.lost_output) + " of @" + name +

@@ -16,6 +16,7 @@
 #include "ir/parser.h"
 #include "ir/primitive.h"
 #include "ir/printer.h"
+#include "transforms/kernel_split.h"
 #include "transforms/pass.h"
 #include "tests/transforms/diff_test_util.h"
 #include "verify/verify.h"
@@ -985,6 +986,35 @@ func @main(%x: f32[8], %y: f32[8], %z: f32[8]) -> (f32[8], f32[8], f32[8]) {
   require_close(kout[0], want[0]);
   require_close(uout[0], want[1]);
   require_close(kout[1], want[2]);
+}
+
+// kernel_split's where_mixed, which linearize's error names: following the
+// taint of an output back to where it meets untainted data (an `add` of a
+// tangent and a primal value), or, when it only passed through a Ref, to the
+// write that put it there (scratch both halves would use).
+TEST_CASE("where_mixed: the op where taint meets untainted data, or the write into a shared Ref") {
+  Module m = parse(R"(
+kernel @k(%x: ref<f64[8], vmem>, %t: ref<f64[8], vmem>, %o: ref<f64[8], vmem>, %p: ref<f64[8], vmem>,
+          %s: ref<f64[8], vmem>) {
+  %v = get %t[:]
+  swap %s[:], %v
+  %w = get %s[:]
+  %y = sin %w
+  swap %o[:], %y
+  %xv = get %x[:]
+  %z = add %xv, %v
+  swap %p[:], %z
+})");
+  const Body& k = *m.find("k");
+  KernelTaint t = kernel_taint(k, {0, 1, 0, 0, 0});
+  const Op* shared = where_mixed(t, k.params()[2]);
+  REQUIRE(shared);
+  CHECK(shared->name() == "swap");
+  CHECK(shared->operands[0].var() == k.params()[4]);  // the write into %s
+  const Op* add = where_mixed(t, k.params()[3]);
+  REQUIRE(add);
+  CHECK(add->name() == "add");
+  CHECK(where_mixed(t, k.params()[1]) == nullptr);  // the tainted parameter itself
 }
 
 TEST_CASE("partial_eval: options and the core_map rule") {
