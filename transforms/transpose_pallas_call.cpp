@@ -31,6 +31,7 @@
 #include "ir/clone.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
+#include "ir/indirect_dma.h"
 #include "transforms/kernel_split.h"
 #include "transforms/pass.h"
 #include "transforms/transpose.h"
@@ -131,6 +132,19 @@ std::optional<CarriedRead> find_carried_residual(const Body& k, const std::vecto
       for (const Var* r : op.results) stale[r] = from;
   }
   return std::nullopt;
+}
+
+// Does the kernel read a semaphore's count (semaphore_read)? Otherwise a
+// semaphore carries no value a tangent could depend on: only the order of
+// the DMAs and signals, which the transposed DMAs keep for themselves
+// (transpose_dma.cpp).
+bool reads_semaphore_count(const Body& body) {
+  for (const Op& op : body.ops()) {
+    if (op.prim->name == "semaphore_read") return true;
+    for (const BodyPtr& inner : op.nested_bodies())
+      if (reads_semaphore_count(*inner)) return true;
+  }
+  return false;
 }
 
 // Does some op of `body` (or a body nested in it) write Ref `ref`?
@@ -419,6 +433,12 @@ BodyPtr without_writes(const Body& body, const std::unordered_set<const Var*>& r
   return nb;
 }
 
+// Is mapping m's Ref in `any` / HBM memory, which a kernel reaches by DMA
+// only? Its cotangent cannot be zeroed by the kernel: it starts from zeros
+// passed in and aliased to it, and the DMAs' transposes accumulate into it
+// (transpose_dma.cpp).
+bool dma_reached(const GridMapping& g, int m) { return is_hbm_side(g.spec(m).mem); }
+
 // `cond[branches=[fn(r){}, fn(r){swap r, zeros}]] pred, ref`, or the swap
 // alone when there is no predicate.
 void zero_block(Builder& b, const std::optional<Value>& pred, Value ref) {
@@ -556,7 +576,10 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     if (linear[g.input_operand(i)] && !here[i]) scratch_for(g.input_param(i));
 
   // First visits: zero the cotangent blocks and the cotangent scratch.
-  for (size_t m = 0; m < plan.outputs.size(); ++m) zero_block(kb, first_visit(kb, plan, plan.outputs[m]), ct_refs[m]);
+  // (A cotangent in `any` / HBM memory, which the kernel reaches by DMA only,
+  // starts from the zeros aliased to it instead: see dma_reached.)
+  for (size_t m = 0; m < plan.outputs.size(); ++m)
+    if (!dma_reached(g, plan.outputs[m].mapping)) zero_block(kb, first_visit(kb, plan, plan.outputs[m]), ct_refs[m]);
   if (!linear_scratch_refs.empty()) {
     std::optional<Value> first = first_step(kb, plan, g);
     for (const Value& r : linear_scratch_refs) zero_block(kb, first, r);
@@ -603,6 +626,90 @@ KernelTaint linear_taint(const GridMapping& g, const std::vector<bool>& linear) 
   return kernel_taint(k, tainted);
 }
 
+// ---- The primal part a DMA-moving tangent kernel need not keep -------------
+
+// Calls `f` on every op of `body` without nested bodies, nested ones included.
+void for_each_leaf(const Body& body, const std::function<void(const Op&)>& f) {
+  for (const Op& op : body.ops()) {
+    if (op.nested_bodies().empty()) f(op);
+    for (const BodyPtr& inner : op.nested_bodies()) for_each_leaf(*inner, f);
+  }
+}
+
+bool has_linear_dma(const Body& k, const KernelTaint& lin) {
+  bool found = false;
+  for_each_leaf(k, [&](const Op& op) {
+    if (op.prim->name != "dma_start") return;
+    for (const Value& v : op.operands) found = found || lin.has(v);
+  });
+  return found;
+}
+
+// Does some op of `k` use a linear value (taint `lin`) beside one that
+// depends on the Refs `dropped`?
+bool linear_op_depends(const Body& k, const KernelTaint& lin, const std::vector<char>& dropped) {
+  KernelTaint dep = kernel_taint(k, dropped);
+  bool found = false;
+  for_each_leaf(k, [&](const Op& op) {
+    bool linear = false, depends = false;
+    for (const Value& v : op.operands) {
+      linear = linear || lin.has(v);
+      depends = depends || (dep.has(v) && !lin.has(v));
+    }
+    found = found || (linear && depends);
+  });
+  return found;
+}
+
+// The tangent kernel of a kernel that moves data itself (a jvp'd DMA
+// pipeline) carries its primal pipeline beside the tangent one. The
+// transposed kernel replays the primal ops it keeps, loop iterations in
+// reverse, which would run the primal DMAs' starts and waits out of order.
+// Where no tangent depends on them, the primal outputs and scratch
+// (semaphores included) and every op that touches them go: this returns the
+// call rebuilt with that kernel, or nullopt when nothing can go.
+std::optional<CheckpointedCall> without_primal_movement(const Op& op, const GridMapping& g, const Vals& x,
+                                                        const std::vector<bool>& linear, const KernelTaint& lin) {
+  const Body& k = *g.kernel;
+  if (!has_linear_dma(k, lin)) return std::nullopt;
+  std::vector<char> dropped(k.params().size(), 0);
+  bool any = false;
+  auto consider = [&](int param) {
+    if (lin.has(k.params()[param])) return;
+    std::vector<char> one(k.params().size(), 0);
+    one[param] = 1;
+    if (linear_op_depends(k, lin, one)) return;
+    dropped[param] = 1;
+    any = true;
+  };
+  for (int o = 0; o < g.num_outputs(); ++o) consider(g.output_param(o));
+  for (int s = 0; s < static_cast<int>(g.scratch_types.size()); ++s) consider(g.scratch_param(s));
+  if (!any || linear_op_depends(k, lin, dropped)) return std::nullopt;
+  KernelTaint taint = kernel_taint(k, dropped);
+  BodyPtr part = restrict_kernel(k, taint, k.name());
+  BodyPtr kernel = make_body(k.name(), BodyKind::kernel);
+  kernel->set_loc(k.loc());
+  Builder kb(*kernel);
+  kb.set_loc(k.loc());
+  VarToValue map(part->ops().size() + k.params().size() + 8);
+  size_t kept = 0;
+  for (const Var* p : k.params()) {
+    Var* np = kb.param(p->type, p->name);
+    if (!taint.has(p)) map[part->params()[kept++]] = np;
+  }
+  for (const Op& o : part->ops()) copy_op(o, *kernel, map);
+  kb.ret({});
+  CheckpointedCall r;
+  r.holder = make_body("without_primal", BodyKind::func);
+  Builder hb(*r.holder);
+  hb.set_loc(op.loc);
+  hb.emit(*op.prim, op.operands, params_with(op, {{"kernel", dce_body(kernel)}}));
+  r.op = &r.holder->ops().back();
+  r.x = x;
+  r.linear = linear;
+  return r;
+}
+
 // The linear results: the outputs the kernel writes linear values into. The
 // others are primal outputs computed beside the tangents (a jvp'd call that
 // linearize could not split, transposed whole by vjp) or integer outputs;
@@ -616,7 +723,8 @@ std::vector<bool> call_results(const Op& op, const std::vector<bool>& linear) {
 }
 
 std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
-                                      const std::vector<Cotangent>& ct, const std::vector<int>* restored) {
+                                      const std::vector<Cotangent>& ct, const std::vector<int>* restored,
+                                      bool primal_dropped = false) {
   GridMapping g = grid_mapping(op);
   int ni = g.num_inputs(), no = g.num_outputs(), nsp = g.num_scalar_prefetch();
   int ns = static_cast<int>(g.scratch_types.size());
@@ -653,11 +761,18 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
   // in a `cond` at the last step, as flash attention does).
   KernelTaint taint = linear_taint(g, linear);
   for (int o = 0; o < no; ++o) lin_param[g.output_param(o)] = taint.has(k.params()[g.output_param(o)]);
-  for (int s = 0; s < ns; ++s) lin_param[g.scratch_param(s)] = taint.has(k.params()[g.scratch_param(s)]);
+  // (Semaphores carry counts, never linear values, also where a tangent DMA signals them.)
+  for (int s = 0; s < ns; ++s) {
+    const Var* p = k.params()[g.scratch_param(s)];
+    lin_param[g.scratch_param(s)] = taint.has(p) && !is_semaphore(p->type.dtype());
+  }
 
   bool any_ct = false;
   for (int o = 0; o < no; ++o) any_ct |= lin_param[g.output_param(o)] && ct[o].has_value();
   if (!any_ct) return result;  // every linear output has a zero cotangent
+  if (!primal_dropped)
+    if (std::optional<CheckpointedCall> pruned = without_primal_movement(op, g, x, linear, taint))
+      return transpose_call(c, *pruned->op, pruned->x, pruned->linear, ct, restored, true);
 
   // Non-linear state carried from step to step: output blocks, and scratch
   // that a step does not overwrite before using.
@@ -667,7 +782,8 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
   for (int s = 0; s < ns; ++s) {
     size_t p = static_cast<size_t>(g.scratch_param(s));
     bool restored_here = restored && std::find(restored->begin(), restored->end(), s) != restored->end();
-    carried.at(p) = !lin_param[p] && !restored_here && !overwritten_at_each_step(k, k.params()[p]);
+    carried.at(p) = !lin_param[p] && !restored_here && !overwritten_at_each_step(k, k.params()[p]) &&
+                    (!is_semaphore(k.params()[p]->type.dtype()) || reads_semaphore_count(k));
     linear_scratch |= lin_param[p];
   }
   // So is an input block the kernel writes when consecutive steps may share
@@ -707,22 +823,17 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
                   " scratch Ref(s) from step to step that its tangent reads; a checkpoint call saves them at every "
                   "grid step for the transposed kernel");
     CheckpointedCall cc = checkpoint_scratch(c, op, g, x, linear, taint, saved);
-    std::vector<Cotangent> got = transpose_call(c, *cc.op, cc.x, cc.linear, ct, &saved);
+    std::vector<Cotangent> got = transpose_call(c, *cc.op, cc.x, cc.linear, ct, &saved, primal_dropped);
     got.resize(op.operands.size());
     return got;
   }
 
   // The grid: one transposed call per grid order the cotangent outputs need.
   // A tangent input the kernel never touches has a zero cotangent: no call
-  // computes it. One in `any` / HBM memory is moved by DMAs, which have no
-  // transpose yet.
+  // computes it.
   std::vector<int> remaining, stateful;
   for (int i = 0; i < ni; ++i) {
     if (!linear[g.input_operand(i)] || !touches(k, k.params()[g.input_param(i)])) continue;
-    if (g.in_specs[i].mem == MemSpace::any || g.in_specs[i].mem == MemSpace::hbm)
-      throw Error(op.loc, "transpose: pallas_call: the tangent " + g.describe(i) + " is in " +
-                              std::string(mem_space_name(g.in_specs[i].mem)) +
-                              " memory, which the kernel reaches by DMA; DMAs have no transpose yet (not supported)");
     remaining.push_back(i);
   }
   for (int o = 0; o < no; ++o)
@@ -738,6 +849,7 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
     if (note_sink())
       for (const std::string& n : plan.notes) note_sink()(op.loc.str() + ": note: " + n);
     if (!later.empty()) plan = plan_grid(g, now, !linear_scratch, stateful);
+    for (OutputPlan& out : plan.outputs) out.covers = out.covers && !dma_reached(g, out.mapping);
     emit_call(c, op, g, x, linear, ct, lin_param, carried, plan, result);
     remaining = later;
   }
