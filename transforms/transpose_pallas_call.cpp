@@ -733,12 +733,6 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
 
   for (int64_t n : g.grid)
     if (n < 0) throw Error(op.loc, "transpose: pallas_call with a dynamic grid size is not supported");
-  // SparseCore kernels read and write Refs only in the shapes their subcores
-  // handle (rows of 16 lanes); the transposed kernel's whole-block zeroing and
-  // accumulation are not written for that.
-  if (g.kernel_type != "tc")
-    throw Error(op.loc, "transpose: pallas_call of a SparseCore kernel (kernel_type=" + g.kernel_type +
-                            ") is not supported yet");
   for (int j = 0; j < g.num_dynamic + nsp; ++j)
     if (linear[j]) throw Error(op.loc, "transpose: pallas_call: a scalar-prefetch operand or grid size is linear");
   // An output aliased to a non-linear input (the zeros a cotangent summed
