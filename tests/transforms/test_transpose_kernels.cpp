@@ -1240,3 +1240,34 @@ TEST_CASE("vjp of dma_pipeline: every claim proved; 2 cores, shuffled, eager DMA
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i) require_close(got[i], want[i], 0);
 }
+
+TEST_CASE("transpose of dma_start: a scatter without add and a copy between two HBM Refs are located errors") {
+  // rows (VMEM) -> o[ids] (HBM), overwriting: repeated ids make the transpose ambiguous.
+  std::string scatter = error_of([] { run_pipeline(parse(R"(
+kernel @k(%ids: ref<i32[8], vmem>, %x: ref<f32[8,128], vmem>, %o: ref<f32[32,128], any>,
+          %sem: ref<dma_sem, semaphore>) {
+  dma_start %x[:, :], %o[%ids, :], %sem
+  dma_wait %sem, %x[:, :]
+}
+func @main(%ids: i32[8], %x: f32[8,128]) -> f32[32,128] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(), spec()], out_specs=[spec(mem=any)],
+                     out_shapes=[f32[32,128]], scratch=[ref<dma_sem, semaphore>]] %ids, %x
+  return %out
+}
+)"), "vjp"); });
+  CHECK(scatter.find("t.tsr:4:3: error: transpose: a scatter `dma_start` without add=true has no transpose rule") == 0);
+  // x (HBM) -> o (HBM): no VMEM side to stage the cotangent through.
+  std::string hbm = error_of([] { run_pipeline(parse(R"(
+kernel @k(%x: ref<f32[8,128], any>, %o: ref<f32[8,128], any>, %sem: ref<dma_sem, semaphore>) {
+  dma_start %x[:, :], %o[:, :], %sem
+  dma_wait %sem, %o[:, :]
+}
+func @main(%x: f32[8,128]) -> f32[8,128] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(mem=any)], out_specs=[spec(mem=any)],
+                     out_shapes=[f32[8,128]], scratch=[ref<dma_sem, semaphore>]] %x
+  return %out
+}
+)"), "vjp"); });
+  CHECK(hbm.find("t.tsr:3:3: error: transpose: `dma_start` between two Refs in `any` / HBM memory has no transpose rule "
+                 "yet") == 0);
+}
