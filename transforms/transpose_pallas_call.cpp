@@ -710,6 +710,32 @@ std::optional<CheckpointedCall> without_primal_movement(const Op& op, const Grid
   return r;
 }
 
+// A primal DMA or semaphore op (no linear operand) inside a loop that also
+// computes tangents: the transposed loop replays each iteration's primal
+// part on its own, iterations in reverse, so a protocol that spans
+// iterations (a prefetch waited for in the next one) would run out of order.
+// Reached when a tangent needs the primal data moved (dma_pipeline computing
+// x * x): without_primal_movement could not drop it.
+const Op* primal_movement_in_loop(const Body& k, const KernelTaint& lin) {
+  for (const Op& op : k.ops()) {
+    if (op.nested_bodies().empty() || !fed_bodies(op).bodies.empty()) continue;  // cond / run_scoped replay in order
+    bool linear = false;
+    for (const Value& v : op.operands) linear = linear || lin.has(v);
+    if (!linear) continue;
+    const Op* found = nullptr;
+    for (const BodyPtr& inner : op.nested_bodies())
+      for_each_leaf(*inner, [&](const Op& leaf) {
+        const std::string& n = leaf.prim->name;
+        if (found || (n != "dma_start" && n != "dma_wait" && n != "semaphore_signal" && n != "semaphore_wait")) return;
+        bool any_linear = false;
+        for (const Value& v : leaf.operands) any_linear = any_linear || lin.has(v);
+        if (!any_linear) found = &leaf;
+      });
+    if (found) return found;
+  }
+  return nullptr;
+}
+
 // The linear results: the outputs the kernel writes linear values into. The
 // others are primal outputs computed beside the tangents (a jvp'd call that
 // linearize could not split, transposed whole by vjp) or integer outputs;
@@ -767,6 +793,11 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
   if (!primal_dropped)
     if (std::optional<CheckpointedCall> pruned = without_primal_movement(op, g, x, linear, taint))
       return transpose_call(c, *pruned->op, pruned->x, pruned->linear, ct, restored, true);
+  if (const Op* moved = primal_movement_in_loop(k, taint))
+    throw Error(moved->loc, "transpose: pallas_call kernel @" + k.name() + ": this `" + moved->name() +
+                                "` moves primal data inside a loop that also computes tangents, and a tangent needs that "
+                                "data; the transposed loop runs its iterations in reverse, each replaying its own primal "
+                                "part, which would take the DMAs and waits between iterations out of order (not supported)");
 
   // Non-linear state carried from step to step: output blocks, and scratch
   // that a step does not overwrite before using.

@@ -1271,3 +1271,13 @@ func @main(%x: f32[8,128]) -> f32[8,128] {
   CHECK(hbm.find("t.tsr:3:3: error: transpose: `dma_start` between two Refs in `any` / HBM memory has no transpose rule "
                  "yet") == 0);
 }
+
+TEST_CASE("vjp of a DMA pipeline whose tangent needs the primal chunks it moves is a located error") {
+  // dma_pipeline computing x * x: the tangent 2 x x_dot reads the primal chunks
+  // the loop prefetches one iteration ahead; the reversed loop cannot replay that.
+  Module src = parse_module(replace_all(example_text("dma_pipeline.tsr"), "%b = mul %a, 2.0", "%b = mul %a, %a"),
+                            "dma_pipeline.tsr");
+  CHECK(error_of([&] { run_pipeline(src, "vjp"); }).find(
+            "dma_pipeline.tsr:52:13: error: transpose: pallas_call kernel @double_kernel_jvp: this `dma_start` moves "
+            "primal data inside a loop that also computes tangents") == 0);
+}
