@@ -439,6 +439,17 @@ BodyPtr without_writes(const Body& body, const std::unordered_set<const Var*>& r
 // (transpose_dma.cpp).
 bool dma_reached(const GridMapping& g, int m) { return is_hbm_side(g.spec(m).mem); }
 
+// The (input, output) aliases that start an output in `any` / HBM memory
+// from a linear input (an embedding bag accumulating into `init`): the
+// output's cotangent flows on to that input.
+std::vector<std::pair<int, int>> linear_aliases(const GridMapping& g, const std::vector<bool>& linear) {
+  std::vector<std::pair<int, int>> out;
+  for (auto [i, o] : g.aliases)
+    if (linear[g.input_operand(static_cast<int>(i))] && dma_reached(g, g.num_inputs() + static_cast<int>(o)))
+      out.push_back({static_cast<int>(i), static_cast<int>(o)});
+  return out;
+}
+
 // `cond[branches=[fn(r){}, fn(r){swap r, zeros}]] pred, ref`, or the swap
 // alone when there is no predicate.
 void zero_block(Builder& b, const std::optional<Value>& pred, Value ref) {
@@ -462,7 +473,7 @@ void zero_block(Builder& b, const std::optional<Value>& pred, Value ref) {
 // and stores them in `result`.
 void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const std::vector<bool>& linear,
                const std::vector<Cotangent>& ct, const std::vector<bool>& lin_param, const std::vector<char>& carried,
-               const GridPlan& plan, std::vector<Cotangent>& result) {
+               const GridPlan& plan, std::vector<Cotangent>& result, bool first_call) {
   int ni = g.num_inputs(), no = g.num_outputs(), nsp = g.num_scalar_prefetch();
   int ns = static_cast<int>(g.scratch_types.size());
   const Body& k = *g.kernel;
@@ -474,8 +485,15 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   // writes no input block: such state, carried from step to step, would
   // stop a second transpose (vjp of vjp).
   std::unordered_set<const Var*> read_only;
+  std::vector<std::pair<int, int>> passed_on = first_call ? linear_aliases(g, linear) : std::vector<std::pair<int, int>>{};
+  auto passes_on = [&](int o) {
+    for (auto [i, po] : passed_on)
+      if (po == o) return true;
+    return false;
+  };
   for (int o = 0; o < no; ++o)
-    if (lin_param[g.output_param(o)] && cotangent_writes_dead(k, g, o)) read_only.insert(tk->params()[g.output_param(o)]);
+    if (lin_param[g.output_param(o)] && !passes_on(o) && cotangent_writes_dead(k, g, o))
+      read_only.insert(tk->params()[g.output_param(o)]);
   if (!read_only.empty()) tk = without_writes(*tk, read_only);
   // Cotangents of tangent inputs another call computes: scratch, unwritten.
   std::vector<char> unused = carried;
@@ -510,8 +528,10 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     const Var* p = tk->params()[g.input_param(i)];
     map[p] = kb.param(p->type, p->name);
   }
+  std::vector<int64_t> ct_input_at(static_cast<size_t>(no), -1);
   for (int o = 0; o < no; ++o) {
     if (!lin_param[g.output_param(o)]) continue;
+    ct_input_at[static_cast<size_t>(o)] = static_cast<int64_t>(in_specs.size());
     in_specs.push_back(transposed_spec(c.syms, g, plan, ni + o, nullptr));
     operands.push_back(c.instantiate(ct[o], g.out_types[o]));
     const Var* p = tk->params()[g.output_param(o)];
@@ -551,6 +571,20 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     Var* np = kb.param(p->type, p->name);
     map[p] = np;
     ct_refs.push_back(np);
+  }
+  // Outputs aliased to a linear input: what is left of their cotangent after
+  // the transposed kernel (which resets what the forward overwrote) is the
+  // input's cotangent. It comes out of an output aliased to the cotangent
+  // input, which the kernel works on in its place.
+  for (size_t a = 0; a < passed_on.size(); ++a) {
+    int o = passed_on[a].second;
+    BlockSpec whole;
+    whole.mem = MemSpace::any;
+    aliases.push_back({ct_input_at[static_cast<size_t>(o)], static_cast<int64_t>(plan.outputs.size() + a)});
+    out_specs.push_back(whole);
+    out_shapes.push_back(g.out_types[o]);
+    const Var* p = tk->params()[g.output_param(o)];
+    map[p] = kb.param(p->type, p->name);
   }
   // Scratch: the forward's (cotangent twins in place of linear ones), then
   // the non-linear output blocks the tangent kernel still writes and the
@@ -613,6 +647,8 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     if (plan.outputs[m].partial) r = c.b.emit1("reduce_sum", {r}, {{"axes", std::vector<int64_t>{0}}});
     result[g.input_operand(plan.outputs[m].mapping)] = r;
   }
+  for (size_t a = 0; a < passed_on.size(); ++a)
+    result[g.input_operand(passed_on[a].first)] = res[plan.outputs.size() + a];
 }
 
 // The kernel's values and Refs that depend on the linear operands: tangent
@@ -759,6 +795,14 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
 
   for (int64_t n : g.grid)
     if (n < 0) throw Error(op.loc, "transpose: pallas_call with a dynamic grid size is not supported");
+  // SparseCore kernels read and write VMEM only in rows of 16 lanes; the
+  // transposed kernel zeroes, reads and accumulates whole blocks and whole
+  // DMA regions (the cotangent scratch, the staging of a gather's
+  // cotangent), which a SparseCore kernel cannot.
+  if (g.kernel_type != "tc")
+    throw Error(op.loc, "transpose: pallas_call of a SparseCore kernel (kernel_type=" + g.kernel_type +
+                            ") is not supported yet: its transpose would zero and move whole VMEM blocks, and a "
+                            "SparseCore kernel reads and writes VMEM in rows of 16 lanes only");
   for (int j = 0; j < g.num_dynamic + nsp; ++j)
     if (linear[j]) throw Error(op.loc, "transpose: pallas_call: a scalar-prefetch operand or grid size is linear");
   // An output aliased to a non-linear input (the zeros a cotangent summed
@@ -766,7 +810,7 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
   // tangent does not depend on: its cotangent stops there. One aliased to a
   // linear input would pass its cotangent on to that input.
   for (auto [i, o] : g.aliases)
-    if (linear[g.input_operand(static_cast<int>(i))])
+    if (linear[g.input_operand(static_cast<int>(i))] && !dma_reached(g, ni + static_cast<int>(o)))
       throw Error(op.loc, "transpose: pallas_call with input_output_aliases is not supported: " +
                               g.describe(ni + static_cast<int>(o)) + " starts from the linear " +
                               g.describe(static_cast<int>(i)) + " (its cotangent would flow to that input)");
@@ -863,6 +907,7 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
   }
   for (int o = 0; o < no; ++o)
     if (lin_param[g.output_param(o)] && stateful_output(k, g, o)) stateful.push_back(ni + o);
+  bool first_call = true;
   while (!remaining.empty()) {
     GridPlan plan = plan_grid(g, remaining, !linear_scratch, stateful);
     if (!plan.unsupported.empty())
@@ -875,7 +920,8 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
       for (const std::string& n : plan.notes) note_sink()(op.loc.str() + ": note: " + n);
     if (!later.empty()) plan = plan_grid(g, now, !linear_scratch, stateful);
     for (OutputPlan& out : plan.outputs) out.covers = out.covers && !dma_reached(g, out.mapping);
-    emit_call(c, op, g, x, linear, ct, lin_param, carried, plan, result);
+    emit_call(c, op, g, x, linear, ct, lin_param, carried, plan, result, first_call);
+    first_call = false;
     remaining = later;
   }
   return result;
