@@ -19,9 +19,12 @@
 //
 // A tangent computed from state the forward kernel carries from step to
 // step in non-linear scratch (flash attention's running max) gets that state
-// from a checkpoint call (transpose_checkpoint.h). Not supported (located
-// errors): dynamic grids, input_output_aliases, and tangents computed from
-// non-linear state carried in output blocks or through semaphores.
+// from a checkpoint call (transpose_checkpoint.h). A kernel that moves data
+// itself (DMAs, transpose_dma.cpp) first loses the primal pipeline no tangent
+// needs (without_primal_movement). Not supported (located errors): dynamic
+// grids, input_output_aliases of VMEM outputs to linear inputs, SparseCore
+// kernels, primal DMAs in loops that a tangent needs, and tangents computed
+// from non-linear state carried in output blocks.
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
