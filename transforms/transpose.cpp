@@ -119,12 +119,14 @@ void analyse(const Body& src, const std::vector<bool>& linear, bool check, Linea
         for (const Var* r : op.results)
           if (lin.vars.insert(r)) ref_changed |= r->type.is_ref();
       }
-      // A Ref written with a linear value holds linear contents from then on.
-      if (op.prim->family != Family::state) continue;
+      // A Ref written with a linear value holds linear contents from then on
+      // (also a DMA's destination; never the semaphore it signals).
+      if (op.prim->family != Family::state && op.prim->name != "dma_start") continue;
       OpEffects fx = op_effects(op);
       for (auto [operand, bits] : fx.on_operand) {
         const Value& v = op.operands[operand];
-        if (writes(bits) && v.is_var() && v.type().is_ref()) ref_changed |= lin.vars.insert(v.var());
+        if (writes(bits) && v.is_var() && v.type().is_ref() && !is_semaphore(v.type().dtype()))
+          ref_changed |= lin.vars.insert(v.var());
       }
     }
   }

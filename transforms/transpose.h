@@ -151,6 +151,7 @@ void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>&
                       RuleTable<LinearityCheck>& c);                                      // transpose_rules.cpp
 void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
                      RuleTable<ForwardRule>& f);                                         // transpose_state.cpp
+void add_dma_rules(RuleTable<TransposeRule>& t);                                         // transpose_dma.cpp
 void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
                        RuleTable<ForwardRule>& f);                                       // transpose_control.cpp
 void add_pallas_call_rule(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);  // transpose_pallas_call.cpp

@@ -25,10 +25,6 @@ NoRule why_no_rule(const Primitive& p) {
     return {NoRule::not_float, "it gives integer indices, semaphore counts or random bits, never linear values"};
   if (is({"debug_print", "debug_check", "delay", "prng_seed", "semaphore_signal", "semaphore_wait"}))
     return {NoRule::effect_only, "it acts on non-linear values only and is copied into the forward part"};
-  if (is({"dma_start", "dma_wait"}))
-    return {NoRule::unsupported,
-            "an asynchronous copy between linear Refs transposes to a copy back with add=true, started where the wait "
-            "was and waited where the start was, with its own semaphores; not implemented"};
   if (n == "custom_vjp_call")
     return {NoRule::not_linear, "jvp inlines its `fwd` for the primal and a custom_lin (transposed by `bwd`) for the "
                                 "tangents; the op itself computes primal values only"};

@@ -19,9 +19,12 @@
 //
 // A tangent computed from state the forward kernel carries from step to
 // step in non-linear scratch (flash attention's running max) gets that state
-// from a checkpoint call (transpose_checkpoint.h). Not supported (located
-// errors): dynamic grids, input_output_aliases, and tangents computed from
-// non-linear state carried in output blocks or through semaphores.
+// from a checkpoint call (transpose_checkpoint.h). A kernel that moves data
+// itself (DMAs, transpose_dma.cpp) first loses the primal pipeline no tangent
+// needs (without_primal_movement). Not supported (located errors): dynamic
+// grids, input_output_aliases of VMEM outputs to linear inputs, SparseCore
+// kernels, primal DMAs in loops that a tangent needs, and tangents computed
+// from non-linear state carried in output blocks.
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
@@ -31,6 +34,7 @@
 #include "ir/clone.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
+#include "ir/indirect_dma.h"
 #include "transforms/kernel_split.h"
 #include "transforms/pass.h"
 #include "transforms/transpose.h"
@@ -131,6 +135,19 @@ std::optional<CarriedRead> find_carried_residual(const Body& k, const std::vecto
       for (const Var* r : op.results) stale[r] = from;
   }
   return std::nullopt;
+}
+
+// Does the kernel read a semaphore's count (semaphore_read)? Otherwise a
+// semaphore carries no value a tangent could depend on: only the order of
+// the DMAs and signals, which the transposed DMAs keep for themselves
+// (transpose_dma.cpp).
+bool reads_semaphore_count(const Body& body) {
+  for (const Op& op : body.ops()) {
+    if (op.prim->name == "semaphore_read") return true;
+    for (const BodyPtr& inner : op.nested_bodies())
+      if (reads_semaphore_count(*inner)) return true;
+  }
+  return false;
 }
 
 // Does some op of `body` (or a body nested in it) write Ref `ref`?
@@ -419,6 +436,23 @@ BodyPtr without_writes(const Body& body, const std::unordered_set<const Var*>& r
   return nb;
 }
 
+// Is mapping m's Ref in `any` / HBM memory, which a kernel reaches by DMA
+// only? Its cotangent cannot be zeroed by the kernel: it starts from zeros
+// passed in and aliased to it, and the DMAs' transposes accumulate into it
+// (transpose_dma.cpp).
+bool dma_reached(const GridMapping& g, int m) { return is_hbm_side(g.spec(m).mem); }
+
+// The (input, output) aliases that start an output in `any` / HBM memory
+// from a linear input (an embedding bag accumulating into `init`): the
+// output's cotangent flows on to that input.
+std::vector<std::pair<int, int>> linear_aliases(const GridMapping& g, const std::vector<bool>& linear) {
+  std::vector<std::pair<int, int>> out;
+  for (auto [i, o] : g.aliases)
+    if (linear[g.input_operand(static_cast<int>(i))] && dma_reached(g, g.num_inputs() + static_cast<int>(o)))
+      out.push_back({static_cast<int>(i), static_cast<int>(o)});
+  return out;
+}
+
 // `cond[branches=[fn(r){}, fn(r){swap r, zeros}]] pred, ref`, or the swap
 // alone when there is no predicate.
 void zero_block(Builder& b, const std::optional<Value>& pred, Value ref) {
@@ -442,7 +476,7 @@ void zero_block(Builder& b, const std::optional<Value>& pred, Value ref) {
 // and stores them in `result`.
 void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const std::vector<bool>& linear,
                const std::vector<Cotangent>& ct, const std::vector<bool>& lin_param, const std::vector<char>& carried,
-               const GridPlan& plan, std::vector<Cotangent>& result) {
+               const GridPlan& plan, std::vector<Cotangent>& result, bool first_call) {
   int ni = g.num_inputs(), no = g.num_outputs(), nsp = g.num_scalar_prefetch();
   int ns = static_cast<int>(g.scratch_types.size());
   const Body& k = *g.kernel;
@@ -454,8 +488,15 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   // writes no input block: such state, carried from step to step, would
   // stop a second transpose (vjp of vjp).
   std::unordered_set<const Var*> read_only;
+  std::vector<std::pair<int, int>> passed_on = first_call ? linear_aliases(g, linear) : std::vector<std::pair<int, int>>{};
+  auto passes_on = [&](int o) {
+    for (auto [i, po] : passed_on)
+      if (po == o) return true;
+    return false;
+  };
   for (int o = 0; o < no; ++o)
-    if (lin_param[g.output_param(o)] && cotangent_writes_dead(k, g, o)) read_only.insert(tk->params()[g.output_param(o)]);
+    if (lin_param[g.output_param(o)] && !passes_on(o) && cotangent_writes_dead(k, g, o))
+      read_only.insert(tk->params()[g.output_param(o)]);
   if (!read_only.empty()) tk = without_writes(*tk, read_only);
   // Cotangents of tangent inputs another call computes: scratch, unwritten.
   std::vector<char> unused = carried;
@@ -490,8 +531,10 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     const Var* p = tk->params()[g.input_param(i)];
     map[p] = kb.param(p->type, p->name);
   }
+  std::vector<int64_t> ct_input_at(static_cast<size_t>(no), -1);
   for (int o = 0; o < no; ++o) {
     if (!lin_param[g.output_param(o)]) continue;
+    ct_input_at[static_cast<size_t>(o)] = static_cast<int64_t>(in_specs.size());
     in_specs.push_back(transposed_spec(c.syms, g, plan, ni + o, nullptr));
     operands.push_back(c.instantiate(ct[o], g.out_types[o]));
     const Var* p = tk->params()[g.output_param(o)];
@@ -532,6 +575,20 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     map[p] = np;
     ct_refs.push_back(np);
   }
+  // Outputs aliased to a linear input: what is left of their cotangent after
+  // the transposed kernel (which resets what the forward overwrote) is the
+  // input's cotangent. It comes out of an output aliased to the cotangent
+  // input, which the kernel works on in its place.
+  for (size_t a = 0; a < passed_on.size(); ++a) {
+    int o = passed_on[a].second;
+    BlockSpec whole;
+    whole.mem = MemSpace::any;
+    aliases.push_back({ct_input_at[static_cast<size_t>(o)], static_cast<int64_t>(plan.outputs.size() + a)});
+    out_specs.push_back(whole);
+    out_shapes.push_back(g.out_types[o]);
+    const Var* p = tk->params()[g.output_param(o)];
+    map[p] = kb.param(p->type, p->name);
+  }
   // Scratch: the forward's (cotangent twins in place of linear ones), then
   // the non-linear output blocks the tangent kernel still writes and the
   // cotangent blocks of tangent inputs another call computes.
@@ -556,7 +613,10 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     if (linear[g.input_operand(i)] && !here[i]) scratch_for(g.input_param(i));
 
   // First visits: zero the cotangent blocks and the cotangent scratch.
-  for (size_t m = 0; m < plan.outputs.size(); ++m) zero_block(kb, first_visit(kb, plan, plan.outputs[m]), ct_refs[m]);
+  // (A cotangent in `any` / HBM memory, which the kernel reaches by DMA only,
+  // starts from the zeros aliased to it instead: see dma_reached.)
+  for (size_t m = 0; m < plan.outputs.size(); ++m)
+    if (!dma_reached(g, plan.outputs[m].mapping)) zero_block(kb, first_visit(kb, plan, plan.outputs[m]), ct_refs[m]);
   if (!linear_scratch_refs.empty()) {
     std::optional<Value> first = first_step(kb, plan, g);
     for (const Value& r : linear_scratch_refs) zero_block(kb, first, r);
@@ -590,6 +650,8 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
     if (plan.outputs[m].partial) r = c.b.emit1("reduce_sum", {r}, {{"axes", std::vector<int64_t>{0}}});
     result[g.input_operand(plan.outputs[m].mapping)] = r;
   }
+  for (size_t a = 0; a < passed_on.size(); ++a)
+    result[g.input_operand(passed_on[a].first)] = res[plan.outputs.size() + a];
 }
 
 // The kernel's values and Refs that depend on the linear operands: tangent
@@ -601,6 +663,116 @@ KernelTaint linear_taint(const GridMapping& g, const std::vector<bool>& linear) 
   for (auto [i, o] : g.aliases)
     if (linear[g.input_operand(static_cast<int>(i))]) tainted[g.output_param(static_cast<int>(o))] = 1;
   return kernel_taint(k, tainted);
+}
+
+// ---- The primal part a DMA-moving tangent kernel need not keep -------------
+
+// Calls `f` on every op of `body` without nested bodies, nested ones included.
+void for_each_leaf(const Body& body, const std::function<void(const Op&)>& f) {
+  for (const Op& op : body.ops()) {
+    if (op.nested_bodies().empty()) f(op);
+    for (const BodyPtr& inner : op.nested_bodies()) for_each_leaf(*inner, f);
+  }
+}
+
+bool has_linear_dma(const Body& k, const KernelTaint& lin) {
+  bool found = false;
+  for_each_leaf(k, [&](const Op& op) {
+    if (op.prim->name != "dma_start") return;
+    for (const Value& v : op.operands) found = found || lin.has(v);
+  });
+  return found;
+}
+
+// Does some op of `k` use a linear value (taint `lin`) beside one that
+// depends on the Refs `dropped`?
+bool linear_op_depends(const Body& k, const KernelTaint& lin, const std::vector<char>& dropped) {
+  KernelTaint dep = kernel_taint(k, dropped);
+  bool found = false;
+  for_each_leaf(k, [&](const Op& op) {
+    bool linear = false, depends = false;
+    for (const Value& v : op.operands) {
+      linear = linear || lin.has(v);
+      depends = depends || (dep.has(v) && !lin.has(v));
+    }
+    found = found || (linear && depends);
+  });
+  return found;
+}
+
+// The tangent kernel of a kernel that moves data itself (a jvp'd DMA
+// pipeline) carries its primal pipeline beside the tangent one. The
+// transposed kernel replays the primal ops it keeps, loop iterations in
+// reverse, which would run the primal DMAs' starts and waits out of order.
+// Where no tangent depends on them, the primal outputs and scratch
+// (semaphores included) and every op that touches them go: this returns the
+// call rebuilt with that kernel, or nullopt when nothing can go.
+std::optional<CheckpointedCall> without_primal_movement(const Op& op, const GridMapping& g, const Vals& x,
+                                                        const std::vector<bool>& linear, const KernelTaint& lin) {
+  const Body& k = *g.kernel;
+  if (!has_linear_dma(k, lin)) return std::nullopt;
+  std::vector<char> dropped(k.params().size(), 0);
+  bool any = false;
+  auto consider = [&](int param) {
+    if (lin.has(k.params()[param])) return;
+    std::vector<char> one(k.params().size(), 0);
+    one[param] = 1;
+    if (linear_op_depends(k, lin, one)) return;
+    dropped[param] = 1;
+    any = true;
+  };
+  for (int o = 0; o < g.num_outputs(); ++o) consider(g.output_param(o));
+  for (int s = 0; s < static_cast<int>(g.scratch_types.size()); ++s) consider(g.scratch_param(s));
+  if (!any || linear_op_depends(k, lin, dropped)) return std::nullopt;
+  KernelTaint taint = kernel_taint(k, dropped);
+  BodyPtr part = restrict_kernel(k, taint, k.name());
+  BodyPtr kernel = make_body(k.name(), BodyKind::kernel);
+  kernel->set_loc(k.loc());
+  Builder kb(*kernel);
+  kb.set_loc(k.loc());
+  VarToValue map(part->ops().size() + k.params().size() + 8);
+  size_t kept = 0;
+  for (const Var* p : k.params()) {
+    Var* np = kb.param(p->type, p->name);
+    if (!taint.has(p)) map[part->params()[kept++]] = np;
+  }
+  for (const Op& o : part->ops()) copy_op(o, *kernel, map);
+  kb.ret({});
+  CheckpointedCall r;
+  r.holder = make_body("without_primal", BodyKind::func);
+  Builder hb(*r.holder);
+  hb.set_loc(op.loc);
+  hb.emit(*op.prim, op.operands, params_with(op, {{"kernel", dce_body(kernel)}}));
+  r.op = &r.holder->ops().back();
+  r.x = x;
+  r.linear = linear;
+  return r;
+}
+
+// A primal DMA or semaphore op (no linear operand) inside a loop that also
+// computes tangents: the transposed loop replays each iteration's primal
+// part on its own, iterations in reverse, so a protocol that spans
+// iterations (a prefetch waited for in the next one) would run out of order.
+// Reached when a tangent needs the primal data moved (dma_pipeline computing
+// x * x): without_primal_movement could not drop it.
+const Op* primal_movement_in_loop(const Body& k, const KernelTaint& lin) {
+  for (const Op& op : k.ops()) {
+    if (op.nested_bodies().empty() || !fed_bodies(op).bodies.empty()) continue;  // cond / run_scoped replay in order
+    bool linear = false;
+    for (const Value& v : op.operands) linear = linear || lin.has(v);
+    if (!linear) continue;
+    const Op* found = nullptr;
+    for (const BodyPtr& inner : op.nested_bodies())
+      for_each_leaf(*inner, [&](const Op& leaf) {
+        const std::string& n = leaf.prim->name;
+        if (found || (n != "dma_start" && n != "dma_wait" && n != "semaphore_signal" && n != "semaphore_wait")) return;
+        bool any_linear = false;
+        for (const Value& v : leaf.operands) any_linear = any_linear || lin.has(v);
+        if (!any_linear) found = &leaf;
+      });
+    if (found) return found;
+  }
+  return nullptr;
 }
 
 // The linear results: the outputs the kernel writes linear values into. The
@@ -616,7 +788,8 @@ std::vector<bool> call_results(const Op& op, const std::vector<bool>& linear) {
 }
 
 std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
-                                      const std::vector<Cotangent>& ct, const std::vector<int>* restored) {
+                                      const std::vector<Cotangent>& ct, const std::vector<int>* restored,
+                                      bool primal_dropped = false) {
   GridMapping g = grid_mapping(op);
   int ni = g.num_inputs(), no = g.num_outputs(), nsp = g.num_scalar_prefetch();
   int ns = static_cast<int>(g.scratch_types.size());
@@ -625,12 +798,14 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
 
   for (int64_t n : g.grid)
     if (n < 0) throw Error(op.loc, "transpose: pallas_call with a dynamic grid size is not supported");
-  // SparseCore kernels read and write Refs only in the shapes their subcores
-  // handle (rows of 16 lanes); the transposed kernel's whole-block zeroing and
-  // accumulation are not written for that.
+  // SparseCore kernels read and write VMEM only in rows of 16 lanes; the
+  // transposed kernel zeroes, reads and accumulates whole blocks and whole
+  // DMA regions (the cotangent scratch, the staging of a gather's
+  // cotangent), which a SparseCore kernel cannot.
   if (g.kernel_type != "tc")
     throw Error(op.loc, "transpose: pallas_call of a SparseCore kernel (kernel_type=" + g.kernel_type +
-                            ") is not supported yet");
+                            ") is not supported yet: its transpose would zero and move whole VMEM blocks, and a "
+                            "SparseCore kernel reads and writes VMEM in rows of 16 lanes only");
   for (int j = 0; j < g.num_dynamic + nsp; ++j)
     if (linear[j]) throw Error(op.loc, "transpose: pallas_call: a scalar-prefetch operand or grid size is linear");
   // An output aliased to a non-linear input (the zeros a cotangent summed
@@ -638,7 +813,7 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
   // tangent does not depend on: its cotangent stops there. One aliased to a
   // linear input would pass its cotangent on to that input.
   for (auto [i, o] : g.aliases)
-    if (linear[g.input_operand(static_cast<int>(i))])
+    if (linear[g.input_operand(static_cast<int>(i))] && !dma_reached(g, ni + static_cast<int>(o)))
       throw Error(op.loc, "transpose: pallas_call with input_output_aliases is not supported: " +
                               g.describe(ni + static_cast<int>(o)) + " starts from the linear " +
                               g.describe(static_cast<int>(i)) + " (its cotangent would flow to that input)");
@@ -653,11 +828,23 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
   // in a `cond` at the last step, as flash attention does).
   KernelTaint taint = linear_taint(g, linear);
   for (int o = 0; o < no; ++o) lin_param[g.output_param(o)] = taint.has(k.params()[g.output_param(o)]);
-  for (int s = 0; s < ns; ++s) lin_param[g.scratch_param(s)] = taint.has(k.params()[g.scratch_param(s)]);
+  // (Semaphores carry counts, never linear values, also where a tangent DMA signals them.)
+  for (int s = 0; s < ns; ++s) {
+    const Var* p = k.params()[g.scratch_param(s)];
+    lin_param[g.scratch_param(s)] = taint.has(p) && !is_semaphore(p->type.dtype());
+  }
 
   bool any_ct = false;
   for (int o = 0; o < no; ++o) any_ct |= lin_param[g.output_param(o)] && ct[o].has_value();
   if (!any_ct) return result;  // every linear output has a zero cotangent
+  if (!primal_dropped)
+    if (std::optional<CheckpointedCall> pruned = without_primal_movement(op, g, x, linear, taint))
+      return transpose_call(c, *pruned->op, pruned->x, pruned->linear, ct, restored, true);
+  if (const Op* moved = primal_movement_in_loop(k, taint))
+    throw Error(moved->loc, "transpose: pallas_call kernel @" + k.name() + ": this `" + moved->name() +
+                                "` moves primal data inside a loop that also computes tangents, and a tangent needs that "
+                                "data; the transposed loop runs its iterations in reverse, each replaying its own primal "
+                                "part, which would take the DMAs and waits between iterations out of order (not supported)");
 
   // Non-linear state carried from step to step: output blocks, and scratch
   // that a step does not overwrite before using.
@@ -667,7 +854,8 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
   for (int s = 0; s < ns; ++s) {
     size_t p = static_cast<size_t>(g.scratch_param(s));
     bool restored_here = restored && std::find(restored->begin(), restored->end(), s) != restored->end();
-    carried.at(p) = !lin_param[p] && !restored_here && !overwritten_at_each_step(k, k.params()[p]);
+    carried.at(p) = !lin_param[p] && !restored_here && !overwritten_at_each_step(k, k.params()[p]) &&
+                    (!is_semaphore(k.params()[p]->type.dtype()) || reads_semaphore_count(k));
     linear_scratch |= lin_param[p];
   }
   // So is an input block the kernel writes when consecutive steps may share
@@ -707,26 +895,22 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
                   " scratch Ref(s) from step to step that its tangent reads; a checkpoint call saves them at every "
                   "grid step for the transposed kernel");
     CheckpointedCall cc = checkpoint_scratch(c, op, g, x, linear, taint, saved);
-    std::vector<Cotangent> got = transpose_call(c, *cc.op, cc.x, cc.linear, ct, &saved);
+    std::vector<Cotangent> got = transpose_call(c, *cc.op, cc.x, cc.linear, ct, &saved, primal_dropped);
     got.resize(op.operands.size());
     return got;
   }
 
   // The grid: one transposed call per grid order the cotangent outputs need.
   // A tangent input the kernel never touches has a zero cotangent: no call
-  // computes it. One in `any` / HBM memory is moved by DMAs, which have no
-  // transpose yet.
+  // computes it.
   std::vector<int> remaining, stateful;
   for (int i = 0; i < ni; ++i) {
     if (!linear[g.input_operand(i)] || !touches(k, k.params()[g.input_param(i)])) continue;
-    if (g.in_specs[i].mem == MemSpace::any || g.in_specs[i].mem == MemSpace::hbm)
-      throw Error(op.loc, "transpose: pallas_call: the tangent " + g.describe(i) + " is in " +
-                              std::string(mem_space_name(g.in_specs[i].mem)) +
-                              " memory, which the kernel reaches by DMA; DMAs have no transpose yet (not supported)");
     remaining.push_back(i);
   }
   for (int o = 0; o < no; ++o)
     if (lin_param[g.output_param(o)] && stateful_output(k, g, o)) stateful.push_back(ni + o);
+  bool first_call = true;
   while (!remaining.empty()) {
     GridPlan plan = plan_grid(g, remaining, !linear_scratch, stateful);
     if (!plan.unsupported.empty())
@@ -738,7 +922,9 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
     if (note_sink())
       for (const std::string& n : plan.notes) note_sink()(op.loc.str() + ": note: " + n);
     if (!later.empty()) plan = plan_grid(g, now, !linear_scratch, stateful);
-    emit_call(c, op, g, x, linear, ct, lin_param, carried, plan, result);
+    for (OutputPlan& out : plan.outputs) out.covers = out.covers && !dma_reached(g, out.mapping);
+    emit_call(c, op, g, x, linear, ct, lin_param, carried, plan, result, first_call);
+    first_call = false;
     remaining = later;
   }
   return result;

@@ -207,6 +207,7 @@ void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& 
   t.set("store", store_rule);
   t.set("run_scoped", run_scoped_rule);
   r.set("run_scoped", run_scoped_results);
+  add_dma_rules(t);
 }
 
 }  // namespace tessera::transpose

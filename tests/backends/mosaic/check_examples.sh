@@ -16,8 +16,9 @@ if ! command -v "$MLIR_OPT" >/dev/null 2>&1; then
 fi
 cd "$ROOT" || exit 2
 passed=0 failed=0
-# The vjp of the TensorCore zoo kernels too: transposed and checkpoint kernels.
-vjps="add cumsum flash_attention gather_rows layernorm matmul row_sum softmax train_step"
+# The vjp of the TensorCore zoo kernels too: transposed and checkpoint kernels, and
+# the transposed DMAs of dma_pipeline.
+vjps="add cumsum dma_pipeline flash_attention gather_rows layernorm matmul row_sum softmax train_step"
 for f in examples/*.tsr tests/backends/mosaic/*.tsr $(for v in $vjps; do echo "vjp:examples/$v.tsr"; done); do
   if [ "${f#vjp:}" != "$f" ]; then
     src=${f#vjp:}
