@@ -3,8 +3,6 @@
 #include <cstdlib>
 #include <mutex>
 
-#include <llvm/Analysis/InlineCost.h>
-#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/IRReader/IRReader.h>
@@ -22,7 +20,6 @@
 #include <llvm/Transforms/Scalar/LoopUnrollPass.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
-#include <llvm/Transforms/Utils/Cloning.h>
 
 #include "ir/diagnostics.h"
 
@@ -110,64 +107,39 @@ bool has_huge_function(const llvm::Module& module) {
   return false;
 }
 
-// Inlines every call of a local function with a body (the linked libdevice
-// functions), callees' own calls included: one InlineFunction per call site,
-// without the analyses LLVM's AlwaysInliner asks for at each call (block
-// frequencies of caller and callee, assumption caches), which were a large
-// part of the profile of kernels with a libdevice call in every loop.
-void inline_local_calls(llvm::Module& module) {
-  auto inlinable = [](const llvm::CallBase* call) {
-    const llvm::Function* f = call->getCalledFunction();
-    return f && !f->isDeclaration() && f->hasLocalLinkage() && !f->hasFnAttribute(llvm::Attribute::NoInline);
-  };
-  std::vector<llvm::CallBase*> work;
-  for (llvm::Function& f : module)
-    if (!f.hasLocalLinkage())
-      for (llvm::Instruction& inst : llvm::instructions(f))
-        if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst); call && inlinable(call)) work.push_back(call);
-  while (!work.empty()) {
-    llvm::CallBase* call = work.back();
-    work.pop_back();
-    if (!llvm::isInlineViable(*call->getCalledFunction()).isSuccess()) continue;
-    llvm::InlineFunctionInfo info;
-    if (!llvm::InlineFunction(*call, info).isSuccess()) continue;
-    for (llvm::CallBase* inner : info.InlinedCallSites)
-      if (inlinable(inner)) work.push_back(inner);
-  }
-}
-
 // The passes whose cost grows with a function's size and nothing else:
 // registers for the local variables (SROA), common subexpressions and the
-// folds that create no instructions (EarlyCSE), the CFG tidied. No loop passes (IndVarSimplify's scalar evolution costs tens of
-// microseconds per instruction on a function of a thousand loops), no
-// InstCombine, no vectorizers. The target's pipeline-start passes run first
-// (NVPTX: NVVMReflect folds libdevice's __nvvm_reflect queries), and the
-// libdevice bodies are simplified once before they are inlined at every call.
+// folds that create no instructions (EarlyCSE), the CFG tidied. No loop
+// passes (IndVarSimplify's scalar evolution costs tens of microseconds per
+// instruction on a function of a thousand loops), no InstCombine, no
+// vectorizers. The target's pipeline-start passes run first (NVPTX:
+// NVVMReflect folds libdevice's __nvvm_reflect queries), then the linked
+// libdevice functions are simplified once and stay functions: each call site
+// calls one (a `.func` in the PTX), where inlining copied the body (tanhf: 17
+// instructions) into every call, and the passes and the code generator paid
+// for each copy. The body is the same either way, and so are the results.
 void run_bounded_pipeline(llvm::Module& module, llvm::PassBuilder& pb, llvm::FunctionAnalysisManager& fam,
                           llvm::ModuleAnalysisManager& mam) {
   llvm::ModulePassManager start;
   pb.invokePipelineStartEPCallbacks(start, llvm::OptimizationLevel::O1);
   start.run(module, mam);
-  auto tidy = [] {
-    llvm::FunctionPassManager fpm;
-    fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
-    fpm.addPass(llvm::EarlyCSEPass());
-    fpm.addPass(llvm::SimplifyCFGPass());
-    return fpm;
-  };
-  llvm::FunctionPassManager callees = tidy();
+  llvm::FunctionPassManager fpm;
+  fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  fpm.addPass(llvm::EarlyCSEPass());
+  fpm.addPass(llvm::SimplifyCFGPass());
   for (llvm::Function& f : module)
-    if (!f.isDeclaration() && f.hasLocalLinkage()) callees.run(f, fam);
-  inline_local_calls(module);
-  fam.clear();
-  // The inlined bodies, the reflect queries' strings and the declarations
-  // they leave unused go, as in O3: no `.func` remains in the PTX.
+    if (!f.isDeclaration()) fpm.run(f, fam);
+  // The reflect queries' strings and the declarations left unused go.
   llvm::ModulePassManager dce;
   dce.addPass(llvm::GlobalDCEPass());
   dce.run(module, mam);
-  llvm::FunctionPassManager kernels = tidy();
+  // The called functions are made visible (`.visible .func`): NVPTX's call
+  // lowering asks, at each call of an internal function, whether its address
+  // is taken, a walk over all its uses; with a call in each of 12,500 element
+  // loops that walk was 80% of the code generator's time.
   for (llvm::Function& f : module)
-    if (!f.isDeclaration()) kernels.run(f, fam);
+    if (!f.isDeclaration() && f.hasLocalLinkage() && f.getName().starts_with("__nv_"))
+      f.setLinkage(llvm::GlobalValue::ExternalLinkage);
 }
 
 // Unrolling::small_loops: after O3's vectorizers, full unrolling of loops

@@ -44,8 +44,8 @@ enum class Unrolling { o3, small_loops };
 // Verifies the module (an Error with LLVM's message on failure) and runs the
 // new pass manager's O3 pipeline for `tm`; when a function is larger than
 // kMaxO3Ops (kLinearPassesAttr), a pipeline of linear passes instead (SROA, EarlyCSE,
-// SimplifyCFG, libdevice inlined), and `tm`'s code generator
-// is set to CodeGenOptLevel::None (for emit_ptx).
+// SimplifyCFG; libdevice functions stay functions, called), and `tm`'s code
+// generator is set to CodeGenOptLevel::None (for emit_ptx).
 void optimize(llvm::Module& module, llvm::TargetMachine& tm, Unrolling unrolling = Unrolling::o3);
 // PTX text of an NVPTX module that optimize() has verified and optimized
 // (the code generator does not verify it again), appended to `text`.

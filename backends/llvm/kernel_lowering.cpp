@@ -7,6 +7,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include "backends/llvm/codegen.h"
 #include "backends/llvm/resident_output.h"
 #include "backends/llvm/value_helpers.h"
 
@@ -168,11 +169,16 @@ void Lowering::for_each_element(const Shape& s, const std::function<void(const s
   // ...; the minor dim varies fastest across threads, so global accesses
   // coalesce, and a run's loads and stores merge into one 16-byte vector
   // access (LLVM's load/store vectorizer; arrays are 16-byte aligned) when
-  // the minor dim is a multiple of the run. Otherwise runs of one element.
+  // the minor dim is a multiple of the run. Otherwise runs of one element,
+  // and so in a kernel that gets the linear passes (kLinearPassesAttr): they
+  // neither unroll the run's loop nor vectorize its accesses, so runs would
+  // only add a loop per element loop to the code generator's work and make
+  // each thread's accesses strided.
   if (s.empty()) {
     if_then(b.CreateICmpEQ(thread_id, i64(0)), [&] { body({}); });
   } else {
-    int64_t run = s.back() % kVectorRun == 0 ? kVectorRun : 1;
+    bool vector_runs = s.back() % kVectorRun == 0 && !fn->hasFnAttribute(kLinearPassesAttr);
+    int64_t run = vector_runs ? kVectorRun : 1;
     llvm::Value* first = run == 1 ? thread_id : b.CreateMul(thread_id, i64(run), "", true, true);
     llvm::BasicBlock* pre = b.GetInsertBlock();
     llvm::BasicBlock* head = llvm::BasicBlock::Create(llctx, "elt", fn);
@@ -213,11 +219,15 @@ void Lowering::for_each_element(const Shape& s, const std::function<void(const s
 
 void Lowering::barrier() {
   if (target != Target::nvptx) return;
-  // Two barriers in a row synchronize no more than one.
+  // Two barriers with nothing but arithmetic between them (an op's index
+  // computations) synchronize no more than one.
   llvm::BasicBlock* bb = b.GetInsertBlock();
-  if (!bb->empty() && b.GetInsertPoint() == bb->end())
-    if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&bb->back()))
-      if (call->getIntrinsicID() == llvm::Intrinsic::nvvm_barrier0) return;
+  if (b.GetInsertPoint() == bb->end())
+    for (const llvm::Instruction& inst : llvm::reverse(*bb)) {
+      if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&inst))
+        if (call->getIntrinsicID() == llvm::Intrinsic::nvvm_barrier0) return;
+      if (inst.mayReadOrWriteMemory() || inst.mayHaveSideEffects()) break;
+    }
   b.CreateCall(intrinsic(llvm::Intrinsic::nvvm_barrier0));
 }
 
