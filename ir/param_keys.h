@@ -55,6 +55,7 @@ inline constexpr ParamKey<int64_t> nope{"nope"};
 inline constexpr ParamKey<int64_t> num_carry{"num_carry"};
 inline constexpr ParamKey<int64_t> num_consts{"num_consts"};
 inline constexpr ParamKey<int64_t> num_keys{"num_keys"};
+inline constexpr ParamKey<int64_t> num_res{"num_res"};
 inline constexpr ParamKey<int64_t> num_scalar_prefetch{"num_scalar_prefetch"};
 inline constexpr ParamKey<std::vector<int64_t>> out_axes{"out_axes"};
 inline constexpr ParamKey<std::vector<int64_t>> permutation{"permutation"};
@@ -122,6 +123,7 @@ void for_each_key(F&& f) {
   f(num_carry);
   f(num_consts);
   f(num_keys);
+  f(num_res);
   f(num_scalar_prefetch);
   f(out_axes);
   f(permutation);

@@ -41,7 +41,7 @@ bool propagate(const Body& b, KernelTaint& t);
 // permutation, so their results stay known (jvp's sort carries the tangents
 // as extra non-key operands).
 std::optional<OperandSplit> sort_split(const Op& op, const std::vector<char>& unk) {
-  for (int64_t k = 0; k < op.int_param("num_keys"); ++k)
+  for (int64_t k = 0; k < op.param(keys::num_keys); ++k)
     if (unk[k]) return std::nullopt;
   OperandSplit s;
   s.known_op.prim = op.prim;
@@ -331,8 +331,8 @@ std::optional<OperandSplit> split_by_operands(const Op& op, const std::vector<ch
 
 FedBodies fed_bodies(const Op& op) {
   if (op.prim->family != Family::control) return {};
-  if (op.prim->name == "run_scoped") return {{op.body_param("body")}, 0};
-  if (op.prim->name == "cond") return {op.bodies_param("branches"), 1};
+  if (op.prim->name == "run_scoped") return {{op.param(keys::body)}, 0};
+  if (op.prim->name == "cond") return {op.param(keys::branches), 1};
   return {};
 }
 

@@ -489,13 +489,13 @@ Decision pmap_rule(const Op& op, const std::vector<char>& unk) {
   std::vector<char> known_in(unk.size());
   for (size_t i = 0; i < unk.size(); ++i) known_in[i] = !unk[i];
   if (!any_true(known_in)) return placed(Placement::unknown);
-  const BodyPtr& body = op.body_param("body");
+  const BodyPtr& body = op.param(keys::body);
   SplitRequest req{known_in, std::vector<char>(body->outputs().size(), 0), body->name() + "_known",
                    body->name() + "_unknown", body->kind(), true};
   Split s = partial_eval_body(*body, req);
-  const std::vector<int64_t>& in_axes = op.ints_param("in_axes");
-  const std::vector<int64_t>& out_axes = op.ints_param("out_axes");
-  int64_t size = op.int_param("axis_size");
+  const std::vector<int64_t>& in_axes = op.param(keys::in_axes);
+  const std::vector<int64_t>& out_axes = op.param(keys::out_axes);
+  int64_t size = op.param(keys::axis_size);
   Decision d;
   d.place = Placement::split;
   d.lost_inside = s.lost_per_output;
@@ -549,12 +549,12 @@ Decision pmap_rule(const Op& op, const std::vector<char>& unk) {
 void add_restricted_kernels(const Body& b, Module& out) {
   for (const Op& op : b.ops()) {
     if (op.prim->name == "pallas_call") {
-      const BodyPtr& k = op.body_param("kernel");
+      const BodyPtr& k = op.param(keys::kernel);
       if (out.is_symbol(k.get())) continue;
       k->set_name(out.unique_name(k->name()));
       out.add(k);
     } else if (op.prim->name == "pmap") {
-      add_restricted_kernels(*op.body_param("body"), out);
+      add_restricted_kernels(*op.param(keys::body), out);
     }
   }
 }
@@ -582,7 +582,7 @@ Module partial_eval_pass(const Module& m, const PassOptions& o) {
 // Why the kernel of `call` cannot be split: `inner` (kernel_split.h's
 // where_mixed) is where primal values come to depend on tangent ones.
 std::string mixed_in_kernel(const Op& call, const Op* inner) {
-  std::string kernel = "its kernel @" + call.body_param("kernel")->name();
+  std::string kernel = "its kernel @" + call.param(keys::kernel)->name();
   if (!inner) return kernel + " computes primal and tangent values through one Ref, so it cannot be split";
   std::string at = "this `" + inner->name() + "`" + (inner->loc.known() ? " (" + inner->loc.str() + ")" : "");
   if (inner->prim->family == Family::state || inner->name() == "dma_start")

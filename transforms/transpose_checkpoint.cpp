@@ -5,6 +5,7 @@
 
 #include "ir/builder.h"
 #include "ir/clone.h"
+#include "ir/control_views.h"
 #include "transforms/pass.h"
 #include "transforms/transpose_grid.h"
 #include "transforms/var_table.h"
@@ -87,7 +88,7 @@ void copy_unless_chain_start(Builder& b, const GridMapping& g, const Vals& from,
   if (!start || from.empty()) return;
   BodyPtr copy = make_body("copy", BodyKind::fn), skip = make_body("skip", BodyKind::fn);
   Builder cb(*copy), sb(*skip);
-  Vals operands = {*start}, cf, ct;
+  Vals args, cf, ct;
   for (const Value& f : from) {
     cf.push_back(cb.param(f.type(), "from"));
     sb.param(f.type(), "from");
@@ -98,9 +99,9 @@ void copy_unless_chain_start(Builder& b, const GridMapping& g, const Vals& from,
     sb.swap_discard(unsaved, sb.zeros(t.type()));
   }
   for (size_t j = 0; j < from.size(); ++j) cb.swap_discard(ct[j], cb.get(cf[j]));
-  operands.insert(operands.end(), from.begin(), from.end());
-  operands.insert(operands.end(), to.begin(), to.end());
-  b.emit("cond", operands, {{"branches", std::vector<BodyPtr>{copy, skip}}});
+  args.insert(args.end(), from.begin(), from.end());
+  args.insert(args.end(), to.begin(), to.end());
+  CondView::make(b, *start, args, {copy, skip});
 }
 
 // The checkpoint call: the kernel's non-linear part over the same grid,

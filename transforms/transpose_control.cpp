@@ -25,6 +25,9 @@ namespace tessera::transpose {
 namespace {
 
 using Vals = std::vector<Value>;
+
+// v[from, to): the parts of an operand list assembled in op order.
+Vals part(const Vals& v, size_t from, size_t to) { return Vals(v.begin() + static_cast<long>(from), v.begin() + static_cast<long>(to)); }
 using Cts = std::vector<Cotangent>;
 using Mask = std::vector<bool>;
 
@@ -45,7 +48,7 @@ bool is_linear_array(const Mask& lin, const Value& v, size_t i) { return lin[i] 
 Mask cond_results(const Op& op, const Mask& lin) {
   Mask args = slice_mask(lin, 1, lin.size() - 1);
   Mask out(op.results.size(), false);
-  for (const BodyPtr& br : op.bodies_param("branches")) {
+  for (const BodyPtr& br : op.param(keys::branches)) {
     Mask o = linear_outputs(*br, args);
     for (size_t j = 0; j < out.size(); ++j) out[j] = out[j] || o[j];
   }
@@ -78,7 +81,7 @@ Cts cond_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
   operands.insert(operands.end(), residuals.begin(), residuals.end());
   std::vector<BodyPtr> branches;
   size_t at = 0;
-  for (const BodyPtr& br : op.bodies_param("branches")) {
+  for (const BodyPtr& br : op.param(keys::branches)) {
     BodyPtr nb = make_body(br->name(), br->kind());
     nb->set_loc(br->loc());
     Builder b(*nb);
@@ -105,7 +108,7 @@ Cts cond_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
     b.ret(res);
     branches.push_back(nb);
   }
-  Vals got = c.b.emit(*op.prim, operands, params_with(op, {{"branches", branches}}));
+  Vals got = CondView::make(c.b, operands[0], part(operands, 1, operands.size()), branches);
   Cts r(op.operands.size());
   for (size_t k = 0; k < which.size(); ++k) r[1 + which[k]] = got[k];
   return r;
@@ -215,7 +218,7 @@ Cts for_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
     for (int j = 0; j < nc; ++j)
       if (!cl[j]) fops.push_back(x[2 + k + j]);
     for (int j : rec) fops.push_back(B.zeros(stacked(body.params()[1 + k + j]->type, n)));
-    Vals got = B.emit("for", fops, params_with(op, {{"body", fb}}));
+    Vals got = ForView::make(B, lo, hi, part(fops, 2, 2 + k), part(fops, 2 + k, fops.size()), fb);
     int nnl = static_cast<int>(got.size() - rec.size());
     stacks.assign(got.begin() + nnl, got.end());
   }
@@ -274,7 +277,8 @@ Cts for_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
   for (size_t s = 0; s < kct.size(); ++s) routs.push_back(inner.add(acc[s], r[1 + kct[s]]).value());
   for (int j : cct) routs.push_back(inner.instantiate(r[1 + k + j], body.params()[1 + k + j]->type));
   b.ret(routs);
-  Vals got = B.emit("for", rops, params_with(op, {{"body", rb}, {"num_consts", int64_t{num_consts}}}));
+  const size_t first_carry = 2 + static_cast<size_t>(num_consts);
+  Vals got = ForView::make(B, rops[0], rops[1], part(rops, 2, first_carry), part(rops, first_carry, rops.size()), rb);
   Cts res(op.operands.size());
   for (size_t s = 0; s < kct.size(); ++s) res[2 + kct[s]] = got[s];
   for (size_t s = 0; s < cct.size(); ++s)
@@ -337,8 +341,8 @@ Cts scan_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
     for (int j = 0; j < nc; ++j)
       if (!cl[j]) fops.push_back(x[k + j]), ++nnl;
     for (int q = 0; q < nx; ++q) fops.push_back(linear_array(k + nc + q) ? B.zeros(op.operands[k + nc + q].type()) : x[k + nc + q]);
-    Vals got = B.emit("scan", fops,
-                      params_with(op, {{"body", fb}, {"num_consts", int64_t{k}}, {"num_carry", int64_t{nnl}}}));
+    Vals got = ScanView::make(B, n, part(fops, 0, k), part(fops, k, k + nnl), part(fops, k + nnl, fops.size()), fb,
+                              view.reverse);
     stacks.assign(got.begin() + nnl, got.end());
   }
 
@@ -403,12 +407,8 @@ Cts scan_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
   for (int j : cct) routs.push_back(inner.instantiate(r[k + j], body.params()[k + j]->type));
   for (int q : xct) routs.push_back(inner.instantiate(r[k + nc + q], body.params()[k + nc + q]->type));
   b.ret(routs);
-  Vals got = B.emit("scan", rops,
-                    params_with(op, {{"body", rb},
-                                     {"length", n},
-                                     {"num_consts", int64_t{rk}},
-                                     {"num_carry", int64_t{rc}},
-                                     {"reverse", !view.reverse}}));
+  Vals got = ScanView::make(B, n, part(rops, 0, rk), part(rops, rk, rk + rc), part(rops, rk + rc, rops.size()), rb,
+                            !view.reverse);
   Cts res(op.operands.size());
   for (size_t s = 0; s < kct.size(); ++s) res[kct[s]] = got[s];
   for (size_t s = 0; s < cct.size(); ++s)
@@ -518,12 +518,12 @@ std::string mask_key(const void* p, const Mask& m) {
   return s.str();
 }
 
-Mask call_results(const Op& op, const Mask& lin) { return linear_outputs(*op.body_param("callee"), lin); }
+Mask call_results(const Op& op, const Mask& lin) { return linear_outputs(*op.param(keys::callee), lin); }
 
 // call @f args: call @f_transpose (non-linear args, cotangent Refs,
 // cotangents of f's float results) -> cotangents of the linear array args.
 Cts call_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
-  const BodyPtr& callee = op.body_param("callee");
+  const BodyPtr& callee = op.param(keys::callee);
   std::string key = mask_key(callee.get(), lin);
   BodyPtr f;
   if (auto it = c.syms.memo.find(key); it != c.syms.memo.end()) {
@@ -547,15 +547,15 @@ Cts call_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
   return r;
 }
 
-Mask pmap_results(const Op& op, const Mask& lin) { return linear_outputs(*op.body_param("body"), lin); }
+Mask pmap_results(const Op& op, const Mask& lin) { return linear_outputs(*op.param(keys::body), lin); }
 
 // pmap: the transposed body mapped the same way (cotangents of results on
 // their out_axes); an unmapped linear input's cotangent comes out mapped on
 // axis 0 and is summed over the devices.
 Cts pmap_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
-  const Body& body = *op.body_param("body");
-  const auto& in_axes = op.ints_param("in_axes");
-  const auto& out_axes = op.ints_param("out_axes");
+  const Body& body = *op.param(keys::body);
+  const auto& in_axes = op.param(keys::in_axes);
+  const auto& out_axes = op.param(keys::out_axes);
   BodyPtr t = transpose_body(c, body, body.name() + "_transpose", body.kind(), lin);
   Vals operands;
   std::vector<int64_t> nin, nout;
@@ -590,7 +590,7 @@ Cts pmap_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
 // of every branch (its own, zeros in the others' places).
 Vals cond_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
   Mask args = slice_mask(lin, 1, lin.size() - 1);
-  const auto& brs = op.bodies_param("branches");
+  const auto& brs = op.param(keys::branches);
   std::vector<std::vector<const Var*>> res;
   std::vector<Type> types;
   for (const BodyPtr& br : brs) {
@@ -612,7 +612,7 @@ Vals cond_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
     nb.ret(outs);
     branches.push_back(nl);
   }
-  Vals got = c.b.emit(*op.prim, x, params_with(op, {{"branches", branches}}));
+  Vals got = CondView::make(c.b, x[0], part(x, 1, x.size()), branches);
   size_t n = op.results.size();
   if (!types.empty()) c.residuals[&op] = Vals(got.begin() + static_cast<long>(n), got.end());
   return Vals(got.begin(), got.begin() + static_cast<long>(n));
@@ -647,13 +647,13 @@ Vals while_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
 // transpose is the user's `bwd` on the residuals and the cotangents of its
 // results (JAX transposes custom_lin the same way).
 Cts custom_lin_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
-  auto k = static_cast<size_t>(op.int_param("num_res"));
+  auto k = static_cast<size_t>(op.param(keys::num_res));
   for (size_t i = 0; i < k; ++i)
     if (lin[i])
       throw Error(op.loc, "transpose: residual " + std::to_string(i) + " of custom_lin is linear; only its tangents may be");
   Cts r(op.operands.size());
   if (std::none_of(ct.begin(), ct.end(), [](const Cotangent& t) { return t.has_value(); })) return r;
-  const Body& bwd = *op.body_param("bwd");
+  const Body& bwd = *op.param(keys::bwd);
   ValueMap map;
   for (size_t i = 0; i < k; ++i) map[bwd.params()[i]] = x[i];
   for (size_t j = 0; j < ct.size(); ++j) map[bwd.params()[k + j]] = c.instantiate(ct[j], op.results[j]->type);

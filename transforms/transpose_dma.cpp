@@ -139,7 +139,7 @@ Cts dma_start_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const C
     throw Error(op.loc, "transpose: `dma_start` between two Refs in `any` / HBM memory has no transpose rule yet: its "
                         "cotangent would need a VMEM buffer to pass through (not supported)");
   Builder& b = c.b;
-  bool overwrites = !op.bool_param("add");
+  bool overwrites = !op.param(keys::add);
   Value ct_dst;
   if (dst.direct()) {  // src: direct (a VMEM copy) or in HBM, staged through dst's region
     ct_dst = get(b, dst);

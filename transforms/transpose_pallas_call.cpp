@@ -32,6 +32,7 @@
 
 #include "ir/builder.h"
 #include "ir/clone.h"
+#include "ir/control_views.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
 #include "ir/indirect_dma.h"
@@ -243,7 +244,7 @@ std::optional<std::vector<int>> visit_axes(const Value& pred, const std::unorder
     if (!v.is_var()) return -1;
     auto d = def.find(v.var());
     if (d == def.end() || d->second->prim->name != prim) return -1;
-    int64_t ka = d->second->int_param("axis");
+    int64_t ka = d->second->param(keys::axis);
     return ka >= 0 && ka < static_cast<int64_t>(axes.size()) ? axes[static_cast<size_t>(ka)] : -1;
   };
   auto is_last = [&](const Value& v, int a) {
@@ -360,7 +361,7 @@ bool touched_once_per_branch(const Body& k, const GridMapping& g, int o) {
   for (const Op& op : k.ops())
     for (size_t i = 1; i < op.operands.size(); ++i) {
       if (op.prim->name != "cond" || !op.operands[i].is_var() || op.operands[i].var() != ref) continue;
-      for (const BodyPtr& branch : op.bodies_param("branches")) {
+      for (const BodyPtr& branch : op.param(keys::branches)) {
         int uses = 0;
         for (const Op& inner : branch->ops())
           for (const Value& v : inner.operands)
@@ -469,7 +470,7 @@ void zero_block(Builder& b, const std::optional<Value>& pred, Value ref) {
   sb.param(t, "r");
   Var* r = zb.param(t, "r");
   store_zeros(zb, r);
-  b.emit("cond", {*pred, ref}, {{"branches", std::vector<BodyPtr>{skip, zero}}});
+  CondView::make(b, *pred, {ref}, {skip, zero});
 }
 
 // Emits one transposed pallas_call computing the cotangent outputs of `plan`
@@ -631,7 +632,7 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   if (nested) kernel = dce_body(kernel);
   c.syms.add(kernel);
 
-  std::vector<int64_t> cost = op.ints_param("cost_estimate");
+  std::vector<int64_t> cost = op.param(keys::cost_estimate);
   for (int64_t& v : cost) v *= 2;
   Params p = params_with(op, {{"kernel", kernel},
                               {"grid", plan.grid(g)},

@@ -116,7 +116,7 @@ Cts store_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts&)
 // The body's linear params: the linear args, and the scratch Refs a linear
 // value is written into.
 Mask run_scoped_mask(const Op& op, const Mask& lin) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   Mask body_lin(body.params().size(), false);
   for (size_t i = 0; i < lin.size(); ++i) body_lin[i] = lin[i];
   Mask refs = linear_refs(body, body_lin);
@@ -125,7 +125,7 @@ Mask run_scoped_mask(const Op& op, const Mask& lin) {
 }
 
 Cts run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   size_t n = x.size(), np = body.params().size();
   Mask body_lin = run_scoped_mask(op, lin);
   Mask outs = linear_outputs(body, body_lin);
@@ -178,7 +178,7 @@ Cts run_scoped_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const 
 }
 
 std::vector<bool> run_scoped_results(const Op& op, const Mask& lin) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   Mask body_lin(body.params().size(), false);
   for (size_t i = 0; i < lin.size(); ++i) body_lin[i] = lin[i];
   return linear_outputs(body, body_lin);
@@ -187,7 +187,7 @@ std::vector<bool> run_scoped_results(const Op& op, const Mask& lin) {
 // The forward part: the body cut to its non-linear part, the linear scratch
 // (whose Refs it never touches) still allocated.
 Vals run_scoped_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
-  const Body& body = *op.body_param("body");
+  const Body& body = *op.param(keys::body);
   Mask body_lin = run_scoped_mask(op, lin);
   std::vector<const Var*> res = read_residuals(body, body_lin);
   Vals got = c.b.emit(*op.prim, x, params_with(op, {{"body", nonlinear_part(body, body_lin, body.name(), res)}}));

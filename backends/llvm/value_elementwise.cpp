@@ -323,14 +323,14 @@ void lower_family_op(Lowering& L, const Op& op) {
 // round: halves away from zero (llvm.round), or to even (llvm.rint in the
 // default rounding mode), as lax.round's rounding_method says.
 void lower_round(Lowering& L, const Op& op) {
-  const char* fn = op.str_param("rounding_method") == "to_nearest_even" ? "rint" : "round";
+  const char* fn = op.param(keys::rounding_method) == "to_nearest_even" ? "rint" : "round";
   nary_rule(math(fn))(L, op);
 }
 
 // integer_pow[y]: the interpreter's square-and-multiply, in the same order
 // (bf16 / f16 round once, at the end); y < 0 is 1 / x ** -y.
 void lower_integer_pow(Lowering& L, const Op& op) {
-  int64_t y = op.int_param("y");
+  int64_t y = op.param(keys::y);
   uint64_t e = y < 0 ? 0 - static_cast<uint64_t>(y) : static_cast<uint64_t>(y);  // |y|, also for INT64_MIN
   nary_rule([y, e](Lowering& L2, DType d, const Args& a) {
     auto& B = L2.b;
@@ -350,7 +350,7 @@ void lower_integer_pow(Lowering& L, const Op& op) {
 // the f32 bits for f32 and bf16, on the f64 bits for f64). Its result is
 // already representable: the combinator's bf16 rounding leaves it unchanged.
 void lower_reduce_precision(Lowering& L, const Op& op) {
-  int64_t e = op.int_param("exponent_bits"), m = op.int_param("mantissa_bits");
+  int64_t e = op.param(keys::exponent_bits), m = op.param(keys::mantissa_bits);
   DType d = op.results[0]->type.dtype();
   if (d == DType::f16) throw L.error(op, "reduce_precision of f16 is not supported");
   nary_rule([e, m](Lowering& L2, DType dt, const Args& a) {

@@ -7,6 +7,7 @@
 #include "frontends/mosaic/body_translator.h"
 #include "frontends/mosaic/import_rules.h"
 #include "frontends/mosaic/signature_import.h"
+#include "ir/control_views.h"
 
 namespace tessera::mlir_text {
 namespace {
@@ -252,7 +253,7 @@ void init_carried_prefetch(BodyTranslator& t, const Operation& op) {
     return body;
   };
   std::vector<BodyPtr> branches{branch(false), branch(true)};
-  b.emit("cond", {*first, from, to}, {{"branches", branches}});
+  CondView::make(b, *first, {from, to}, branches);
 }
 
 }  // namespace

@@ -510,13 +510,13 @@ TEST_CASE("linearize splits a pmap into a primal and a tangent pmap over the sam
   const Op& primal = only_op(*lin.find("main_primal"), "pmap");
   const Op& tangent = only_op(*lin.find("main_tangent"), "pmap");
   for (const Op* p : {&primal, &tangent}) {
-    CHECK(p->str_param("axis_name") == "dev");
-    CHECK(p->int_param("axis_size") == 3);
+    CHECK(p->param(keys::axis_name) == "dev");
+    CHECK(p->param(keys::axis_size) == 3);
   }
-  CHECK(primal.ints_param("out_axes") == std::vector<int64_t>{1, 0, 0});  // y, the device ids, the residual
+  CHECK(primal.param(keys::out_axes) == std::vector<int64_t>{1, 0, 0});  // y, the device ids, the residual
   // The scalar and x are passed as they are (known inputs), the residual along axis 0, then the tangents.
-  CHECK(tangent.ints_param("in_axes") == std::vector<int64_t>{-1, 1, 0, 1, -1});
-  std::string body = print_body(*tangent.body_param("body"));
+  CHECK(tangent.param(keys::in_axes) == std::vector<int64_t>{-1, 1, 0, 1, -1});
+  std::string body = print_body(*tangent.param(keys::body));
   CHECK(body.find("sin") == std::string::npos);
   CHECK(body.find("cos") == std::string::npos);
 }
@@ -574,7 +574,7 @@ func @main(%x: f64[32,128]) -> f64[32,128] {
 // The pallas_call that `main_primal` runs, inside its pmap if there is one.
 const Op& primal_call(const Module& lin) {
   const Body* b = lin.find("main_primal").get();
-  if (b->ops().size() == 1 && b->ops()[0].name() == "pmap") b = b->ops()[0].body_param("body").get();
+  if (b->ops().size() == 1 && b->ops()[0].name() == "pmap") b = b->ops()[0].param(keys::body).get();
   return only_op(*b, "pallas_call");
 }
 
@@ -592,8 +592,8 @@ TEST_CASE("linearize of ring_allreduce, halo_exchange (pmap) and sc_sort: jvp's 
     check_linearize_against_jvp(m);
     Module lin = run_pipeline(m, "linearize", {false, true, nullptr, ""});
     const Op& call = primal_call(lin);
-    CHECK(call.body_param("kernel")->name().ends_with("_jvp_known"));
-    CHECK(print_body(*call.body_param("kernel")).find("_dot") == std::string::npos);
+    CHECK(call.param(keys::kernel)->name().ends_with("_jvp_known"));
+    CHECK(print_body(*call.param(keys::kernel)).find("_dot") == std::string::npos);
     // The prover is the slow part (seconds under ASan, where it is not what
     // is checked). @main, the jvp, runs the kernel that @main_tangent runs.
     if (kSanitized) continue;
