@@ -1,5 +1,5 @@
-// Array kernels vs plain C++ loops (naive, -O2, i-k-j matmul), the
-// interpreter issue's performance targets at the kernel level:
+// The array kernels (runtime/kernels/) against plain C++ loops (naive, -O2,
+// i-k-j matmul), on:
 //   add 4096x4096, matmul 1024^3, softmax 4096x4096 (a chain of kernels),
 //   a tiny 8x128 @ 128x128 dot (per-op overhead), and transpose / memcpy.
 #include <benchmark/benchmark.h>
@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "interpreter/array.h"
-#include "interpreter/kernels.h"
 #include "ir/builder.h"
+#include "runtime/array.h"
+#include "runtime/kernels.h"
 
 using namespace tessera;
 using namespace tessera::interp;

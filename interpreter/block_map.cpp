@@ -4,7 +4,7 @@
 #include <set>
 
 #include "interpreter/interpreter.h"
-#include "interpreter/region.h"
+#include "runtime/region.h"
 
 namespace tessera::interp {
 

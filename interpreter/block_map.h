@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/array.h"
 #include "ir/block_geometry.h"
 #include "ir/grid_mapping.h"
 #include "ir/ir.h"
+#include "runtime/array.h"
 
 namespace tessera::interp {
 

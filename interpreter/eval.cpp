@@ -19,7 +19,7 @@ namespace tessera::interp {
 // ---- Plans: a body compiled once to slot indices ---------------------------------------------
 // How the interpreter runs each primitive: one rule table ("interpret")
 // keyed by primitive, like every pass's. Pure array ops share one rule that
-// calls their kernel from interpreter/kernels/; ops on Refs, the TPU model and
+// calls their kernel from runtime/kernels/; ops on Refs, the TPU model and
 // control flow have a rule each (exec_rules() below).
 struct Exec;
 using ExecRule = void (Exec::*)();

@@ -1,6 +1,6 @@
 // The evaluator: runs bodies op by op on Arrays and Refs (handles to buffers
 // of the simulated TPU). Pure primitives go to the array kernels
-// (interpreter/kernels.h); state, control flow, Pallas and communication
+// (runtime/kernels.h); state, control flow, Pallas and communication
 // primitives are handled here and in pallas_call.cpp.
 #pragma once
 
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "interpreter/prng.h"
-#include "interpreter/array.h"
+#include "runtime/array.h"
 #include "interpreter/interpreter.h"
-#include "interpreter/kernels.h"
-#include "interpreter/region.h"
+#include "runtime/kernels.h"
+#include "runtime/region.h"
 #include "interpreter/timeline.h"
 #include "interpreter/tpu/machine.h"
 #include "interpreter/tpu/scheduler.h"

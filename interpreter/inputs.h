@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "interpreter/array.h"
+#include "runtime/array.h"
 
 namespace tessera::interp {
 

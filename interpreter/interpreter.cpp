@@ -164,4 +164,11 @@ std::vector<int64_t> eval_index_map(const Module& m, const Body& map, const std:
   return IndexMapEvaluator(m, map, prefetch, opts)(program_ids);
 }
 
+std::function<std::vector<int64_t>(const std::vector<int64_t>&)> index_map_function(const Module& m, const Body& map,
+                                                                                    const std::vector<Array>& prefetch) {
+  // std::function must be copyable; the evaluator is move-only.
+  auto eval = std::make_shared<IndexMapEvaluator>(m, map, prefetch);
+  return [eval](const std::vector<int64_t>& program_ids) { return (*eval)(program_ids); };
+}
+
 }  // namespace tessera::interp

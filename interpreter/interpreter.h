@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "interpreter/array.h"
-#include "interpreter/memory_limit.h"
 #include "ir/ir.h"
 #include "ir/op_cost.h"
+#include "runtime/array.h"
+#include "runtime/memory_limit.h"
 
 namespace tessera::interp {
 
@@ -99,5 +99,11 @@ class IndexMapEvaluator {
 // One grid point (builds an evaluator each call: use the class for many).
 std::vector<int64_t> eval_index_map(const Module& m, const Body& map, const std::vector<int64_t>& program_ids,
                                     const std::vector<Array>& prefetch = {}, const RunOptions& opts = {});
+
+// An IndexMapEvaluator as a copyable function of the grid point: what
+// analysis/cost takes (cost::CostOptions::index_maps) to count block copies
+// where the interpreter makes them.
+std::function<std::vector<int64_t>(const std::vector<int64_t>&)> index_map_function(const Module& m, const Body& map,
+                                                                                    const std::vector<Array>& prefetch);
 
 }  // namespace tessera::interp

@@ -17,7 +17,7 @@ using Shape = std::vector<int64_t>;
 
 // The product of the dims, saturating at INT64_MAX: a type may name more
 // elements than int64 counts (f32[2^32, 2^32, 2^32]); creating such an array
-// is a run-time error (interpreter/array.cpp), counting them is not UB.
+// is a run-time error (runtime/array.cpp), counting them is not UB.
 int64_t num_elements(const Shape& s);
 // a * b and a + b of non-negative counts, saturating at INT64_MAX.
 int64_t saturating_mul(int64_t a, int64_t b);

@@ -1,4 +1,4 @@
-// NumPy arrays <-> the interpreter's arrays (interpreter/array.h).
+// NumPy arrays <-> the interpreter's arrays (runtime/array.h).
 //
 // Inputs are borrowed, not copied, when NumPy already lays them out as tessera
 // stores them: C-contiguous, aligned, native byte order, and the dtype of the
@@ -7,16 +7,16 @@
 // allows (float64 -> f32, int64 -> i32; not float -> int). NumPy has no
 // bfloat16: a bf16 input is given as floats and rounded to bf16, and a bf16
 // output comes back as float32 (exact), as tessera's .npy files do
-// (interpreter/npy.h). f16 comes back as float16.
+// (runtime/npy.h). f16 comes back as float16.
 #pragma once
 
 #include <pybind11/numpy.h>
 
 #include <string>
 
-#include "interpreter/array.h"
 #include "ir/diagnostics.h"
 #include "ir/type.h"
+#include "runtime/array.h"
 
 namespace tessera::python {
 

@@ -4,11 +4,11 @@
 
 
 #include "interpreter/interpreter.h"
-#include "interpreter/memory_limit.h"
 #include "interpreter/option_words.h"
 #include "python/arrays.h"
 #include "python/errors.h"
 #include "python/module_handle.h"
+#include "runtime/memory_limit.h"
 
 namespace py = pybind11;
 

@@ -1,7 +1,7 @@
 #include "tools/block_pictures.h"
 
-#include "interpreter/npy.h"
 #include "ir/grid_mapping.h"
+#include "runtime/npy.h"
 
 namespace tessera::cli {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/array.h"
 #include "ir/ir.h"
+#include "runtime/array.h"
 
 namespace tessera::cli {
 

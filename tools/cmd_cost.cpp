@@ -9,8 +9,9 @@
 #include "analysis/cost/cost.h"
 #include "analysis/prove/prove.h"
 #include "interpreter/inputs.h"
-#include "interpreter/npy.h"
+#include "interpreter/interpreter.h"
 #include "ir/grid_mapping.h"
+#include "runtime/npy.h"
 #include "tools/args.h"
 #include "tools/block_pictures.h"
 #include "tools/commands.h"
@@ -78,6 +79,7 @@ int cmd_cost(const Argv& argv) {
     }
     cost::CostOptions opts;
     opts.prefetch = [&](const Op& call) { return prefetch_for(call, *f, given, seed); };
+    opts.index_maps = interp::index_map_function;
     cost::CostReport r = cost::compute_cost(*m, *f, opts);
     for (const cost::EstimateMismatch& w : cost::check_estimates(r))
       std::cerr << w.op->loc.str() << ": warning: " << w.message << "\n";

@@ -10,7 +10,7 @@
 #include "analysis/graph.h"
 #include "analysis/prove/prove.h"
 #include "interpreter/block_map.h"
-#include "interpreter/region.h"
+#include "runtime/region.h"
 #include "tools/args.h"
 #include "tools/block_map_svg.h"
 #include "tools/block_pictures.h"

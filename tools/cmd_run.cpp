@@ -14,10 +14,10 @@
 
 #include "interpreter/inputs.h"
 #include "interpreter/interpreter.h"
-#include "interpreter/memory_limit.h"
-#include "interpreter/npy.h"
 #include "interpreter/option_words.h"
 #include "ir/op_cost.h"
+#include "runtime/memory_limit.h"
+#include "runtime/npy.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/output_check.h"

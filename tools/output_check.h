@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "interpreter/array.h"
+#include "runtime/array.h"
 
 namespace tessera::cli {
 

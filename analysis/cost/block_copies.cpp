@@ -2,12 +2,10 @@
 // moves them on one core: an input block is copied in at the first grid point
 // and whenever its place changes from the previous point; an output block is
 // copied out whenever its place changes before the next point, and at the
-// last. Places come from the index maps (evaluated by the interpreter, as it
-// does before a copy) and the one block geometry of ir/block_geometry.h.
-#include <optional>
-
+// last. Places come from the index maps (evaluated by the interpreter's
+// evaluator, which the caller hands in: CostOptions::index_maps) and the one
+// block geometry of ir/block_geometry.h.
 #include "analysis/cost/cost.h"
-#include "interpreter/interpreter.h"
 #include "ir/grid_mapping.h"
 
 namespace tessera::cost {
@@ -33,7 +31,7 @@ int64_t place_elements(const Place& p) {
 }  // namespace
 
 CostFigures block_copy_bytes(const Module& m, const Op& op, const std::vector<int64_t>& grid,
-                             const std::vector<interp::Array>& prefetch) {
+                             const std::vector<interp::Array>& prefetch, const IndexMapEvaluators& index_maps) {
   GridMapping g = grid_mapping(op);
   int64_t points = 1;
   for (int64_t s : grid) points *= s;
@@ -45,8 +43,11 @@ CostFigures block_copy_bytes(const Module& m, const Op& op, const std::vector<in
     bool input = mi < g.num_inputs();
     BlockGeometry geo = g.geometry(mi);
     int64_t elem_bytes = dtype_bytes(g.array(mi).dtype());
-    std::optional<interp::IndexMapEvaluator> eval;
-    if (spec.index_map) eval.emplace(m, *spec.index_map, prefetch);
+    IndexMapAt eval;
+    if (spec.index_map) {
+      if (!index_maps) throw Error(op.loc, "cost: no index-map evaluator given (CostOptions::index_maps)");
+      eval = index_maps(m, *spec.index_map, prefetch);
+    }
     std::vector<int64_t> point(grid.size(), 0);
     auto place_at = [&](int64_t n) {
       int64_t rest = n;
@@ -54,7 +55,7 @@ CostFigures block_copy_bytes(const Module& m, const Op& op, const std::vector<in
         point[static_cast<size_t>(d)] = rest % grid[static_cast<size_t>(d)];
         rest /= grid[static_cast<size_t>(d)];
       }
-      std::vector<int64_t> index = eval ? (*eval)(point) : std::vector<int64_t>(static_cast<size_t>(geo.index_arity()), 0);
+      std::vector<int64_t> index = eval ? eval(point) : std::vector<int64_t>(static_cast<size_t>(geo.index_arity()), 0);
       return geo.block_at(index);
     };
     // Each maximal run of consecutive points on one place is one copy (in at

@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/array.h"
 #include "ir/ir.h"
 #include "ir/op_cost.h"
+#include "runtime/array.h"
 
 namespace tessera::cost {
 
@@ -81,8 +81,19 @@ CostFigures evaluate(const std::vector<SizeTerm>& terms, const std::vector<int64
 // them); called only for calls that have some. Throws Error when they are unknown.
 using PrefetchValues = std::function<std::vector<interp::Array>(const Op& pallas_call)>;
 
+// Evaluates one index map at a grid point (its block index there).
+using IndexMapAt = std::function<std::vector<int64_t>(const std::vector<int64_t>& program_ids)>;
+// Makes the evaluator of index map `map` with these scalar-prefetch values.
+// Callers pass the interpreter's (interp::index_map_function), so that
+// blocks are counted where the interpreter copies them; analysis/ sits below
+// the interpreter and cannot call it itself. Needed for every pallas_call
+// with an index map: without it compute_cost throws Error.
+using IndexMapEvaluators =
+    std::function<IndexMapAt(const Module& m, const Body& map, const std::vector<interp::Array>& prefetch)>;
+
 struct CostOptions {
   PrefetchValues prefetch;
+  IndexMapEvaluators index_maps;
   // Refuse to walk more ops than this (kernels walked per grid point and per
   // loop trip), or to enumerate grids of more points than kMaxGridPoints.
   int64_t max_walk_ops = 20'000'000;
@@ -95,9 +106,9 @@ constexpr int64_t kMaxGridPoints = int64_t{1} << 22;
 CostReport compute_cost(const Module& m, const Body& f, const CostOptions& opts = {});
 
 // The bytes block copies move for one run of `pallas_call` over `grid` (the
-// dynamic sizes resolved), in bytes_in / bytes_out. `prefetch`: as above.
+// dynamic sizes resolved), in bytes_in / bytes_out. `prefetch`, `index_maps`: as above.
 CostFigures block_copy_bytes(const Module& m, const Op& pallas_call, const std::vector<int64_t>& grid,
-                             const std::vector<interp::Array>& prefetch);
+                             const std::vector<interp::Array>& prefetch, const IndexMapEvaluators& index_maps);
 
 // A pallas_call's own cost_estimate=(flops, transcendentals, bytes_accessed)
 // against the computed figures of one run. Pallas's estimate is a hint to

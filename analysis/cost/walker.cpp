@@ -10,9 +10,9 @@
 #include "analysis/cost/cost.h"
 #include "analysis/cost/walk.h"
 #include "analysis/prove/prove.h"
-#include "interpreter/kernels.h"
 #include "ir/control_views.h"
 #include "ir/grid_mapping.h"
+#include "runtime/kernels.h"
 
 namespace tessera::cost {
 namespace {
@@ -485,7 +485,7 @@ void Walker::pallas_call(const Op& op, std::vector<Known>&) {
   const Env& outer = *env_;
   Entry& entry = outer_tally[&op];
   entry.runs += 1;
-  entry.figures += block_copy_bytes(m_, op, grid, prefetch);
+  entry.figures += block_copy_bytes(m_, op, grid, prefetch, opts_.index_maps);
 
   std::vector<int> kernel_axes = g.kernel_axes();
   Env env = outer;

@@ -412,7 +412,7 @@ void MmaEmitter::write_out(llvm::Value* C, llvm::Value* m0, llvm::Value* n0) {
 // f32: thread (ty, tx) owns rows ty * 4 .. + 3 and columns tx * 4 .. + 3 of
 // the CTA tile. Each output element adds its products in k order into `part`,
 // which starts from zero every kDotChunk k and is then added to `total`: the
-// interpreter's order (interpreter/kernels/dot.cpp), so results are its bits.
+// interpreter's order (runtime/kernels/dot.cpp), so results are its bits.
 class FmaEmitter : public TileEmitter {
  public:
   FmaEmitter(Lowering& lowering, const FmaPlan& plan, const GpuDotOperand& a, const GpuDotOperand& b)

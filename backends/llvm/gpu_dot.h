@@ -20,7 +20,7 @@
 
 namespace tessera::backends::llvm_lowering {
 
-// The interpreter's summation order for dot_general (interpreter/kernels/dot.cpp):
+// The interpreter's summation order for dot_general (runtime/kernels/dot.cpp):
 // k runs in chunks of this many, each summed from zero and then added to the total.
 constexpr int64_t kDotChunk = 256;
 

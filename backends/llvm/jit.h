@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/array.h"
 #include "interpreter/interpreter.h"
 #include "ir/ir.h"
+#include "runtime/array.h"
 
 namespace llvm {
 class LLVMContext;

@@ -4,15 +4,15 @@
 #include <cstring>
 
 #include "backends/llvm/output_coverage.h"
-#include "interpreter/float_bits.h"
-#include "interpreter/region.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
+#include "runtime/float_bits.h"
+#include "runtime/region.h"
 
 namespace tessera::backends::llvm_lowering {
 
 // bf16 / f16 values (kept as float by the interpreter) as the 2-byte
-// patterns the kernel ABI stores, and back (interpreter/float_bits.h).
+// patterns the kernel ABI stores, and back (runtime/float_bits.h).
 uint16_t half_bits(DType d, float value) { return d == DType::bf16 ? interp::bf16_bits(value) : interp::f16_bits(value); }
 float half_value(DType d, uint16_t bits) {
   return d == DType::bf16 ? interp::bf16_from_bits(bits) : interp::f16_from_bits(bits);

@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "interpreter/array.h"
 #include "ir/ir.h"
+#include "runtime/array.h"
 
 namespace tessera::backends::llvm_lowering {
 

@@ -304,7 +304,7 @@ llvm::Value* Lowering::to_storage(llvm::Value* computed, DType d) {
   }
 }
 
-// interpreter/region.cpp fill_uninitialized: NaN, true, or the integer
+// runtime/region.cpp fill_uninitialized: NaN, true, or the integer
 // type's largest value (RunOptions::Uninit::nan); zero (Uninit::zero).
 llvm::Value* Lowering::padding_value(DType d) {
   llvm::Type* ct = compute_type(d);

@@ -4,8 +4,8 @@
 #include <map>
 
 #include "interpreter/interpreter.h"
-#include "interpreter/region.h"
 #include "ir/grid_mapping.h"
+#include "runtime/region.h"
 
 namespace tessera::backends::llvm_lowering {
 namespace {

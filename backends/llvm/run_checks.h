@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/array.h"
 #include "ir/ir.h"
+#include "runtime/array.h"
 
 namespace tessera::backends::llvm_lowering {
 

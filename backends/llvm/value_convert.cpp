@@ -2,10 +2,10 @@
 // and bitcast_convert_type.
 //
 // bf16 and f16 values are computed in f32 and, after every op, rounded to
-// their precision exactly as interpreter/array.h does (bit manipulation on the
+// their precision exactly as runtime/array.h does (bit manipulation on the
 // f32 pattern, so NaNs keep their payload as the interpreter's do); from f64
 // and integers they are rounded once from the double (round_double_to of
-// interpreter/array.cpp), never through f32.
+// runtime/array.cpp), never through f32.
 #include <bit>
 #include <cmath>
 
@@ -149,7 +149,7 @@ void lower_convert_element_type(Lowering& L, const Op& op) {
 }
 
 // The f16 bit pattern of an f32 holding an f16 value, in integer ops as
-// interpreter/float_bits.h computes it (no hardware conversion, which would
+// runtime/float_bits.h computes it (no hardware conversion, which would
 // quiet a signaling NaN): a NaN keeps the top 10 bits of its payload.
 llvm::Value* f16_bits_of(Lowering& L, llvm::Value* f) {
   auto& b = L.b;

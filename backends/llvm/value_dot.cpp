@@ -2,7 +2,7 @@
 //
 // Both operands are first materialized in canonical layouts lhs[B, M, K] and
 // rhs[B, K, N], already converted to the accumulator type, which is the
-// interpreter's (interpreter/kernels/dot.cpp): f64 when an operand or the
+// interpreter's (runtime/kernels/dot.cpp): f64 when an operand or the
 // result is f64, else f32 when either is a float (bf16 / f16 accumulate in
 // f32), else the result's integer type (the interpreter's 64-bit wrapping sum
 // has the same low bits; i64 for a bool result). The result is converted once.

@@ -3,7 +3,7 @@
 // `standard_naryop` gives a whole family one lowering. select_n, clamp and the
 // primitives with params get their own small rules beside it.
 //
-// Semantics are the interpreter's (interpreter/kernels/elementwise.cpp), so
+// Semantics are the interpreter's (runtime/kernels/elementwise.cpp), so
 // results match it bit for bit where the math is exact:
 //   integers wrap; div by 0 gives -1 (all bits set), INT_MIN / -1 = INT_MIN;
 //   rem takes the dividend's sign, x % 0 = x, INT_MIN % -1 = 0;

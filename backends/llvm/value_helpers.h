@@ -4,8 +4,8 @@
 //
 // Every helper emits IR at the builder's insertion point and works on compute
 // types (Lowering::compute_type): f32 for bf16 / f16 / f32, double, i1, iN.
-// The rounding helpers are exactly the interpreter's (interpreter/array.h,
-// interpreter/array.cpp), so compiled bf16 / f16 results match it bit for bit.
+// The rounding helpers are exactly the interpreter's (runtime/array.h,
+// runtime/array.cpp), so compiled bf16 / f16 results match it bit for bit.
 #pragma once
 
 #include <functional>
@@ -34,12 +34,12 @@ llvm::Value* element_at(Lowering& L, const Block& x, const std::vector<llvm::Val
 
 // bf16 / f16 precision of an f32 value, round to nearest even (NaN stays a
 // quiet NaN, overflow gives infinity, f16 subnormals kept): round_to_bf16 /
-// round_to_f16 of interpreter/array.h. Other dtypes: `f` unchanged.
+// round_to_f16 of runtime/array.h. Other dtypes: `f` unchanged.
 llvm::Value* round_float(Lowering& L, llvm::Value* f, DType d);
 // A double rounded once to float dtype `d` (round_double_to of
-// interpreter/array.cpp), as the f32 compute value (double for f64).
+// runtime/array.cpp), as the f32 compute value (double for f64).
 llvm::Value* round_double(Lowering& L, llvm::Value* x, DType d);
-// convert_element_type's semantics on one compute value (interpreter/kernels/
+// convert_element_type's semantics on one compute value (runtime/kernels/
 // convert.cpp): floats to ints truncate and saturate (NaN -> 0), ints wrap,
 // -> bool is x != 0, -> bf16 / f16 round once from the source value.
 llvm::Value* convert(Lowering& L, llvm::Value* v, DType from, DType to);

@@ -4,7 +4,7 @@
 // Host: each result is computed once into an arena buffer (its consumers,
 // often a broadcast back over the reduced axes, read it many times), from the
 // operand materialized in the arena. Float sums follow the interpreter's order
-// (interpreter/kernels/reductions.cpp) so results match it bit for bit: the
+// (runtime/kernels/reductions.cpp) so results match it bit for bit: the
 // operand is seen as runs of kept and reduced dims (size-1 dims skipped); a
 // trailing reduced run is summed with 8 interleaved partial results combined
 // in order at the end, every other reduced index is combined in row-major

@@ -4,7 +4,7 @@
 //     derivative, from which jvp and vmap give it their rules;
 //   expand_softplus: a pass that rewrites softplus(x) into log1p(exp(x)).
 #include <tessera/interpreter/interpreter.h>
-#include <tessera/interpreter/kernels.h>
+#include <tessera/runtime/kernels.h>
 #include <tessera/ir/builder.h>
 #include <tessera/ir/clone.h>
 #include <tessera/ir/parser.h>

@@ -18,12 +18,12 @@
 #include <tuple>
 #include <vector>
 
-#include "interpreter/array.h"
 #include "interpreter/interpreter.h"
-#include "interpreter/region.h"
 #include "interpreter/timeline.h"
 #include "interpreter/tpu/races.h"
 #include "interpreter/tpu/scheduler.h"
+#include "runtime/array.h"
+#include "runtime/region.h"
 
 namespace tessera::interp::tpu {
 

@@ -13,8 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "interpreter/region.h"
 #include "ir/diagnostics.h"
+#include "runtime/region.h"
 
 namespace tessera::interp::tpu {
 

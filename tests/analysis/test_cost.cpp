@@ -21,6 +21,7 @@ constexpr int64_t kF32 = 4;
 cost::CostReport cost_of(const Module& m, const std::string& func = "main", const cost::PrefetchValues& prefetch = {}) {
   cost::CostOptions opts;
   opts.prefetch = prefetch;
+  opts.index_maps = interp::index_map_function;
   return cost::compute_cost(m, *m.entry(func), opts);
 }
 
@@ -215,6 +216,17 @@ func @main(%n: i32, %x: f32[4]) -> f32[4] {
   CHECK(error_of([&] { cost_of(loop); }) == "t.tsr:3:3: error: cost: the trip count of this for loop depends on data");
   Module gather = parse_file(example_path("gather_rows.tsr").string());
   CHECK_HAS(error_of([&] { cost_of(gather); }), "cost: the values of this pallas_call's scalar-prefetch operands are needed");
+}
+
+TEST_CASE("without an index-map evaluator, a kernel with index maps is a located error") {
+  // analysis/cost cannot evaluate index maps itself (it sits below the
+  // interpreter): a caller that hands in none gets an error, not a guess.
+  Module m = parse_file(example_path("matmul.tsr").string());
+  cost::CostOptions opts;
+  CHECK_HAS(error_of([&] { cost::compute_cost(m, *m.entry("main"), opts); }),
+            "error: cost: no index-map evaluator given (CostOptions::index_maps)");
+  opts.index_maps = interp::index_map_function;
+  CHECK(only_kernel(cost::compute_cost(m, *m.entry("main"), opts)).figures.bytes_out == 512 * 384 * kF32);
 }
 
 TEST_CASE("a cost_estimate far from the computed figures is reported") {

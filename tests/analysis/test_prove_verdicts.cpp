@@ -45,7 +45,7 @@ std::string copy_kernel(const std::string& maps, int64_t n, int64_t b, int64_t g
 
 }  // namespace
 
-TEST_CASE("item 2: a kernel may not write its scalar-prefetch Ref") {
+TEST_CASE("a kernel may not write its scalar-prefetch Ref") {
   const std::string text = R"(index_map @m(%i: i32, %s: ref<i32[2], smem>) -> i32 {
   %r = get %s[%i]
   return %r
@@ -76,7 +76,7 @@ func @main(%s: i32[2], %x: f32[16]) -> f32[16] {
                        doctest::Contains("cannot write to scalar-prefetch Ref %idx (addupdate)"), Error);
 }
 
-TEST_CASE("item 3: i64 arithmetic gets overflow guards, as i32 does") {
+TEST_CASE("i64 arithmetic gets overflow guards, as i32 does") {
   // (i + 1) * 2^32 * 2^32 wraps to 0 in i64: the run selects block 99.
   std::string maps = R"(index_map @in_map(%i: i32) -> i32 {
   %a = add %i, 1
@@ -98,7 +98,7 @@ index_map @out_map(%i: i32) -> i32 { return %i })";
   for (const Obligation& ob : prove_text(fine)) CHECK_MESSAGE(ob.verdict == Verdict::proved, ob.line());
 }
 
-TEST_CASE("item 4: multiple_of hints are checked, never assumed into another claim") {
+TEST_CASE("multiple_of hints are checked, never assumed into another claim") {
   const std::string text = R"(kernel @k(%x: ref<f32[8,128], vmem>, %o: ref<f32[8,128], vmem>) {
   %i = program_id[axis=0]
   %h = multiple_of[value=2] %i
@@ -135,7 +135,7 @@ func @main(%x: f32[8,128]) -> f32[8,128] {
   for (const Obligation& ob : prove_text(good)) CHECK_MESSAGE(ob.verdict == Verdict::proved, ob.line());
 }
 
-TEST_CASE("item 4: a hint that no value satisfies never gives an empty interval") {
+TEST_CASE("a hint that no value satisfies never gives an empty interval") {
   // i + 1 lies in [1, 2]: no multiple of 4. Rounding inward gave [4, 0], and
   // an empty interval proves anything.
   std::string maps = R"(index_map @in_map(%i: i32) -> i32 {
@@ -161,7 +161,7 @@ index_map @out_map(%i: i32) -> i32 { return %i })";
   CHECK(o.detail.find("multiple_of[value=4] hint is false") != std::string::npos);
 }
 
-TEST_CASE("item 5a: an aliased input read on another parallel point than the write is a race") {
+TEST_CASE("an aliased input read on another parallel point than the write is a race") {
   // Point i reads block i + 1 of the buffer that point i + 1 writes.
   std::string maps = R"(index_map @in_map(%i: i32) -> i32 {
   %n = add %i, 1
@@ -183,7 +183,7 @@ index_map @out_map(%i: i32) -> i32 { return %i })";
   CHECK(find(prove_text(same), "in[0]", "parallel safety").verdict == Verdict::proved);
 }
 
-TEST_CASE("item 5b: state read before it is written in a step cannot cross a parallel axis") {
+TEST_CASE("state read before it is written in a step cannot cross a parallel axis") {
   std::string cumsum = example_text("cumsum.tsr");
   CHECK(find(prove_text(cumsum), "kernel", "carried state").verdict == Verdict::proved);
   std::string par = replace_once(cumsum, "dimension_semantics=(arbitrary)", "dimension_semantics=(parallel)");
@@ -204,7 +204,7 @@ TEST_CASE("item 5b: state read before it is written in a step cannot cross a par
   CHECK(o.grid_points[0][2] == 0);
 }
 
-TEST_CASE("item 6: the resource limit, not the wall clock, decides a hard query") {
+TEST_CASE("the resource limit, not the wall clock, decides a hard query") {
   // A cubic output map: whether two points collide is hard for Z3.
   const std::string text = R"(index_map @cubic(%i: i32) -> i32 {
   %w = convert_element_type[new_dtype=i64] %i
@@ -240,7 +240,7 @@ func @main(%x: f32[4096]) -> f32[4096] {
   CHECK(unknown >= 1);
 }
 
-TEST_CASE("item 7: literal dynamic grid sizes are constants; --assume names do not shift") {
+TEST_CASE("literal dynamic grid sizes are constants; --assume names do not shift") {
   const std::string text = R"(kernel @k(%x: ref<f32[8,8], vmem>, %o: ref<f32[8,8], vmem>) {
   %v = get %x[:, :]
   swap %o[:, :], %v
@@ -261,7 +261,7 @@ func @main(%n: i32, %x: f32[16,24]) -> f32[16,24] {
   CHECK(find(prove_text(text, opts), "in[0]", "bounds").verdict == Verdict::failed);
 }
 
-TEST_CASE("item 7: a counter that never reaches an index needs no overflow proof") {
+TEST_CASE("a counter that never reaches an index needs no overflow proof") {
   const std::string text = R"(kernel @k(%x: ref<f32[8], vmem>, %o: ref<f32[8], vmem>, %cnt: ref<i32[1], smem>) {
   %i = program_id[axis=0]
   %first = eq %i, 0
@@ -289,7 +289,7 @@ func @main(%x: f32[32]) -> f32[32] {
   CHECK(o.detail.find("cannot decide") != std::string::npos);
 }
 
-TEST_CASE("item 7: core_map bodies are proved") {
+TEST_CASE("core_map bodies are proved") {
   const std::string text = R"(func @main(%x: ref<f32[256,128], hbm>) {
   core_map[body=fn(%hr: ref<f32[256,128], hbm>) {
     %c = axis_index[axis_name=core]
@@ -315,7 +315,7 @@ TEST_CASE("item 7: core_map bodies are proved") {
   CHECK(o.detail.find("slice start 256") != std::string::npos);
 }
 
-TEST_CASE("item 16: shifts by a constant out of range follow the interpreter") {
+TEST_CASE("shifts by a constant out of range follow the interpreter") {
   // shift_left by 32 on i32 (and by 64 on i64) shifts every bit out: 0.
   for (const char* body : {"%s = shift_left %i, 32:i32\n  return %s",
                            "%w = convert_element_type[new_dtype=i64] %i\n  %s = shift_left %w, 64:i64\n"

@@ -33,7 +33,7 @@ echo "pkg-config --cflags --libs tessera: $flags"
 
 # Every header of the library folders is installed, except the internal ones
 # and the LLVM backend's (backends/llvm/, built only with LLVM 19).
-internal='verify/check.h interpreter/kernels/util.h transforms/discharge_internal.h analysis/cost/walk.h '\
+internal='verify/check.h runtime/kernels/util.h transforms/discharge_internal.h analysis/cost/walk.h '\
 'frontends/mosaic/mlir_lexer.h frontends/mosaic/mlir_parser.h frontends/mosaic/pretty_forms.h '\
 'frontends/mosaic/body_translator.h frontends/mosaic/signature_import.h frontends/mosaic/value_rules_util.h'
 missing=0
@@ -41,7 +41,7 @@ while read -r h; do
   case " $internal " in *" $h "*) continue ;; esac
   case $h in backends/llvm/*) continue ;; esac  # needs LLVM 19's headers: not the installed API
   [ -f "$include/$h" ] || { echo "not installed: $h"; missing=1; }
-done < <(cd "$src" && find ir verify analysis transforms interpreter backends frontends -name '*.h' | sort)
+done < <(cd "$src" && find ir verify runtime analysis transforms interpreter backends frontends -name '*.h' | sort)
 [ $missing = 0 ] || fail "public headers missing from the install"
 for h in $internal; do [ ! -e "$include/$h" ] || fail "internal header $h installed"; done
 [ -x "$root"/*/bin/tessera ] || [ -n "$(find "$root" -path '*/bin/tessera' -type f)" ] || fail "no tessera executable"

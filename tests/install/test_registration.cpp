@@ -6,9 +6,9 @@
 
 #include "interpreter/eval.h"
 #include "interpreter/interpreter.h"
-#include "interpreter/kernels.h"
 #include "ir/builder.h"
 #include "ir/prims/shape_util.h"
+#include "runtime/kernels.h"
 #include "tests/test_util.h"
 #include "transforms/jvp.h"
 #include "transforms/pass.h"

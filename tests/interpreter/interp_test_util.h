@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/array.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
+#include "runtime/array.h"
 #include "tests/test_util.h"
 #include "verify/verify.h"
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/array.h"
-#include "interpreter/kernels.h"
 #include "ir/builder.h"
+#include "runtime/array.h"
+#include "runtime/kernels.h"
 #include "tests/interpreter/interp_test_util.h"
 
 namespace ktest {

@@ -1,9 +1,9 @@
 // Limits of a run: the memory limit (every array the
-// program's text sizes is checked against it, interpreter/memory_limit.h), the
+// program's text sizes is checked against it, runtime/memory_limit.h), the
 // i32 range of grid axes, and running out of memory below the limit.
 #include "interp_test_util.h"
 
-#include "interpreter/memory_limit.h"
+#include "runtime/memory_limit.h"
 
 using namespace itest;
 

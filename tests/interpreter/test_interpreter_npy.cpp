@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "interp_test_util.h"
-#include "interpreter/npy.h"
+#include "runtime/npy.h"
 
 using namespace itest;
 namespace fs = std::filesystem;

@@ -5,8 +5,8 @@
 #include <doctest/doctest.h>
 
 #include "interpreter/block_map.h"
-#include "interpreter/region.h"
 #include "interpreter/timeline.h"
+#include "runtime/region.h"
 #include "tests/interpreter/interp_test_util.h"
 
 using namespace itest;

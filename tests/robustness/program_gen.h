@@ -26,18 +26,18 @@
 
 namespace tessera::robustness {
 
-// What the generator may produce. Each switch is keyed by the issue item whose
-// known bug the feature reaches, so a long campaign can look past a known bug
-// (TESSERA_PROPERTY_SKIP); by default everything is on.
+// What the generator may produce. A long campaign can switch a feature off
+// by its member name (TESSERA_PROPERTY_SKIP=aliases,stale_state) to look past
+// a known bug it reaches; by default everything is on.
 struct GenFeatures {
-  bool element_dims = true;     // element(n, lo, hi) block dims (item 1)
-  bool prefetch_writes = true;  // the kernel writes its scalar-prefetch Ref (item 2)
-  bool i64_math = true;         // i64 index arithmetic that may wrap (item 3)
-  bool multiple_of = true;      // multiple_of hints, true or false (item 4)
-  bool aliases = true;          // input_output_aliases (item 5a, 15)
-  bool stale_state = true;      // scratch / output blocks read before written (item 5b)
-  bool dynamic_grid = true;     // a literal dynamic grid size (item 7)
-  bool input_writes = true;     // the kernel writes its input blocks (item 8)
+  bool element_dims = true;     // element(n, lo, hi) block dims
+  bool prefetch_writes = true;  // the kernel writes its scalar-prefetch Ref
+  bool i64_math = true;         // i64 index arithmetic that may wrap
+  bool multiple_of = true;      // multiple_of hints, true or false
+  bool aliases = true;          // input_output_aliases
+  bool stale_state = true;      // scratch / output blocks read before written
+  bool dynamic_grid = true;     // a literal dynamic grid size
+  bool input_writes = true;     // the kernel writes its input blocks
   bool bounded_dims = true;     // bounded(n) block dims
   bool masked_overhang = true;  // masked loads / stores whose window overhangs the block where the mask is off
 };

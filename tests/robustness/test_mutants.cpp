@@ -254,6 +254,7 @@ TEST_CASE("mutated examples: every stage succeeds or reports a located tessera::
       if (largest_value(m) > budget) continue;
       cost::CostOptions copts;
       copts.max_walk_ops = 200'000;
+      copts.index_maps = interp::index_map_function;
       copts.prefetch = [](const Op& call) {
         std::vector<interp::Array> values;
         for (const Type& t : grid_mapping(call).scalar_prefetch_types) values.push_back(interp::random_array(t.array_type(), 3));

@@ -260,7 +260,7 @@ TEST_CASE("shared_alloc: the kernel's dynamic shared memory up to the sm's limit
   CHECK(gv->isDeclaration());
 }
 
-// The interpreter's dot order (interpreter/kernels/dot.cpp): per output
+// The interpreter's dot order (runtime/kernels/dot.cpp): per output
 // element, k in order through chunks of 256, each summed from zero, then
 // added to the total.
 std::vector<float> interpreter_order(const std::vector<float>& A, const std::vector<float>& B, int64_t M, int64_t N, int64_t K) {

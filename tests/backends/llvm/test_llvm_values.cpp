@@ -35,9 +35,9 @@
 
 #include "backends/llvm/codegen.h"
 #include "backends/llvm/kernel_lowering.h"
-#include "interpreter/float_bits.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
+#include "runtime/float_bits.h"
 
 using namespace tessera;
 namespace ll = tessera::backends::llvm_lowering;

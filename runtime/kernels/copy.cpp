@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "interpreter/kernels/util.h"
+#include "runtime/kernels/util.h"
 
 namespace tessera::interp::kern {
 namespace {

@@ -9,7 +9,7 @@
 #include <bit>
 #include <numeric>
 
-#include "interpreter/kernels/util.h"
+#include "runtime/kernels/util.h"
 
 namespace tessera::interp::kern {
 namespace {

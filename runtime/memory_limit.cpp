@@ -1,4 +1,4 @@
-#include "interpreter/memory_limit.h"
+#include "runtime/memory_limit.h"
 
 #include <unistd.h>
 

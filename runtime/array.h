@@ -1,4 +1,6 @@
-// Dense arrays: the values the interpreter computes with.
+// Dense arrays: the values the interpreter, the compiled backends' runners
+// and `tessera cost` compute with (runtime/ sits below all three; the names
+// keep the namespace tessera::interp, the interpreter being their first user).
 //
 // Elements are stored row-major and contiguous in a "storage type" chosen per
 // dtype so kernels run tight, typed loops:
@@ -20,16 +22,16 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/memory_limit.h"
 #include "ir/diagnostics.h"
 #include "ir/type.h"
+#include "runtime/memory_limit.h"
 
 namespace tessera::interp {
 
 // Allocator for array buffers: 64-byte aligned (whole cache lines, SIMD
 // friendly) and leaving elements uninitialized on resize, so a kernel that
 // overwrites its whole output does not pay for zero-filling it first. It
-// counts the bytes it holds for the memory limit (interpreter/memory_limit.h).
+// counts the bytes it holds for the memory limit (runtime/memory_limit.h).
 template <class T>
 struct BufferAllocator {
   using value_type = T;
@@ -63,7 +65,7 @@ class Array {
   static Array scalar(DType dtype, double value);
   // Array whose elements are unspecified (for kernels that write every element).
   // Every array buffer is made here: an array past the memory limit
-  // (interpreter/memory_limit.h) is an Error naming its type.
+  // (runtime/memory_limit.h) is an Error naming its type.
   static Array uninitialized(DType dtype, Shape shape);
   // Array holding `values` (row-major, converted as Array::set does).
   static Array from_values(DType dtype, Shape shape, const std::vector<double>& values);

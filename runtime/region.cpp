@@ -1,4 +1,4 @@
-#include "interpreter/region.h"
+#include "runtime/region.h"
 
 #include <cmath>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include <immintrin.h>
 #endif
 
-#include "interpreter/kernels/util.h"
+#include "runtime/kernels/util.h"
 
 namespace tessera::interp {
 namespace {

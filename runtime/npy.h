@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "interpreter/array.h"
+#include "runtime/array.h"
 
 namespace tessera::interp {
 

@@ -1,6 +1,6 @@
 // The "interpret" rule table of array kernels: one entry per pure,
 // program-independent primitive, filled by the family files of this folder.
-#include "interpreter/kernels/util.h"
+#include "runtime/kernels/util.h"
 
 namespace tessera::interp {
 

@@ -2,9 +2,9 @@
 // toward zero and saturates (NaN -> 0); int -> int wraps; -> bool is x != 0
 // (NaN -> true); -> bf16 / f16 rounds to nearest even in one step from the
 // source value (f64 and integer sources go through double, exact up to 2^53).
-#include "interpreter/kernels/convert.h"
+#include "runtime/kernels/convert.h"
 
-#include "interpreter/kernels/util.h"
+#include "runtime/kernels/util.h"
 
 namespace tessera::interp::kern {
 namespace {

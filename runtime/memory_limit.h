@@ -36,7 +36,7 @@ class MemoryLimitScope {
 };
 
 namespace detail {
-// Array buffers call these (interpreter/array.h's BufferAllocator).
+// Array buffers call these (runtime/array.h's BufferAllocator).
 extern std::atomic<int64_t> bytes_in_use;
 inline void count_allocated(size_t n) { bytes_in_use.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed); }
 inline void count_freed(size_t n) { bytes_in_use.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed); }

@@ -1,5 +1,5 @@
 // The bit patterns of the 16-bit floats, which arrays keep as float values
-// (interpreter/array.h): what bitcast_convert_type, nextafter and
+// (runtime/array.h): what bitcast_convert_type, nextafter and
 // reduce_precision of bf16 / f16 work on, and what .npy files hold for f16.
 #pragma once
 

@@ -6,8 +6,8 @@
 #include <bit>
 #include <cstring>
 
-#include "interpreter/float_bits.h"
-#include "interpreter/kernels/util.h"
+#include "runtime/float_bits.h"
+#include "runtime/kernels/util.h"
 
 namespace tessera::interp::kern {
 namespace {
@@ -306,7 +306,7 @@ std::vector<Array> roll(const Op& op, std::span<const Array> args) {
 }
 
 // bitcast_convert_type: the element bytes reinterpreted. bf16 and f16 are
-// kept as floats: their bytes are their 16-bit patterns (interpreter/float_bits.h).
+// kept as floats: their bytes are their 16-bit patterns (runtime/float_bits.h).
 std::vector<Array> bitcast_convert_type(const Op& op, std::span<const Array> args) {
   expect_args(op, args, 1);
   const Array& x = args[0];

@@ -1,4 +1,4 @@
-// Shared helpers of the array kernels (internal to interpreter/kernels/).
+// Shared helpers of the array kernels (internal to runtime/kernels/).
 #pragma once
 
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "interpreter/array.h"
-#include "interpreter/kernels.h"
+#include "runtime/array.h"
+#include "runtime/kernels.h"
 
 namespace tessera::interp::kern {
 

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "interpreter/kernels/util.h"
+#include "runtime/kernels/util.h"
 
 namespace tessera::interp::kern {
 namespace {

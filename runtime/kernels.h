@@ -1,5 +1,6 @@
 // Array kernels: the interpreter's rule for every pure primitive (elementwise
-// math, structural ops, reductions, dot_general, sort, gather, conversions).
+// math, structural ops, reductions, dot_general, sort, gather, conversions);
+// `tessera cost` computes known scalars with them too.
 //
 // The evaluator (interpreter/eval.*) hands a kernel the op and its operands as
 // Arrays (literals already turned into rank-0 Arrays) and gets the results
@@ -10,9 +11,9 @@
 #include <span>
 #include <vector>
 
-#include "interpreter/array.h"
 #include "ir/ir.h"
 #include "ir/primitive.h"
+#include "runtime/array.h"
 
 namespace tessera::interp {
 

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "interpreter/kernels/convert.h"
-#include "interpreter/kernels/util.h"
+#include "runtime/kernels/convert.h"
+#include "runtime/kernels/util.h"
 
 namespace tessera::interp::kern {
 namespace {

@@ -1,11 +1,11 @@
-#include "interpreter/array.h"
+#include "runtime/array.h"
 
 #include <cfloat>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
-#include "interpreter/kernels/convert.h"
+#include "runtime/kernels/convert.h"
 
 namespace tessera::interp {
 namespace {

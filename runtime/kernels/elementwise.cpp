@@ -18,8 +18,8 @@
 #include <limits>
 #include <numbers>
 
-#include "interpreter/float_bits.h"
-#include "interpreter/kernels/util.h"
+#include "runtime/float_bits.h"
+#include "runtime/kernels/util.h"
 
 namespace tessera::interp::kern {
 namespace {

@@ -1,6 +1,6 @@
-#include "interpreter/npy.h"
+#include "runtime/npy.h"
 
-#include "interpreter/float_bits.h"
+#include "runtime/float_bits.h"
 
 #include <cmath>
 #include <cstring>

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/array.h"
+#include "runtime/array.h"
 
 namespace tessera::interp {
 
