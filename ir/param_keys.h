@@ -51,7 +51,6 @@ inline constexpr ParamKey<std::string> msg{"msg"};
 inline constexpr ParamKey<std::string> name{"name"};
 inline constexpr ParamKey<DType> new_dtype{"new_dtype"};
 inline constexpr ParamKey<std::vector<int64_t>> new_sizes{"new_sizes"};
-inline constexpr ParamKey<int64_t> nope{"nope"};
 inline constexpr ParamKey<int64_t> num_carry{"num_carry"};
 inline constexpr ParamKey<int64_t> num_consts{"num_consts"};
 inline constexpr ParamKey<int64_t> num_keys{"num_keys"};
@@ -119,7 +118,6 @@ void for_each_key(F&& f) {
   f(name);
   f(new_dtype);
   f(new_sizes);
-  f(nope);
   f(num_carry);
   f(num_consts);
   f(num_keys);
