@@ -268,43 +268,118 @@ Lost where_unknown(const Body& f, const Var* v, const VarSet& unknown, const std
   return {};
 }
 
+// The Refs of a body and who writes them. A Ref an op makes from another
+// (a Ref view) shares its root, so an effect on the view is one on the root.
+class RefWrites {
+ public:
+  explicit RefWrites(const Body& f) {
+    for (size_t k = 0; k < f.ops().size(); ++k) {
+      const Op& op = f.ops()[k];
+      const Var* base = nullptr;
+      for (const Value& v : op.operands)
+        if (!base && v.is_var() && v.type().is_ref()) base = root(v.var());
+      for (const Var* r : op.results)
+        if (base && r->type.is_ref()) root_[r] = base;
+      for (auto [i, bits] : op_effects(op).on_operand)
+        if ((bits & (kWrite | kAccum)) && op.operands[i].is_var()) last_write_[root(op.operands[i].var())] = k;
+    }
+  }
+  const Var* root(const Var* v) const {
+    auto it = root_.find(v);
+    return it == root_.end() ? v : it->second;
+  }
+  // Whether an op after op k writes the Ref rooted at r.
+  bool written_after(const Var* r, size_t k) const {
+    auto it = last_write_.find(r);
+    return it != last_write_.end() && it->second > k;
+  }
+
+ private:
+  std::unordered_map<const Var*, const Var*> root_;
+  std::unordered_map<const Var*, size_t> last_write_;
+};
+
+// Where each op of a body goes, given which Refs are tainted.
+struct Placing {
+  VarSet unknown;
+  std::vector<Placement> place;
+  std::vector<char> mixed;  // staged whole with some known operands
+  std::unordered_map<size_t, Decision> splits;
+  std::unordered_map<size_t, std::vector<Lost>> inside;  // the rules' lost_inside
+};
+
+// The known part runs before the unknown part, so an op placed there runs
+// out of program order. For values that is harmless; for Refs it is not: a
+// known read after an unknown write would miss it, and an unknown read before
+// a known write would see it. So a Ref (its root) is tainted when an op
+// placed in the unknown part writes it, or reads it while a later op writes
+// it; every op that touches a tainted Ref is placed in the unknown part, in
+// program order. Tainting may make more values unknown, hence the fixpoint.
+// (JAX keeps the same order by treating a Ref an unknown value is written to
+// as unknown: the state rules of jax/_src/state/discharge.py's partial eval.)
+Placing place_ops(const Body& f, const std::vector<char>& known_in) {
+  RefWrites refs(f);
+  VarSet tainted;
+  for (;;) {
+    Placing p{VarSet(f.ops().size() + f.params().size() + 8), std::vector<Placement>(f.ops().size()),
+              std::vector<char>(f.ops().size(), 0), {}, {}};
+    for (size_t i = 0; i < f.params().size(); ++i)
+      if (!known_in[i]) p.unknown.insert(f.params()[i]);
+    bool newly_tainted = false;
+    std::vector<char> unk;
+    for (size_t k = 0; k < f.ops().size(); ++k) {
+      const Op& op = f.ops()[k];
+      unk.assign(op.operands.size(), 0);
+      bool any = false;
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        const Value& v = op.operands[i];
+        unk[i] = v.is_var() && (p.unknown.count(v.var()) || (v.type().is_ref() && tainted.count(refs.root(v.var()))));
+        any |= unk[i];
+      }
+      Placement pl = any ? Placement::unknown : Placement::known;
+      const Op* staged = pl == Placement::unknown ? &op : nullptr;  // what runs in the unknown part
+      if (const PeRule* r = pe_rules().find(*op.prim)) {
+        Decision d = (*r)(op, unk);
+        pl = d.place;
+        staged = pl == Placement::unknown ? &op : nullptr;
+        if (!d.lost_inside.empty()) p.inside.emplace(k, std::move(d.lost_inside));
+        if (pl == Placement::split) {
+          std::vector<char> is_known(op.results.size(), 0);
+          for (int kr : d.known_results) is_known[kr] = 1;
+          for (size_t res = 0; res < op.results.size(); ++res)
+            if (!is_known[res]) p.unknown.insert(op.results[res]);
+          const Decision& split = p.splits.emplace(k, std::move(d)).first->second;
+          staged = split.unknown_op ? &*split.unknown_op : &op;
+        }
+      }
+      p.place[k] = pl;
+      if (pl == Placement::unknown) {
+        for (Var* r : op.results) p.unknown.insert(r);
+        for (char u : unk) p.mixed[k] |= !u;
+      }
+      if (!staged) continue;
+      for (auto [i, bits] : op_effects(*staged).on_operand) {
+        const Value& v = staged->operands[i];
+        if (!v.is_var()) continue;
+        const Var* root = refs.root(v.var());
+        bool reorders = (bits & (kWrite | kAccum)) || ((bits & kRead) && refs.written_after(root, k));
+        if (reorders && tainted.insert(root)) newly_tainted = true;
+      }
+    }
+    if (!newly_tainted) return p;
+  }
+}
+
 Split partial_eval_body(const Body& f, const SplitRequest& req) {
   const std::vector<char>& known_in = req.known_in;
   const std::vector<char>& force_unknown_out = req.force_unknown_out;
-  VarSet unknown(f.ops().size() + f.params().size() + 8);
-  for (size_t p = 0; p < f.params().size(); ++p)
-    if (!known_in[p]) unknown.insert(f.params()[p]);
+  Placing placing = place_ops(f, known_in);
+  VarSet& unknown = placing.unknown;
   auto is_unknown = [&](const Value& v) { return v.is_var() && unknown.count(v.var()); };
-
-  std::vector<Placement> place(f.ops().size());
-  std::vector<char> mixed(f.ops().size(), 0);  // staged whole with some known operands
-  std::unordered_map<size_t, Decision> splits;
-  std::unordered_map<size_t, std::vector<Lost>> inside;  // the rules' lost_inside
-  std::vector<char> unk;
-  for (size_t k = 0; k < f.ops().size(); ++k) {
-    const Op& op = f.ops()[k];
-    unk.assign(op.operands.size(), 0);
-    bool any = false;
-    for (size_t i = 0; i < op.operands.size(); ++i) unk[i] = is_unknown(op.operands[i]), any |= unk[i];
-    Placement pl = any ? Placement::unknown : Placement::known;
-    if (const PeRule* r = pe_rules().find(*op.prim)) {
-      Decision d = (*r)(op, unk);
-      pl = d.place;
-      if (!d.lost_inside.empty()) inside.emplace(k, std::move(d.lost_inside));
-      if (pl == Placement::split) {
-        std::vector<char> is_known(op.results.size(), 0);
-        for (int kr : d.known_results) is_known[kr] = 1;
-        for (size_t res = 0; res < op.results.size(); ++res)
-          if (!is_known[res]) unknown.insert(op.results[res]);
-        splits.emplace(k, std::move(d));
-      }
-    }
-    place[k] = pl;
-    if (pl == Placement::unknown) {
-      for (Var* r : op.results) unknown.insert(r);
-      for (char u : unk) mixed[k] |= !u;
-    }
-  }
+  std::vector<Placement>& place = placing.place;
+  std::vector<char>& mixed = placing.mixed;
+  std::unordered_map<size_t, Decision>& splits = placing.splits;
+  std::unordered_map<size_t, std::vector<Lost>>& inside = placing.inside;
   // The operands of op k in the unknown part: a split's unknown op, or the op.
   auto unknown_operands = [&](size_t k) -> const std::vector<Value>& {
     if (place[k] == Placement::split)

@@ -988,6 +988,59 @@ func @main(%x: f32[8], %y: f32[8], %z: f32[8]) -> (f32[8], f32[8], f32[8]) {
   require_close(kout[1], want[2]);
 }
 
+// The known part runs before the unknown part, so ops on a Ref stay in one
+// part, in program order, once an unknown op writes it (a later read would miss
+// the write) or reads it before a known write (it would see the write early).
+TEST_CASE("partial_eval: a Ref an unknown op writes, or reads before a known write, stays in program order") {
+  Module raw = parse(R"(
+func @main(%r: ref<f32[4], vmem>, %t: f32[4]) -> f32[4] {
+  %old = swap %r[:], %t
+  %v = get %r[:]
+  %w = exp %v
+  return %w
+})");
+  PassOptions o;
+  o.values["known"] = "0";
+  Module out = partial_eval_pass(raw, o);
+  require_verifies(out);
+  CHECK(out.find("main_known")->ops().empty());  // the read follows the unknown write
+  REQUIRE(out.find("main_unknown")->ops().size() == 3);
+  auto in = random_inputs(*raw.entry(), 5);
+  auto want = interp::run_function(raw, "main", in);
+  auto got = interp::run_function(out, "main_unknown", in);
+  REQUIRE(got.size() == 1);
+  require_close(got[0], want[0]);
+
+  Module war = parse(R"(
+func @main(%r: ref<f32[4], vmem>, %k: f32[4], %i: i32) -> (f32, f32[4]) {
+  %v = get %r[%i]
+  %old = swap %r[:], %k
+  %e = exp %k
+  return %v, %e
+})");
+  o.values["known"] = "0|1";
+  out = partial_eval_pass(war, o);
+  require_verifies(out);
+  const Body& known = *out.find("main_known");
+  const Body& unknown = *out.find("main_unknown");
+  REQUIRE(known.ops().size() == 1);  // exp only: the write waits for the unknown read
+  CHECK(known.ops()[0].name() == "exp");
+  REQUIRE(unknown.ops().size() == 2);
+  CHECK(unknown.ops()[0].name() == "get");
+  CHECK(unknown.ops()[1].name() == "swap");
+
+  // Reads the unknown part makes with no later write need no ordering.
+  Module late = parse(R"(
+func @main(%r: ref<f32[4], vmem>, %k: f32[4], %i: i32) -> f32 {
+  %old = swap %r[:], %k
+  %v = get %r[%i]
+  return %v
+})");
+  out = partial_eval_pass(late, o);
+  CHECK(out.find("main_known")->ops().size() == 1);
+  CHECK(out.find("main_unknown")->ops().size() == 1);
+}
+
 // kernel_split's where_mixed, which linearize's error names: following the
 // taint of an output back to where it meets untainted data (an `add` of a
 // tangent and a primal value), or, when it only passed through a Ref, to the
