@@ -144,6 +144,9 @@ int64_t count_ops(const Body& body) {
   return n;
 }
 
+// Whether the kernel gets the linear passes instead of O3 (codegen.h).
+bool past_o3_bound(const Body& kernel) { return count_ops(kernel) > kMaxO3Ops; }
+
 void KernelBuilder::make_function(const std::string& symbol) {
   llvm::LLVMContext& ctx = module_.getContext();
   bool gpu = o_.target == Target::nvptx;
@@ -154,7 +157,7 @@ void KernelBuilder::make_function(const std::string& symbol) {
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, symbol, module_);
   if (gpu) fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  if (count_ops(*g_.kernel) > kMaxO3Ops) fn_->addFnAttr(kLinearPassesAttr);
+  if (past_o3_bound(*g_.kernel)) fn_->addFnAttr(kLinearPassesAttr);
   // Without input_output_aliases no two pointers overlap: `noalias` lets the
   // host loops vectorize and NVPTX use the read-only cache for inputs.
   // An input the kernel writes (a transposed kernel zeroing the cotangent
@@ -605,13 +608,15 @@ int64_t largest_value(const Body& body) {
 }
 
 // Threads per CTA: a power of two from 32 (one warp) up to
-// LowerOptions::threads, the fewest that give every thread one run of
-// kVectorRun elements of the kernel's largest value (for_each_element); so
-// only kernels of small blocks (under 1,024 elements at the default 256)
-// launch fewer threads, and more of their CTAs fit on an SM.
+// LowerOptions::threads, the fewest that give every thread one run of the
+// kernel's largest value (for_each_element: kVectorRun elements, or one in a
+// kernel past kMaxO3Ops, whose element loops have no runs); so only kernels
+// of small blocks (under 1,024 elements at the default 256) launch fewer
+// threads, and more of their CTAs fit on an SM.
 int KernelBuilder::choose_threads() const {
   if (o_.target != Target::nvptx) return 1;
-  int64_t runs = (largest_value(*g_.kernel) + Lowering::kVectorRun - 1) / Lowering::kVectorRun;
+  int64_t run = past_o3_bound(*g_.kernel) ? 1 : Lowering::kVectorRun;
+  int64_t runs = (largest_value(*g_.kernel) + run - 1) / run;
   int threads = 32;
   while (threads < runs && threads < o_.threads) threads *= 2;
   return std::min(threads, o_.threads);

@@ -170,3 +170,16 @@ TEST_CASE("a kernel past O3's size bound calls libdevice's math once simplified,
   CHECK(count(ptx, ".visible .func  (.param .b32 func_retval0) __nv_tanhf(") == 1);
   CHECK(count(ptx, "call.uni") == 125);
 }
+
+TEST_CASE("a kernel past O3's size bound launches a thread per element of its largest block") {
+  // Blocks of 2 x 128: without runs of kVectorRun each of 256 threads takes
+  // one element; with them only 64 threads would have work.
+  std::string text = bench::generate_module(1'000).text;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"8,128", "2,128"}, {"(8, 128)", "(2, 128)"}, {"[0:8", "[0:2"}, {"64,128", "16,128"}})
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+  Module m = parse_module(text, "small_blocks.tsr");
+  REQUIRE(verify_module(m).empty());
+  std::string ir = ll::emit_llvm_text(m, *m.entry(), "nvptx", 80);
+  CHECK(ir.find("tessera-linear-passes") != std::string::npos);
+  CHECK(ir.find("!\"maxntidx\", i32 256}") != std::string::npos);
+}
