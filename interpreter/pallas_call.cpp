@@ -108,6 +108,14 @@ class PallasRun {
   // when `fill` is false); past the memory limit, the error names `what`.
   Array new_buffer(DType d, const Shape& shape, bool fill, const std::string& what) const;
   void run_core(int core);
+  KernelFrame kernel_frame() const;
+  void run_kernel(std::vector<Val>& args, Ctx& cc, const std::vector<int64_t>& point);
+  // Revisiting: per output, where each block's visit began and ended.
+  struct Visit {
+    std::vector<int64_t> first, last;
+  };
+  using Visits = std::unordered_map<std::vector<int64_t>, Visit, VecHash>;
+  void check_revisit(int j, const Block& b, bool carried, const std::vector<int64_t>& point, Visits& seen) const;
   std::vector<Block> blocks_at(const std::vector<int64_t>& point, Ctx& cc);
   void copy_in(int j, const Block& b, Ctx& cc, const std::vector<int64_t>& point);
   void copy_out(int j, const Block& b, Ctx& cc, const std::vector<int64_t>& point);
@@ -434,13 +442,7 @@ void PallasRun::fill_unwritten(int j) {
   buf.data = filled;
 }
 
-void PallasRun::run_core(int core) {
-  GridOrder::Range steps = order_.core_steps(core, m_.cores());
-  int64_t first = steps.first, last = steps.last;
-  if (first >= last) return;
-  Ctx cc = ctx_;
-  cc.core = core;
-  cc.scope = &op_;
+KernelFrame PallasRun::kernel_frame() const {
   KernelFrame frame;
   frame.kernel = "@" + g_.kernel->name();
   frame.grid = grid_;
@@ -449,6 +451,43 @@ void PallasRun::run_core(int core) {
   frame.collective_id = op_.has(keys::collective_id) && std::holds_alternative<int64_t>(op_.param("collective_id"))
                             ? op_.param(keys::collective_id)
                             : -1;
+  return frame;
+}
+
+void PallasRun::run_kernel(std::vector<Val>& args, Ctx& cc, const std::vector<int64_t>& point) {
+  try {
+    in_.eval(*g_.kernel, args, cc);
+  } catch (const tpu::TaskFailure&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(e.loc(), e.message() + " (in kernel @" + g_.kernel->name() + at(point, cc) + ")");
+  }
+}
+
+// A carried block continues its visit; a new one must not have been visited
+// before on this core (on a TPU it would start from a block already written
+// back).
+void PallasRun::check_revisit(int j, const Block& b, bool carried, const std::vector<int64_t>& point, Visits& seen) const {
+  if (carried) {
+    seen[b.place].last = point;
+    return;
+  }
+  auto f = seen.find(b.place);
+  if (f != seen.end())
+    throw Error(op_.loc, "Revisited block " + region_str(b.region) + " of output " + maps_[j].short_name + " in iteration " +
+                             ints_str(point) + ". The block was previously visited in iterations " +
+                             ints_str(f->second.first) + " through " + ints_str(f->second.last) + " ." + kernel_note());
+  seen[b.place] = Visit{point, point};
+}
+
+void PallasRun::run_core(int core) {
+  GridOrder::Range steps = order_.core_steps(core, m_.cores());
+  int64_t first = steps.first, last = steps.last;
+  if (first >= last) return;
+  Ctx cc = ctx_;
+  cc.core = core;
+  cc.scope = &op_;
+  KernelFrame frame = kernel_frame();
   cc.kernel = &frame;
   int rank = static_cast<int>(grid_.size());
   std::vector<int64_t> loop = order_.coords(first);
@@ -463,11 +502,7 @@ void PallasRun::run_core(int core) {
     if (!args[p].ref) throw Error(op_.loc, "pallas_call: no buffer for kernel parameter " + std::to_string(p));
 
   int nin = g_.num_inputs();
-  // Revisiting: per output, the block visited last and every block left behind.
-  struct Visit {
-    std::vector<int64_t> first, last;
-  };
-  std::vector<std::unordered_map<std::vector<int64_t>, Visit, VecHash>> visited(g_.num_outputs());
+  std::vector<Visits> visited(g_.num_outputs());
 
   Timeline* tl = in_.timeline();
   std::optional<Timeline::Span> call_event;
@@ -502,31 +537,13 @@ void PallasRun::run_core(int core) {
     };
     for (int j = 0; j < nin; ++j)
       if (!maps_[j].any && residency(j).copy_in) copy_in(j, cur[j], cc, point);
-    try {
-      in_.eval(*g_.kernel, args, cc);
-    } catch (const tpu::TaskFailure&) {
-      throw;
-    } catch (const Error& e) {
-      throw Error(e.loc(), e.message() + " (in kernel @" + g_.kernel->name() + at(point, cc) + ")");
-    }
+    run_kernel(args, cc, point);
     for (int o = 0; o < g_.num_outputs(); ++o) {
       int j = nin + o;
       if (maps_[j].any) continue;
       StepResidency r = residency(j);
       if (r.copy_out) copy_out(j, cur[j], cc, point);
-      if (maps_[j].aliased) continue;
-      // A carried block is the same visit; a block left behind must not come back.
-      auto& seen = visited[o];
-      if (r.carried) {
-        seen[cur[j].place].last = point;
-        continue;
-      }
-      auto f = seen.find(cur[j].place);
-      if (f != seen.end())
-        throw Error(op_.loc, "Revisited block " + region_str(cur[j].region) + " of output " + maps_[j].short_name +
-                                 " in iteration " + ints_str(point) + ". The block was previously visited in iterations " +
-                                 ints_str(f->second.first) + " through " + ints_str(f->second.last) + " ." + kernel_note());
-      seen[cur[j].place] = Visit{point, point};
+      if (!maps_[j].aliased) check_revisit(j, cur[j], r.carried, point, visited[o]);
     }
     prev = std::move(cur);
     cur = std::move(next);
