@@ -1,13 +1,12 @@
 // pallas_call as Pallas's TPU interpret mode runs it
 // (jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py): the call's
 // inputs and outputs live in HBM buffers (padded to whole blocks); each core
-// walks its share of the grid;
-// before an iteration an input block is copied into its kernel buffer if its
-// start indices changed (or on the core's first iteration); after it, an output
-// block is copied back if the next iteration's start indices differ (or on the
-// core's last iteration). Refs in `any` / `hbm` memory are the HBM buffers
-// themselves. Errors name the kernel, the operand, the grid point and the
-// block index.
+// walks its share of the grid, and copies blocks between the HBM buffers and
+// the kernel buffers as the grid schedule of ir/grid_schedule.h says (an
+// input block in at the core's first step and whenever it moves, an output
+// block out whenever it is about to move and after the core's last step).
+// Refs in `any` / `hbm` memory are the HBM buffers themselves. Errors name
+// the kernel, the operand, the grid point and the block index.
 #include <algorithm>
 #include <fstream>
 #include <optional>
@@ -18,6 +17,7 @@
 #include "interpreter/axis_order.h"
 #include "interpreter/eval.h"
 #include "ir/grid_mapping.h"
+#include "ir/grid_schedule.h"
 
 namespace tessera::interp {
 namespace {
@@ -36,17 +36,7 @@ struct VecHash {
 struct Block {
   std::vector<int64_t> index;  // what the index map returned
   Region region;               // in the padded HBM buffer
-  bool operator==(const Block& o) const {
-    if (region.size() != o.region.size()) return false;
-    for (size_t d = 0; d < region.size(); ++d)
-      if (region[d].start != o.region[d].start || region[d].size != o.region[d].size) return false;
-    return true;
-  }
-  std::vector<int64_t> key() const {
-    std::vector<int64_t> k;
-    for (const Sel& s : region) k.insert(k.end(), {s.start, s.size});
-    return k;
-  }
+  std::vector<int64_t> place;  // (start, size) per dim: what the grid schedule compares
 };
 
 struct Mapping {
@@ -118,6 +108,14 @@ class PallasRun {
   // when `fill` is false); past the memory limit, the error names `what`.
   Array new_buffer(DType d, const Shape& shape, bool fill, const std::string& what) const;
   void run_core(int core);
+  KernelFrame kernel_frame() const;
+  void run_kernel(std::vector<Val>& args, Ctx& cc, const std::vector<int64_t>& point);
+  // Revisiting: per output, where each block's visit began and ended.
+  struct Visit {
+    std::vector<int64_t> first, last;
+  };
+  using Visits = std::unordered_map<std::vector<int64_t>, Visit, VecHash>;
+  void check_revisit(int j, const Block& b, bool carried, const std::vector<int64_t>& point, Visits& seen) const;
   std::vector<Block> blocks_at(const std::vector<int64_t>& point, Ctx& cc);
   void copy_in(int j, const Block& b, Ctx& cc, const std::vector<int64_t>& point);
   void copy_out(int j, const Block& b, Ctx& cc, const std::vector<int64_t>& point);
@@ -143,14 +141,14 @@ class PallasRun {
   GridMapping g_;
 
   std::vector<int64_t> grid_;
+  GridOrder order_;              // ir/grid_schedule.h
   std::vector<AxisOrder> perm_;  // per grid axis
-  int64_t iterations_ = 1, per_core_ = 0;
   std::vector<Mapping> maps_;
   std::vector<tpu::BufferRef> hbm_;          // per mapping: its HBM buffer
   std::vector<tpu::BufferRef> kernel_bufs_;  // per kernel param (core 0's; others by id)
   std::vector<tpu::BufferRef> owned_;        // freed at the end
   std::vector<tpu::BufferRef> scalar_bufs_;  // SMEM scalar prefetch (core 0's)
-  // Per mapping with lazy_fill: the regions (Block::key) of the blocks copied out.
+  // Per mapping with lazy_fill: the places of the blocks copied out.
   std::vector<std::unordered_set<std::vector<int64_t>, VecHash>> written_;
 
   void fill_unwritten(int j);
@@ -170,32 +168,17 @@ void PallasRun::setup_grid() {
     if (grid_[d] > INT32_MAX)
       throw Error(op_.loc, "pallas_call: grid size " + std::to_string(grid_[d]) + " on axis " + std::to_string(d) +
                                " does not fit the i32 program ids" + kernel_note());
+  if (!parallel_axes_form_prefix(g_))
+    throw Error(op_.loc, "pallas_call: Dimensions with parallel semantics must form a prefix of the grid" + kernel_note());
+  std::optional<GridOrder> order = grid_order(g_, grid_);
+  if (!order) throw Error(op_.loc, "pallas_call: the grid " + ints_str(grid_) + " has more than 2^63 points" + kernel_note());
+  order_ = std::move(*order);
   int rank = static_cast<int>(grid_.size());
-  std::vector<bool> par(rank);
-  for (int d = 0; d < rank; ++d) par[d] = g_.is_parallel(d) && !g_.dimension_semantics.empty();
-  for (int d = 1; d < rank; ++d)
-    if (par[d] && !par[d - 1])
-      throw Error(op_.loc, "pallas_call: Dimensions with parallel semantics must form a prefix of the grid" + kernel_note());
-  iterations_ = 1;
-  int64_t parallel = 1;
-  for (int d = 0; d < rank; ++d) {
-    if (__builtin_mul_overflow(iterations_, grid_[d], &iterations_))
-      throw Error(op_.loc, "pallas_call: the grid " + ints_str(grid_) + " has more than 2^63 points" + kernel_note());
-    if (par[d]) parallel *= grid_[d];
-  }
   perm_.assign(rank, {});
   if (in_.opts().grid_seed) {
     std::mt19937_64 rng(*in_.opts().grid_seed);
-    for (int d = 0; d < rank; ++d)
-      if (par[d]) perm_[d] = AxisOrder(grid_[d], rng);
+    for (int d = 0; d < order_.parallel; ++d) perm_[d] = AxisOrder(grid_[d], rng);
   }
-  int cores = m_.cores();
-  if (iterations_ == 0) {
-    per_core_ = 0;
-    return;
-  }
-  int64_t points_per_core = (parallel + cores - 1) / cores;
-  per_core_ = points_per_core * (iterations_ / parallel);
 }
 
 void PallasRun::setup_mappings() {
@@ -359,6 +342,7 @@ std::vector<Block> PallasRun::blocks_at(const std::vector<int64_t>& point, Ctx& 
                                  std::to_string(extent[d].size) + " for a BoundedSlice(" + std::to_string(dim.size) + ") dim" +
                                  at(point, cc) + kernel_note());
       blk.region.push_back(Sel{extent[d].start, extent[d].size, 1, dim.kind != BlockDimKind::Squeezed});
+      blk.place.insert(blk.place.end(), {extent[d].start, extent[d].size});
     }
     blk.index = std::move(idx);
   }
@@ -440,7 +424,7 @@ void PallasRun::copy_out(int j, const Block& b, Ctx& cc, const std::vector<int64
   Array data = mp.bounded ? read_region(src->data, kr) : src->data;
   if (region_is_full(b.region, dst.data.shape())) dst.data = data.reshaped(dst.data.shape());
   else write_region(dst.writable(), b.region, data.reshaped(region_shape(b.region)));
-  if (mp.lazy_fill) written_[j].insert(b.key());
+  if (mp.lazy_fill) written_[j].insert(b.place);
 }
 
 // At exit: a lazily filled output gets uninitialized values wherever no block
@@ -458,12 +442,7 @@ void PallasRun::fill_unwritten(int j) {
   buf.data = filled;
 }
 
-void PallasRun::run_core(int core) {
-  int64_t first = core * per_core_, last = std::min<int64_t>((core + 1) * per_core_, iterations_);
-  if (first >= last) return;
-  Ctx cc = ctx_;
-  cc.core = core;
-  cc.scope = &op_;
+KernelFrame PallasRun::kernel_frame() const {
   KernelFrame frame;
   frame.kernel = "@" + g_.kernel->name();
   frame.grid = grid_;
@@ -472,16 +451,46 @@ void PallasRun::run_core(int core) {
   frame.collective_id = op_.has(keys::collective_id) && std::holds_alternative<int64_t>(op_.param("collective_id"))
                             ? op_.param(keys::collective_id)
                             : -1;
+  return frame;
+}
+
+void PallasRun::run_kernel(std::vector<Val>& args, Ctx& cc, const std::vector<int64_t>& point) {
+  try {
+    in_.eval(*g_.kernel, args, cc);
+  } catch (const tpu::TaskFailure&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(e.loc(), e.message() + " (in kernel @" + g_.kernel->name() + at(point, cc) + ")");
+  }
+}
+
+// A carried block continues its visit; a new one must not have been visited
+// before on this core (on a TPU it would start from a block already written
+// back).
+void PallasRun::check_revisit(int j, const Block& b, bool carried, const std::vector<int64_t>& point, Visits& seen) const {
+  if (carried) {
+    seen[b.place].last = point;
+    return;
+  }
+  auto f = seen.find(b.place);
+  if (f != seen.end())
+    throw Error(op_.loc, "Revisited block " + region_str(b.region) + " of output " + maps_[j].short_name + " in iteration " +
+                             ints_str(point) + ". The block was previously visited in iterations " +
+                             ints_str(f->second.first) + " through " + ints_str(f->second.last) + " ." + kernel_note());
+  seen[b.place] = Visit{point, point};
+}
+
+void PallasRun::run_core(int core) {
+  GridOrder::Range steps = order_.core_steps(core, m_.cores());
+  int64_t first = steps.first, last = steps.last;
+  if (first >= last) return;
+  Ctx cc = ctx_;
+  cc.core = core;
+  cc.scope = &op_;
+  KernelFrame frame = kernel_frame();
   cc.kernel = &frame;
   int rank = static_cast<int>(grid_.size());
-  std::vector<int64_t> loop(rank);
-  {
-    int64_t rest = first;
-    for (int d = rank - 1; d >= 0; --d) {
-      loop[d] = rest % grid_[d];
-      rest /= grid_[d];
-    }
-  }
+  std::vector<int64_t> loop = order_.coords(first);
   auto point_of = [&](const std::vector<int64_t>& l) {
     std::vector<int64_t> p(rank);
     for (int d = 0; d < rank; ++d) p[d] = perm_[d].at(l[d]);
@@ -493,12 +502,7 @@ void PallasRun::run_core(int core) {
     if (!args[p].ref) throw Error(op_.loc, "pallas_call: no buffer for kernel parameter " + std::to_string(p));
 
   int nin = g_.num_inputs();
-  // Revisiting: per output, the block visited last and every block left behind.
-  struct Visit {
-    std::vector<int64_t> first, last;
-  };
-  std::vector<std::unordered_map<std::vector<int64_t>, Visit, VecHash>> visited(g_.num_outputs());
-  std::vector<std::vector<int64_t>> current_key(g_.num_outputs());
+  std::vector<Visits> visited(g_.num_outputs());
 
   Timeline* tl = in_.timeline();
   std::optional<Timeline::Span> call_event;
@@ -521,40 +525,25 @@ void PallasRun::run_core(int core) {
     std::vector<int64_t> next_loop = loop, next_point;
     std::vector<Block> next;
     if (has_next) {
-      for (int d = rank - 1; d >= 0; --d) {
-        if (++next_loop[d] < grid_[d]) break;
-        next_loop[d] = 0;
-      }
+      order_.advance(next_loop);
       next_point = point_of(next_loop);
       next = blocks_at(next_point, cc);
     }
+    // What the grid schedule does with each block at this step (ir/grid_schedule.h).
+    auto residency = [&](int j) {
+      static const std::vector<int64_t> none;
+      return residency_at(it == first, !has_next, it == first ? none : prev[j].place, cur[j].place,
+                          has_next ? next[j].place : none);
+    };
     for (int j = 0; j < nin; ++j)
-      if (!maps_[j].any && (it == first || !(cur[j] == prev[j]))) copy_in(j, cur[j], cc, point);
-    try {
-      in_.eval(*g_.kernel, args, cc);
-    } catch (const tpu::TaskFailure&) {
-      throw;
-    } catch (const Error& e) {
-      throw Error(e.loc(), e.message() + " (in kernel @" + g_.kernel->name() + at(point, cc) + ")");
-    }
+      if (!maps_[j].any && residency(j).copy_in) copy_in(j, cur[j], cc, point);
+    run_kernel(args, cc, point);
     for (int o = 0; o < g_.num_outputs(); ++o) {
       int j = nin + o;
       if (maps_[j].any) continue;
-      if (!has_next || !(cur[j] == next[j])) copy_out(j, cur[j], cc, point);
-      if (maps_[j].aliased) continue;
-      std::vector<int64_t> key = cur[j].key();
-      auto& seen = visited[o];
-      if (it != first && key == current_key[o]) {
-        seen[key].last = point;
-        continue;
-      }
-      auto f = seen.find(key);
-      if (f != seen.end())
-        throw Error(op_.loc, "Revisited block " + region_str(cur[j].region) + " of output " + maps_[j].short_name +
-                                 " in iteration " + ints_str(point) + ". The block was previously visited in iterations " +
-                                 ints_str(f->second.first) + " through " + ints_str(f->second.last) + " ." + kernel_note());
-      seen[key] = Visit{point, point};
-      current_key[o] = std::move(key);
+      StepResidency r = residency(j);
+      if (r.copy_out) copy_out(j, cur[j], cc, point);
+      if (!maps_[j].aliased) check_revisit(j, cur[j], r.carried, point, visited[o]);
     }
     prev = std::move(cur);
     cur = std::move(next);

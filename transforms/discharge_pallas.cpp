@@ -44,6 +44,7 @@
 #include "ir/control_views.h"
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
+#include "ir/grid_schedule.h"
 #include "transforms/discharge_internal.h"
 
 namespace tessera::discharge {
@@ -223,29 +224,61 @@ Value write_block(Builder& b, Value arr, const Mapping& mp, const std::vector<Va
   return b.emit1("dynamic_update_slice", ops);
 }
 
-// An input block whose buffer persists between steps. The TPU pipeline (and
-// the interpreter, after jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py)
-// copies an input block into its buffer only at the first grid step and when
-// the block's start changes, and never copies it back: the kernel's writes are
-// seen by the later steps that stay on the same block, and by nobody else; and
-// an aliased input keeps the contents it was copied in with while the output
-// writes the shared buffer. So the loop carries the block buffer and the
-// previous starts, and refills the buffer only when the starts change.
-struct ResidentInput {
-  int block_carry = -1;              // the block buffer (the whole array when whole)
-  std::vector<int> start_carry;      // per dim: the previous start; -1 where it is a literal
+// The grid schedule's rules (ir/grid_schedule.h) built as i1 ops into a body;
+// constants fold.
+struct IrAlgebra {
+  using Bool = Value;
+  using Int = Value;
+  Builder* b;
+
+  static bool is(const Value& v, bool which) { return v.is_literal() && (v.literal().as_int() != 0) == which; }
+  Bool truth(bool v) const { return Literal::of_int(DType::i1, v); }
+  Bool any(Bool x, Bool y) const {
+    if (is(x, true) || is(y, false)) return x;
+    if (is(y, true) || is(x, false)) return y;
+    return b->emit1("or", {x, y});
+  }
+  Bool all(Bool x, Bool y) const {
+    if (is(x, false) || is(y, true)) return x;
+    if (is(y, false) || is(x, true)) return y;
+    return b->emit1("and", {x, y});
+  }
+  Bool negate(Bool x) const { return x.is_literal() ? truth(!is(x, true)) : b->emit1("not", {x}); }
+  Bool compare(const char* prim, const Int& x, const Int& y, bool literal_result) const {
+    if (x.is_literal() && y.is_literal()) return truth(literal_result);
+    return b->emit1(prim, {x, y});
+  }
+  Bool differ(const Int& x, const Int& y) const { return compare("ne", x, y, lit(x) != lit(y)); }
+  Bool equal(const Int& x, const Int& y) const { return compare("eq", x, y, lit(x) == lit(y)); }
+  Bool less(const Int& x, const Int& y) const { return compare("lt", x, y, lit(x) < lit(y)); }
+  Int plus(const Int& x, int64_t k) const {
+    if (k == 0) return x;
+    if (x.is_literal()) return Literal::of_int(DType::i32, x.literal().as_int() + k);
+    return b->emit1("add", {x, Literal::of_int(DType::i32, k)});
+  }
+
+ private:
+  static int64_t lit(const Value& v) { return v.is_literal() ? v.literal().as_int() : 0; }
 };
 
-// An output aliased to an input keeps its block in its own buffer too, and
-// the pipeline copies it back into the shared array only when its start is
-// about to change (and after the last step): until then an aliased input
-// block read from the array sees the array without it. So the loop carries
-// the block buffer and the previous starts, writes the buffer back at the
-// previous starts when the starts change, and once more after the loop.
-using ResidentOutput = ResidentInput;
+// A block whose kernel buffer the loop carries from step to step, as the grid
+// schedule keeps it resident: refilled (an input) or written back (an output)
+// only when the block moves. The TPU pipeline (and the interpreter, after
+// jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py) copies an input
+// block in only at the first grid step and when it moves, and never back: the
+// kernel's writes are seen by the later steps that stay on the block and by
+// nobody else, and an aliased input keeps what it was copied in with while
+// the output writes the shared buffer. An output aliased to an input goes
+// back into the shared array only when it is about to move (and after the
+// last step): until then an aliased input block read from the array sees the
+// array without it.
+struct ResidentBlock {
+  int block_carry = -1;          // the block buffer (the whole array when whole)
+  std::vector<int> start_carry;  // per dim: the previous start; -1 where it is a literal
+};
 
 // The starts the block had at the previous step: carried, or literal.
-std::vector<Value> previous_starts(const ResidentInput& r, const std::vector<Value>& kparams, const std::vector<Value>& starts) {
+std::vector<Value> previous_starts(const ResidentBlock& r, const std::vector<Value>& kparams, const std::vector<Value>& starts) {
   std::vector<Value> prev;
   for (size_t d = 0; d < r.start_carry.size(); ++d) prev.push_back(r.start_carry[d] >= 0 ? kparams[r.start_carry[d]] : starts[d]);
   return prev;
@@ -253,315 +286,419 @@ std::vector<Value> previous_starts(const ResidentInput& r, const std::vector<Val
 
 bool kernel_writes(const Effects& fx, int param) { return fx.writes(param) || fx.accums(param); }
 
-// The block the kernel sees at this step: the carried buffer while the starts
-// stay put, a fresh read of `src` at the first step and after a move.
-Value resident_block(Builder& lb, Value iv, const ResidentInput& w, const std::vector<Value>& kparams,
-                     const std::vector<Value>& starts, Value fresh) {
-  Value moved = lb.emit1("eq", {iv, Literal::of_int(DType::i32, 0)});
-  for (size_t d = 0; d < w.start_carry.size(); ++d)
-    if (w.start_carry[d] >= 0) moved = lb.emit1("or", {moved, lb.emit1("ne", {starts[d], kparams[w.start_carry[d]]})});
-  return lb.emit1("select_n", {moved, kparams[w.block_carry], fresh});
-}
+// A pallas_call lowered to one `for` loop over its grid, section by section:
+// the loop's operands (constants, carries) outside it, then its body (program
+// ids, block starts, the kernel's parameters, the kernel, the next carries),
+// then the loop and its results.
+class CallLowering {
+ public:
+  CallLowering(Discharger& d, const Op& op, Builder& b, Env& env)
+      : d_(d), op_(op), b_(b), env_(env), g_(grid_mapping(op)), nin_(g_.num_inputs()), nout_(g_.num_outputs()),
+        nsp_(g_.num_scalar_prefetch()), w_(make_body(g_.name.empty() ? "grid_loop" : g_.name + "_grid", BodyKind::fn)),
+        lb_(*w_) {}
 
-void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) {
-  GridMapping g = grid_mapping(op);
-  int rank = g.grid_rank(), nin = g.num_inputs(), nout = g.num_outputs(), nsp = g.num_scalar_prefetch();
-  std::vector<Mapping> maps;
-  for (int m = 0; m < nin + nout; ++m) maps.push_back(mapping_of(op, g, m));
-
-  // Grid sizes and the trip count, outside the loop.
-  std::vector<Value> dyn_sizes;
-  for (int j = 0; j < g.num_dynamic; ++j) dyn_sizes.push_back(to_i32(b, d.val(op.operands[j], env, op)));
-  Value total;
-  {
-    int64_t static_total = 1;
-    bool have_dyn = false;
-    int dj = 0;
-    for (int64_t s : g.grid) {
-      if (s >= 0) {
-        static_total = saturating_mul(static_total, s);
-        continue;
-      }
-      total = have_dyn ? b.emit1("mul", {total, dyn_sizes[dj]}) : dyn_sizes[dj];
-      have_dyn = true, ++dj;
-    }
-    // The loop counter is i32 like program ids (jax/_src/pallas/pallas_call.py
-    // discharges to a fori_loop over the grid's product).
-    if (static_total > std::numeric_limits<int32_t>::max())
-      throw Error(op.loc, "discharge: the grid of pallas_call " + g.name + " has " + std::to_string(static_total) +
-                              " points, more than the i32 loop counter of the discharged loop can count (2^31 - 1)");
-    if (!have_dyn) total = Literal::of_int(DType::i32, static_total);
-    else if (static_total != 1) total = b.emit1("mul", {total, Literal::of_int(DType::i32, static_total)});
+  void run() {
+    for (int m = 0; m < nin_ + nout_; ++m) maps_.push_back(mapping_of(op_, g_, m));
+    trip_count();
+    read_aliases();
+    read_inputs();
+    plan_constants();
+    plan_carries();
+    open_body();
+    program_ids();
+    all_block_starts();
+    for (int i = 0; i < nin_; ++i)
+      if (resident_[i] && !maps_[i].whole) carry_starts(*resident_[i], starts_[i], kname(g_.input_param(i)));
+    for (int o = 0; o < nout_; ++o)
+      if (lazy_[o]) carry_starts(*lazy_[o], starts_[nin_ + o], kname(g_.output_param(o)));
+    bind_kernel();
+    d_.run_ops(*g_.kernel, lb_, kenv_);
+    close_body();
+    emit_loop();
   }
 
-  // Which input feeds which output.
-  std::vector<int> alias_of_input(nin, -1), alias_of_output(nout, -1);
-  for (auto [i, o] : g.aliases) {
-    if (i < 0 || i >= nin || o < 0 || o >= nout) throw Error(op.loc, "discharge: pallas_call alias out of range");
-    alias_of_input[i] = static_cast<int>(o);
-    alias_of_output[o] = static_cast<int>(i);
-  }
+ private:
+  void trip_count();
+  void read_aliases();
+  void read_inputs();
+  void plan_constants();
+  void plan_carries();
+  void open_body();
+  std::vector<std::string> const_names() const;
+  std::vector<std::string> carry_names() const;
+  void program_ids();
+  void all_block_starts();
+  void carry_starts(ResidentBlock& r, const std::vector<Value>& starts, const std::string& name);
+  void bind_kernel();
+  void bind_outputs();
+  void bind_inputs();
+  Value resident_input(const ResidentBlock& r, const std::vector<Value>& starts, Value fresh);
+  void close_body();
+  void emit_loop();
+
   // An aliased pair of whole-array any/hbm blocks is one buffer seen through
   // two kernel parameters.
-  auto shares_output_buffer = [&](int i) {
-    int o = alias_of_input[i];
-    return o >= 0 && maps[i].whole && maps[nin + o].whole && whole_space(g.in_specs[i].mem) &&
-           whole_space(g.out_specs[o].mem);
-  };
-  std::vector<Value> in_vals(nin);
-  std::vector<int> ref_slot(nin, -1);
-  for (int i = 0; i < nin; ++i) {
-    const Value& v = op.operands[g.input_operand(i)];
-    if (v.type().is_ref()) {
-      if (alias_of_input[i] >= 0)
-        throw Error(op.loc, "discharge: " + g.describe(i) + " is passed as a Ref and also aliased to an output; not supported");
-      ref_slot[i] = d.slot(v, env, op);
-      in_vals[i] = env.slots[ref_slot[i]];
-    } else {
-      in_vals[i] = d.val(v, env, op);
-    }
+  bool shares_output_buffer(int i) const {
+    int o = alias_of_input_[i];
+    return o >= 0 && maps_[i].whole && maps_[nin_ + o].whole && whole_space(g_.in_specs[i].mem) &&
+           whole_space(g_.out_specs[o].mem);
+  }
+  // Loop parameters are named after the kernel parameters they feed.
+  std::string kname(int p) const {
+    const Body& k = *g_.kernel;
+    return p < static_cast<int>(k.params().size()) ? k.params()[p]->name : std::string("c");
   }
 
+  Discharger& d_;
+  const Op& op_;
+  Builder& b_;
+  Env& env_;
+  GridMapping g_;
+  int nin_, nout_, nsp_;
+  std::vector<Mapping> maps_;
+  // Outside the loop.
+  std::vector<Value> dyn_sizes_;
+  Value total_;
+  std::vector<int> alias_of_input_, alias_of_output_;
+  std::vector<Value> in_vals_;
+  std::vector<int> ref_slot_;
   // Loop layout: i, consts [sp..., dyn sizes..., plain inputs...], carries
-  // [outputs..., Ref inputs..., scratch..., resident input blocks..., their
-  // previous starts...].
-  std::vector<Value> consts, carries;
-  for (int j = 0; j < nsp; ++j) consts.push_back(d.val(op.operands[g.scalar_prefetch_operand(j)], env, op));
-  consts.insert(consts.end(), dyn_sizes.begin(), dyn_sizes.end());
-  std::vector<int> const_of_input(nin, -1), carry_of_input(nin, -1), carry_of_scratch;
-  // Inputs whose block buffer must persist between steps: the kernel writes
-  // it, or it is aliased to an output whose writes change its source under it
-  // (Ref inputs are carried whole anyway).
-  Effects kernel_fx = compute_effects(*g.kernel);
-  std::vector<std::optional<ResidentInput>> resident(nin);
-  for (int i = 0; i < nin; ++i)
-    if (ref_slot[i] < 0 && !shares_output_buffer(i) &&
-        (kernel_writes(kernel_fx, g.input_param(i)) || alias_of_input[i] >= 0))
-      resident[i].emplace();
-  for (int i = 0; i < nin; ++i) {
-    if (ref_slot[i] >= 0 || alias_of_input[i] >= 0) continue;
-    if (resident[i] && maps[i].whole) continue;  // its block carry starts as the input and is never refilled
-    const_of_input[i] = static_cast<int>(consts.size());
-    consts.push_back(pad_to(b, in_vals[i], maps[i].lo, maps[i].hi));
-  }
-  for (int o = 0; o < nout; ++o) {
-    const Mapping& mp = maps[nin + o];
-    Value init = alias_of_output[o] >= 0 ? in_vals[alias_of_output[o]] : b.zeros(g.out_types[o]);
-    carries.push_back(pad_to(b, init, mp.lo, mp.hi));
-  }
-  for (int i = 0; i < nin; ++i) {
-    if (ref_slot[i] < 0) continue;
-    carry_of_input[i] = static_cast<int>(carries.size());
-    carries.push_back(pad_to(b, in_vals[i], maps[i].lo, maps[i].hi));
-  }
-  for (const Type& t : g.scratch_types) {
-    if (is_semaphore(t.dtype())) {
-      carry_of_scratch.push_back(-1);
+  // [outputs..., Ref inputs..., scratch..., resident input blocks..., resident
+  // output blocks..., their previous starts...].
+  std::vector<Value> consts_, carries_;
+  std::vector<int> const_of_input_, carry_of_input_, carry_of_scratch_;
+  std::vector<std::optional<ResidentBlock>> resident_;  // per input
+  std::vector<std::optional<ResidentBlock>> lazy_;      // per output: aliased, copied back when it moves
+  // The loop body.
+  BodyPtr w_;
+  Builder lb_;
+  Var* iv_ = nullptr;
+  std::vector<Value> cparams_, kparams_;
+  GridCtx ctx_, kctx_;
+  std::vector<std::vector<Value>> starts_;
+  Env kenv_;
+  std::vector<int> in_slot_, out_slot_;
+  std::vector<Value> out_array_;  // the output arrays at this step, before the kernel writes
+};
+
+// Grid sizes and the trip count, outside the loop.
+void CallLowering::trip_count() {
+  for (int j = 0; j < g_.num_dynamic; ++j) dyn_sizes_.push_back(to_i32(b_, d_.val(op_.operands[j], env_, op_)));
+  int64_t static_total = 1;
+  bool have_dyn = false;
+  int dj = 0;
+  for (int64_t s : g_.grid) {
+    if (s >= 0) {
+      static_total = saturating_mul(static_total, s);
       continue;
     }
-    carry_of_scratch.push_back(static_cast<int>(carries.size()));
-    carries.push_back(b.zeros(Type::array(t.array_type())));
+    total_ = have_dyn ? b_.emit1("mul", {total_, dyn_sizes_[dj]}) : dyn_sizes_[dj];
+    have_dyn = true, ++dj;
   }
-  for (int i = 0; i < nin; ++i) {
-    if (!resident[i]) continue;
-    resident[i]->block_carry = static_cast<int>(carries.size());
-    const Type& t = g.in_types[i];
-    carries.push_back(maps[i].whole ? in_vals[i] : b.zeros(Type::array(t.dtype(), maps[i].kernel_shape)));
-  }
+  // The loop counter is i32 like program ids (jax/_src/pallas/pallas_call.py
+  // discharges to a fori_loop over the grid's product).
+  if (static_total > std::numeric_limits<int32_t>::max())
+    throw Error(op_.loc, "discharge: the grid of pallas_call " + g_.name + " has " + std::to_string(static_total) +
+                             " points, more than the i32 loop counter of the discharged loop can count (2^31 - 1)");
+  if (!have_dyn) total_ = Literal::of_int(DType::i32, static_total);
+  else if (static_total != 1) total_ = b_.emit1("mul", {total_, Literal::of_int(DType::i32, static_total)});
+}
 
-  std::vector<std::optional<ResidentOutput>> lazy(nout);
-  for (int o = 0; o < nout; ++o) {
-    if (alias_of_output[o] < 0 || maps[nin + o].whole) continue;
-    lazy[o].emplace();
-    lazy[o]->block_carry = static_cast<int>(carries.size());
-    carries.push_back(b.zeros(Type::array(g.out_types[o].dtype(), maps[nin + o].kernel_shape)));
+// Which input feeds which output.
+void CallLowering::read_aliases() {
+  alias_of_input_.assign(nin_, -1);
+  alias_of_output_.assign(nout_, -1);
+  for (auto [i, o] : g_.aliases) {
+    if (i < 0 || i >= nin_ || o < 0 || o >= nout_) throw Error(op_.loc, "discharge: pallas_call alias out of range");
+    alias_of_input_[i] = static_cast<int>(o);
+    alias_of_output_[o] = static_cast<int>(i);
   }
+}
 
-  // The loop body.
-  BodyPtr w = make_body(g.name.empty() ? "grid_loop" : g.name + "_grid", BodyKind::fn);
-  w->set_loc(op.loc);
-  Builder lb(*w);
-  lb.set_loc(op.loc);
-  Var* iv = lb.param(Type::scalar(DType::i32), "i");
-  // Loop parameters are named after the kernel parameters they feed.
-  const Body& kern = *g.kernel;
-  auto kname = [&](int p) { return p < static_cast<int>(kern.params().size()) ? kern.params()[p]->name : std::string("c"); };
-  std::vector<std::string> const_names, carry_names;
-  for (int j = 0; j < nsp; ++j) const_names.push_back(kname(j));
-  for (int j = 0; j < g.num_dynamic; ++j) const_names.push_back("grid_size" + std::to_string(j));
-  for (int i = 0; i < nin; ++i)
-    if (const_of_input[i] >= 0) const_names.push_back(kname(g.input_param(i)));
-  for (int o = 0; o < nout; ++o) carry_names.push_back(kname(g.output_param(o)));
-  for (int i = 0; i < nin; ++i)
-    if (carry_of_input[i] >= 0) carry_names.push_back(kname(g.input_param(i)));
-  for (size_t s = 0; s < g.scratch_types.size(); ++s)
-    if (carry_of_scratch[s] >= 0) carry_names.push_back(kname(g.scratch_param(static_cast<int>(s))));
-  for (int i = 0; i < nin; ++i)
-    if (resident[i]) carry_names.push_back(kname(g.input_param(i)) + "_block");
-  for (int o = 0; o < nout; ++o)
-    if (lazy[o]) carry_names.push_back(kname(g.output_param(o)) + "_block");
-  std::vector<Value> cparams, kparams;
-  for (size_t c = 0; c < consts.size(); ++c) cparams.push_back(lb.param(consts[c].type(), const_names.at(c)));
-  for (size_t c = 0; c < carries.size(); ++c) kparams.push_back(lb.param(carries[c].type(), carry_names.at(c)));
-  GridCtx ctx;
-  ctx.names = g.grid_names;
-  {
-    int dj = 0;
-    for (int64_t s : g.grid)
-      ctx.sizes.push_back(s >= 0 ? Value(Literal::of_int(DType::i32, s)) : cparams[nsp + dj++]);
-    // Row-major: pid[a] = (i / prod(sizes[a+1:])) % sizes[a].
-    std::vector<Value> pids(rank);
-    Value stride = Literal::of_int(DType::i32, 1);
-    for (int a = rank - 1; a >= 0; --a) {
-      bool unit = stride.is_literal() && stride.literal().as_int() == 1;
-      Value q = unit ? Value(iv) : lb.emit1("div", {iv, stride});
-      pids[a] = a == 0 ? q : lb.emit1("rem", {q, ctx.sizes[a]});
-      if (pids[a].is_var() && pids[a].var() != iv) pids[a].var()->name = "pid" + std::to_string(a);
-      if (ctx.sizes[a].is_literal() && stride.is_literal())
-        stride = Literal::of_int(DType::i32, stride.literal().as_int() * ctx.sizes[a].literal().as_int());
-      else if (a > 0)
-        stride = lb.emit1("mul", {stride, ctx.sizes[a]});
+void CallLowering::read_inputs() {
+  in_vals_.resize(nin_);
+  ref_slot_.assign(nin_, -1);
+  for (int i = 0; i < nin_; ++i) {
+    const Value& v = op_.operands[g_.input_operand(i)];
+    if (!v.type().is_ref()) {
+      in_vals_[i] = d_.val(v, env_, op_);
+      continue;
     }
-    ctx.pids = pids;
+    if (alias_of_input_[i] >= 0)
+      throw Error(op_.loc, "discharge: " + g_.describe(i) + " is passed as a Ref and also aliased to an output; not supported");
+    ref_slot_[i] = d_.slot(v, env_, op_);
+    in_vals_[i] = env_.slots[ref_slot_[i]];
   }
-  IndexMaps im{&d, &lb, ctx.pids, std::vector<Value>(cparams.begin(), cparams.begin() + nsp), {}};
-  std::vector<std::vector<Value>> starts(nin + nout);
-  for (int m = 0; m < nin + nout; ++m) {
-    if (maps[m].whole) continue;
+}
+
+// The loop constants, and which inputs keep a resident block buffer: those the
+// kernel writes, or aliased to an output whose writes change their source
+// under them (Ref inputs are carried whole anyway).
+void CallLowering::plan_constants() {
+  for (int j = 0; j < nsp_; ++j) consts_.push_back(d_.val(op_.operands[g_.scalar_prefetch_operand(j)], env_, op_));
+  consts_.insert(consts_.end(), dyn_sizes_.begin(), dyn_sizes_.end());
+  const_of_input_.assign(nin_, -1);
+  Effects kernel_fx = compute_effects(*g_.kernel);
+  resident_.resize(nin_);
+  for (int i = 0; i < nin_; ++i)
+    if (ref_slot_[i] < 0 && !shares_output_buffer(i) &&
+        (kernel_writes(kernel_fx, g_.input_param(i)) || alias_of_input_[i] >= 0))
+      resident_[i].emplace();
+  for (int i = 0; i < nin_; ++i) {
+    if (ref_slot_[i] >= 0 || alias_of_input_[i] >= 0) continue;
+    if (resident_[i] && maps_[i].whole) continue;  // its block carry starts as the input and is never refilled
+    const_of_input_[i] = static_cast<int>(consts_.size());
+    consts_.push_back(pad_to(b_, in_vals_[i], maps_[i].lo, maps_[i].hi));
+  }
+}
+
+// Outputs start as zeros (or as the input they alias); resident blocks as zeros.
+void CallLowering::plan_carries() {
+  for (int o = 0; o < nout_; ++o) {
+    const Mapping& mp = maps_[nin_ + o];
+    Value init = alias_of_output_[o] >= 0 ? in_vals_[alias_of_output_[o]] : b_.zeros(g_.out_types[o]);
+    carries_.push_back(pad_to(b_, init, mp.lo, mp.hi));
+  }
+  carry_of_input_.assign(nin_, -1);
+  for (int i = 0; i < nin_; ++i) {
+    if (ref_slot_[i] < 0) continue;
+    carry_of_input_[i] = static_cast<int>(carries_.size());
+    carries_.push_back(pad_to(b_, in_vals_[i], maps_[i].lo, maps_[i].hi));
+  }
+  for (const Type& t : g_.scratch_types) {
+    carry_of_scratch_.push_back(is_semaphore(t.dtype()) ? -1 : static_cast<int>(carries_.size()));
+    if (!is_semaphore(t.dtype())) carries_.push_back(b_.zeros(Type::array(t.array_type())));
+  }
+  for (int i = 0; i < nin_; ++i) {
+    if (!resident_[i]) continue;
+    resident_[i]->block_carry = static_cast<int>(carries_.size());
+    const Type& t = g_.in_types[i];
+    carries_.push_back(maps_[i].whole ? in_vals_[i] : b_.zeros(Type::array(t.dtype(), maps_[i].kernel_shape)));
+  }
+  lazy_.resize(nout_);
+  for (int o = 0; o < nout_; ++o) {
+    if (alias_of_output_[o] < 0 || maps_[nin_ + o].whole) continue;
+    lazy_[o].emplace();
+    lazy_[o]->block_carry = static_cast<int>(carries_.size());
+    carries_.push_back(b_.zeros(Type::array(g_.out_types[o].dtype(), maps_[nin_ + o].kernel_shape)));
+  }
+}
+
+std::vector<std::string> CallLowering::const_names() const {
+  std::vector<std::string> names;
+  for (int j = 0; j < nsp_; ++j) names.push_back(kname(j));
+  for (int j = 0; j < g_.num_dynamic; ++j) names.push_back("grid_size" + std::to_string(j));
+  for (int i = 0; i < nin_; ++i)
+    if (const_of_input_[i] >= 0) names.push_back(kname(g_.input_param(i)));
+  return names;
+}
+
+std::vector<std::string> CallLowering::carry_names() const {
+  std::vector<std::string> names;
+  for (int o = 0; o < nout_; ++o) names.push_back(kname(g_.output_param(o)));
+  for (int i = 0; i < nin_; ++i)
+    if (carry_of_input_[i] >= 0) names.push_back(kname(g_.input_param(i)));
+  for (size_t s = 0; s < g_.scratch_types.size(); ++s)
+    if (carry_of_scratch_[s] >= 0) names.push_back(kname(g_.scratch_param(static_cast<int>(s))));
+  for (int i = 0; i < nin_; ++i)
+    if (resident_[i]) names.push_back(kname(g_.input_param(i)) + "_block");
+  for (int o = 0; o < nout_; ++o)
+    if (lazy_[o]) names.push_back(kname(g_.output_param(o)) + "_block");
+  return names;
+}
+
+void CallLowering::open_body() {
+  w_->set_loc(op_.loc);
+  lb_.set_loc(op_.loc);
+  iv_ = lb_.param(Type::scalar(DType::i32), "i");
+  std::vector<std::string> cnames = const_names(), knames = carry_names();
+  for (size_t c = 0; c < consts_.size(); ++c) cparams_.push_back(lb_.param(consts_[c].type(), cnames.at(c)));
+  for (size_t c = 0; c < carries_.size(); ++c) kparams_.push_back(lb_.param(carries_[c].type(), knames.at(c)));
+}
+
+// The loop runs the grid schedule of ir/grid_schedule.h on one core: row-major,
+// pid[a] = (i / prod(sizes[a+1:])) % sizes[a].
+void CallLowering::program_ids() {
+  ctx_.names = g_.grid_names;
+  int dj = 0;
+  for (int64_t s : g_.grid) ctx_.sizes.push_back(s >= 0 ? Value(Literal::of_int(DType::i32, s)) : cparams_[nsp_ + dj++]);
+  int rank = g_.grid_rank();
+  std::vector<Value> pids(rank);
+  Value stride = Literal::of_int(DType::i32, 1);
+  for (int a = rank - 1; a >= 0; --a) {
+    bool unit = stride.is_literal() && stride.literal().as_int() == 1;
+    Value q = unit ? Value(iv_) : lb_.emit1("div", {iv_, stride});
+    pids[a] = a == 0 ? q : lb_.emit1("rem", {q, ctx_.sizes[a]});
+    if (pids[a].is_var() && pids[a].var() != iv_) pids[a].var()->name = "pid" + std::to_string(a);
+    if (ctx_.sizes[a].is_literal() && stride.is_literal())
+      stride = Literal::of_int(DType::i32, stride.literal().as_int() * ctx_.sizes[a].literal().as_int());
+    else if (a > 0)
+      stride = lb_.emit1("mul", {stride, ctx_.sizes[a]});
+  }
+  ctx_.pids = pids;
+}
+
+void CallLowering::all_block_starts() {
+  IndexMaps im{&d_, &lb_, ctx_.pids, std::vector<Value>(cparams_.begin(), cparams_.begin() + nsp_), {}};
+  starts_.resize(nin_ + nout_);
+  for (int m = 0; m < nin_ + nout_; ++m) {
+    if (maps_[m].whole) continue;
     // Mappings sharing an index map and block dims share their start indices.
     int same = -1;
     for (int e = 0; e < m && same < 0; ++e)
-      if (!maps[e].whole && g.spec(e).index_map == g.spec(m).index_map && g.dims(e) == g.dims(m)) same = e;
-    starts[m] = same >= 0 ? starts[same] : block_starts(lb, maps[m], im.eval(g.spec(m).index_map, g.array(m).rank()));
+      if (!maps_[e].whole && g_.spec(e).index_map == g_.spec(m).index_map && g_.dims(e) == g_.dims(m)) same = e;
+    starts_[m] = same >= 0 ? starts_[same] : block_starts(lb_, maps_[m], im.eval(g_.spec(m).index_map, g_.array(m).rank()));
   }
-  // The previous starts of resident input blocks: the last carries, one per
-  // start that is not a constant (known only now that the maps are inlined).
-  for (int i = 0; i < nin; ++i) {
-    if (!resident[i] || maps[i].whole) continue;
-    for (size_t dim = 0; dim < starts[i].size(); ++dim) {
-      if (starts[i][dim].is_literal()) {
-        resident[i]->start_carry.push_back(-1);
-        continue;
-      }
-      resident[i]->start_carry.push_back(static_cast<int>(carries.size()));
-      carries.push_back(Literal::of_int(DType::i32, 0));
-      kparams.push_back(lb.param(Type::scalar(DType::i32), kname(g.input_param(i)) + "_start" + std::to_string(dim)));
-    }
-  }
+}
 
-  for (int o = 0; o < nout; ++o) {
-    if (!lazy[o]) continue;
-    for (size_t dim = 0; dim < starts[nin + o].size(); ++dim) {
-      if (starts[nin + o][dim].is_literal()) {
-        lazy[o]->start_carry.push_back(-1);
-        continue;
-      }
-      lazy[o]->start_carry.push_back(static_cast<int>(carries.size()));
-      carries.push_back(Literal::of_int(DType::i32, 0));
-      kparams.push_back(lb.param(Type::scalar(DType::i32), kname(g.output_param(o)) + "_start" + std::to_string(dim)));
-    }
-  }
-
-  // The kernel sees the grid without its vmapped axes (a batched kernel's
-  // program_id(a) still means the original axis a); index maps see them all.
-  GridCtx kctx;
-  for (int a : g.kernel_axes()) {
-    kctx.pids.push_back(ctx.pids[a]);
-    kctx.sizes.push_back(ctx.sizes[a]);
-    if (a < static_cast<int>(ctx.names.size())) kctx.names.push_back(ctx.names[a]);
-  }
-
-  // Kernel parameters -> slots.
-  const Body& k = *g.kernel;
-  if (k.params().size() != static_cast<size_t>(g.scratch_param(0)) + g.scratch_types.size())
-    throw Error(op.loc, "discharge: kernel @" + k.name() + " does not follow the pallas_call calling convention");
-  Env kenv;
-  kenv.grid = &kctx;
-  for (int j = 0; j < nsp; ++j) kenv.slot_of[k.params()[j]] = kenv.new_slot(cparams[j]);
-  std::vector<int> in_slot(nin), out_slot(nout);
-  // The output arrays at this step: a lazily copied-back block is written to
-  // its previous starts now if its starts moved (else it writes back what the
-  // array holds there, a no-op).
-  std::vector<Value> out_array(nout);
-  for (int o = 0; o < nout; ++o) {
-    const Mapping& mp = maps[nin + o];
-    out_array[o] = kparams[o];
-    if (!lazy[o]) {
-      out_slot[o] = kenv.new_slot(read_block(lb, kparams[o], mp, starts[nin + o]));
-    } else {
-      std::vector<Value> prev = previous_starts(*lazy[o], kparams, starts[nin + o]);
-      Value moved = Literal::of_int(DType::i1, 0);
-      for (size_t dim = 0; dim < prev.size(); ++dim)
-        if (lazy[o]->start_carry[dim] >= 0) moved = lb.emit1("or", {moved, lb.emit1("ne", {starts[nin + o][dim], prev[dim]})});
-      Value flush = lb.emit1("and", {moved, lb.emit1("ne", {iv, Literal::of_int(DType::i32, 0)})});
-      Value kept = read_block(lb, kparams[o], mp, prev);
-      Value back = lb.emit1("select_n", {flush, kept, kparams[lazy[o]->block_carry]});
-      out_array[o] = write_block(lb, kparams[o], mp, prev, back);
-      out_slot[o] = kenv.new_slot(kparams[lazy[o]->block_carry]);  // outputs are never copied in
-    }
-    kenv.slot_of[k.params()[g.output_param(o)]] = out_slot[o];
-  }
-  for (int i = 0; i < nin; ++i) {
-    const Var* p = k.params()[g.input_param(i)];
-    int o = alias_of_input[i];
-    if (shares_output_buffer(i)) {
-      in_slot[i] = out_slot[o];
-    } else if (resident[i] && maps[i].whole) {
-      in_slot[i] = kenv.new_slot(kparams[resident[i]->block_carry]);
-    } else {
-      Value src = o >= 0 ? out_array[o] : carry_of_input[i] >= 0 ? kparams[carry_of_input[i]] : cparams[const_of_input[i]];
-      Value block = read_block(lb, src, maps[i], starts[i]);
-      if (resident[i]) block = resident_block(lb, iv, *resident[i], kparams, starts[i], block);
-      in_slot[i] = kenv.new_slot(block);
-    }
-    kenv.slot_of[p] = in_slot[i];
-  }
-  for (size_t s = 0; s < g.scratch_types.size(); ++s) {
-    const Var* p = k.params()[g.scratch_param(static_cast<int>(s))];
-    if (carry_of_scratch[s] < 0) kenv.sems.insert(p);
-    else kenv.slot_of[p] = kenv.new_slot(kparams[carry_of_scratch[s]]);
-  }
-  d.run_ops(k, lb, kenv);
-
-  std::vector<Value> next(kparams.size());
-  for (int o = 0; o < nout; ++o) {
-    if (!lazy[o]) {
-      next[o] = write_block(lb, kparams[o], maps[nin + o], starts[nin + o], kenv.slots[out_slot[o]]);
+// The previous starts of a resident block: the last carries, one per start
+// that is not a constant (known only now that the maps are inlined).
+void CallLowering::carry_starts(ResidentBlock& r, const std::vector<Value>& starts, const std::string& name) {
+  for (size_t dim = 0; dim < starts.size(); ++dim) {
+    if (starts[dim].is_literal()) {
+      r.start_carry.push_back(-1);
       continue;
     }
-    next[o] = out_array[o];
-    next[lazy[o]->block_carry] = kenv.slots[out_slot[o]];
-    for (size_t dim = 0; dim < lazy[o]->start_carry.size(); ++dim)
-      if (lazy[o]->start_carry[dim] >= 0) next[lazy[o]->start_carry[dim]] = starts[nin + o][dim];
+    r.start_carry.push_back(static_cast<int>(carries_.size()));
+    carries_.push_back(Literal::of_int(DType::i32, 0));
+    kparams_.push_back(lb_.param(Type::scalar(DType::i32), name + "_start" + std::to_string(dim)));
   }
-  for (int i = 0; i < nin; ++i)
-    if (carry_of_input[i] >= 0)
-      next[carry_of_input[i]] = write_block(lb, kparams[carry_of_input[i]], maps[i], starts[i], kenv.slots[in_slot[i]]);
-  for (size_t s = 0; s < g.scratch_types.size(); ++s)
-    if (carry_of_scratch[s] >= 0) next[carry_of_scratch[s]] = kenv.slots[kenv.slot_of.at(k.params()[g.scratch_param(static_cast<int>(s))])];
-  for (int i = 0; i < nin; ++i) {
-    if (!resident[i]) continue;
-    next[resident[i]->block_carry] = kenv.slots[in_slot[i]];
-    for (size_t dim = 0; dim < resident[i]->start_carry.size(); ++dim)
-      if (resident[i]->start_carry[dim] >= 0) next[resident[i]->start_carry[dim]] = starts[i][dim];
-  }
-  lb.ret(next);
-
-  std::vector<Value> res = ForView::make(b, Literal::of_int(DType::i32, 0), total, consts, carries, w);
-  for (int o = 0; o < nout; ++o) {
-    Value out = res[o];
-    if (lazy[o]) {  // the last block goes back after the last step
-      std::vector<Value> last;  // carried starts, or the literal ones
-      for (size_t dim = 0; dim < lazy[o]->start_carry.size(); ++dim)
-        last.push_back(lazy[o]->start_carry[dim] >= 0 ? Value(res[lazy[o]->start_carry[dim]]) : starts[nin + o][dim]);
-      out = write_block(b, out, maps[nin + o], last, res[lazy[o]->block_carry]);
-    }
-    env.values[op.results[o]] = unpad(b, out, g.out_types[o].shape(), maps[nin + o].lo, maps[nin + o].hi);
-  }
-  for (int i = 0; i < nin; ++i)
-    if (carry_of_input[i] >= 0)
-      env.slots[ref_slot[i]] = unpad(b, res[carry_of_input[i]], g.in_types[i].shape(), maps[i].lo, maps[i].hi);
 }
+
+// Kernel parameters -> slots. The kernel sees the grid without its vmapped
+// axes (a batched kernel's program_id(a) still means the original axis a);
+// index maps see them all.
+void CallLowering::bind_kernel() {
+  for (int a : g_.kernel_axes()) {
+    kctx_.pids.push_back(ctx_.pids[a]);
+    kctx_.sizes.push_back(ctx_.sizes[a]);
+    if (a < static_cast<int>(ctx_.names.size())) kctx_.names.push_back(ctx_.names[a]);
+  }
+  const Body& k = *g_.kernel;
+  if (k.params().size() != static_cast<size_t>(g_.scratch_param(0)) + g_.scratch_types.size())
+    throw Error(op_.loc, "discharge: kernel @" + k.name() + " does not follow the pallas_call calling convention");
+  kenv_.grid = &kctx_;
+  for (int j = 0; j < nsp_; ++j) kenv_.slot_of[k.params()[j]] = kenv_.new_slot(cparams_[j]);
+  bind_outputs();
+  bind_inputs();
+  for (size_t s = 0; s < g_.scratch_types.size(); ++s) {
+    const Var* p = k.params()[g_.scratch_param(static_cast<int>(s))];
+    if (carry_of_scratch_[s] < 0) kenv_.sems.insert(p);
+    else kenv_.slot_of[p] = kenv_.new_slot(kparams_[carry_of_scratch_[s]]);
+  }
+}
+
+// The output arrays at this step: a resident output block goes back to its
+// previous starts now if the schedule copies it out after the previous step
+// (it moved); otherwise this writes back what the array holds there, a no-op.
+void CallLowering::bind_outputs() {
+  const Body& k = *g_.kernel;
+  IrAlgebra alg{&lb_};
+  out_slot_.resize(nout_);
+  out_array_.resize(nout_);
+  for (int o = 0; o < nout_; ++o) {
+    const Mapping& mp = maps_[nin_ + o];
+    const std::vector<Value>& starts = starts_[nin_ + o];
+    out_array_[o] = kparams_[o];
+    if (!lazy_[o]) {
+      out_slot_[o] = kenv_.new_slot(read_block(lb_, kparams_[o], mp, starts));
+    } else {
+      std::vector<Value> prev = previous_starts(*lazy_[o], kparams_, starts);
+      // The previous step was not the last; step 0 has no previous step.
+      Value moved = copies_out(alg, alg.truth(false), prev, starts);
+      Value flush = alg.all(moved, alg.differ(iv_, Literal::of_int(DType::i32, 0)));
+      Value kept = read_block(lb_, kparams_[o], mp, prev);
+      Value back = lb_.emit1("select_n", {flush, kept, kparams_[lazy_[o]->block_carry]});
+      out_array_[o] = write_block(lb_, kparams_[o], mp, prev, back);
+      out_slot_[o] = kenv_.new_slot(kparams_[lazy_[o]->block_carry]);  // outputs are never copied in
+    }
+    kenv_.slot_of[k.params()[g_.output_param(o)]] = out_slot_[o];
+  }
+}
+
+// The block the kernel sees at this step: the carried buffer while the
+// schedule carries it, a fresh read of the array when it copies it in.
+Value CallLowering::resident_input(const ResidentBlock& r, const std::vector<Value>& starts, Value fresh) {
+  IrAlgebra alg{&lb_};
+  Value first = lb_.emit1("eq", {iv_, Literal::of_int(DType::i32, 0)});
+  Value copy_in = copies_in(alg, first, previous_starts(r, kparams_, starts), starts);
+  return lb_.emit1("select_n", {copy_in, kparams_[r.block_carry], fresh});
+}
+
+void CallLowering::bind_inputs() {
+  const Body& k = *g_.kernel;
+  in_slot_.resize(nin_);
+  for (int i = 0; i < nin_; ++i) {
+    int o = alias_of_input_[i];
+    if (shares_output_buffer(i)) {
+      in_slot_[i] = out_slot_[o];
+    } else if (resident_[i] && maps_[i].whole) {
+      in_slot_[i] = kenv_.new_slot(kparams_[resident_[i]->block_carry]);
+    } else {
+      Value src = o >= 0                     ? out_array_[o]
+                  : carry_of_input_[i] >= 0 ? kparams_[carry_of_input_[i]]
+                                            : cparams_[const_of_input_[i]];
+      Value block = read_block(lb_, src, maps_[i], starts_[i]);
+      if (resident_[i]) block = resident_input(*resident_[i], starts_[i], block);
+      in_slot_[i] = kenv_.new_slot(block);
+    }
+    kenv_.slot_of[k.params()[g_.input_param(i)]] = in_slot_[i];
+  }
+}
+
+// What the step hands the next: blocks written back, resident buffers and
+// their starts.
+void CallLowering::close_body() {
+  const Body& k = *g_.kernel;
+  std::vector<Value> next(kparams_.size());
+  auto keep_starts = [&](const ResidentBlock& r, const std::vector<Value>& starts) {
+    for (size_t dim = 0; dim < r.start_carry.size(); ++dim)
+      if (r.start_carry[dim] >= 0) next[r.start_carry[dim]] = starts[dim];
+  };
+  for (int o = 0; o < nout_; ++o) {
+    if (!lazy_[o]) {
+      next[o] = write_block(lb_, kparams_[o], maps_[nin_ + o], starts_[nin_ + o], kenv_.slots[out_slot_[o]]);
+      continue;
+    }
+    next[o] = out_array_[o];
+    next[lazy_[o]->block_carry] = kenv_.slots[out_slot_[o]];
+    keep_starts(*lazy_[o], starts_[nin_ + o]);
+  }
+  for (int i = 0; i < nin_; ++i)
+    if (carry_of_input_[i] >= 0)
+      next[carry_of_input_[i]] = write_block(lb_, kparams_[carry_of_input_[i]], maps_[i], starts_[i], kenv_.slots[in_slot_[i]]);
+  for (size_t s = 0; s < g_.scratch_types.size(); ++s)
+    if (carry_of_scratch_[s] >= 0)
+      next[carry_of_scratch_[s]] = kenv_.slots[kenv_.slot_of.at(k.params()[g_.scratch_param(static_cast<int>(s))])];
+  for (int i = 0; i < nin_; ++i) {
+    if (!resident_[i]) continue;
+    next[resident_[i]->block_carry] = kenv_.slots[in_slot_[i]];
+    keep_starts(*resident_[i], starts_[i]);
+  }
+  lb_.ret(next);
+}
+
+// The loop, then its results: a resident output's last block goes back after
+// the last step, and padding is cut off.
+void CallLowering::emit_loop() {
+  std::vector<Value> res = ForView::make(b_, Literal::of_int(DType::i32, 0), total_, consts_, carries_, w_);
+  for (int o = 0; o < nout_; ++o) {
+    const Mapping& mp = maps_[nin_ + o];
+    Value out = res[o];
+    if (lazy_[o]) {
+      std::vector<Value> last;  // carried starts, or the literal ones
+      for (size_t dim = 0; dim < lazy_[o]->start_carry.size(); ++dim)
+        last.push_back(lazy_[o]->start_carry[dim] >= 0 ? Value(res[lazy_[o]->start_carry[dim]]) : starts_[nin_ + o][dim]);
+      out = write_block(b_, out, mp, last, res[lazy_[o]->block_carry]);
+    }
+    env_.values[op_.results[o]] = unpad(b_, out, g_.out_types[o].shape(), mp.lo, mp.hi);
+  }
+  for (int i = 0; i < nin_; ++i)
+    if (carry_of_input_[i] >= 0)
+      env_.slots[ref_slot_[i]] = unpad(b_, res[carry_of_input_[i]], g_.in_types[i].shape(), maps_[i].lo, maps_[i].hi);
+}
+
+void lower_pallas_call(Discharger& d, const Op& op, Builder& b, Env& env) { CallLowering(d, op, b, env).run(); }
 
 }  // namespace
 

@@ -46,6 +46,7 @@
 
 #include "analysis/prove/block_region.h"
 #include "analysis/prove/kernel_walker.h"
+#include "analysis/prove/schedule_terms.h"
 #include "ir/effects.h"
 #include "ir/primitive.h"
 
@@ -395,10 +396,11 @@ Obligation prove_carried_state(CallContext& c) {
   for (const StateRead& r : reads) any_read |= !r.done;
   if (!any_read) return trivial("the kernel reads no scratch Ref, output block or input block it writes");
 
-  // The first step of a parallel position: every arbitrary coordinate is 0.
-  z3::expr first = c.ctx.bool_val(true);
-  for (int a = 0; a < c.g.grid_rank(); ++a)
-    if (!c.g.is_parallel(a)) first = first && point[a].e == 0;
+  // The first step of a parallel position (ir/grid_schedule.h): every
+  // arbitrary coordinate is 0. There no block is carried in from the step
+  // before on this position.
+  Z3Algebra alg{c.ctx};
+  z3::expr first = first_of_position(alg, terms(point), c.ctx.int_val(0), leading_parallel_axes(c.g));
   ob.method = "z3";
   std::string unknown_reason;
   while (true) {

@@ -32,6 +32,7 @@
 // cost does not depend on the grid's size.
 #include "analysis/prove/block_region.h"
 #include "analysis/prove/kernel_walker.h"
+#include "analysis/prove/schedule_terms.h"
 #include "ir/primitive.h"
 
 namespace tessera::prove {
@@ -99,52 +100,6 @@ z3::expr covers(z3::context& ctx, const StepWrites& sw, const std::vector<z3::ex
   }
   return any;
 }
-
-z3::expr same_block(z3::context& ctx, const MapAt& a, const MapAt& b) {
-  z3::expr e = ctx.bool_val(true);
-  for (size_t k = 0; k < a.outputs.size(); ++k) e = e && a.outputs[k].e == b.outputs[k].e;
-  return e;
-}
-
-// The grid axes a core walks in row-major order inside one parallel position:
-// those after the parallel prefix.
-struct Order {
-  CallContext& c;
-  int first_arbitrary;
-  z3::expr same_position(const std::vector<Sym>& a, const std::vector<Sym>& b) const {
-    z3::expr e = c.ctx.bool_val(true);
-    for (int k = 0; k < first_arbitrary; ++k) e = e && a[k].e == b[k].e;
-    return e;
-  }
-  // `b` comes right after `a` in their position.
-  z3::expr next(const std::vector<Sym>& a, const std::vector<Sym>& b) const {
-    z3::expr any = c.ctx.bool_val(false);
-    int rank = c.g.grid_rank();
-    for (int k = first_arbitrary; k < rank; ++k) {
-      z3::expr e = same_position(a, b) && b[k].e == a[k].e + 1;
-      for (int j = first_arbitrary; j < k; ++j) e = e && b[j].e == a[j].e;
-      for (int j = k + 1; j < rank; ++j) e = e && a[j].e == c.scope.grid_size[j] - 1 && b[j].e == 0;
-      any = any || e;
-    }
-    return any;
-  }
-  z3::expr first(const std::vector<Sym>& a) const {
-    z3::expr e = c.ctx.bool_val(true);
-    for (int k = first_arbitrary; k < c.g.grid_rank(); ++k) e = e && a[k].e == 0;
-    return e;
-  }
-  z3::expr last(const std::vector<Sym>& a) const {
-    z3::expr e = c.ctx.bool_val(true);
-    for (int k = first_arbitrary; k < c.g.grid_rank(); ++k) e = e && a[k].e == c.scope.grid_size[k] - 1;
-    return e;
-  }
-  // `a` is not after `b` in their position.
-  z3::expr not_after(const std::vector<Sym>& a, const std::vector<Sym>& b) const {
-    z3::expr e = c.ctx.bool_val(true);
-    for (int k = c.g.grid_rank() - 1; k >= first_arbitrary; --k) e = a[k].e < b[k].e || (a[k].e == b[k].e && e);
-    return same_position(a, b) && e;
-  }
-};
 
 // Element `e` (one symbol per kernel dim of the block) lies in the block and
 // inside the array: the copy-out writes it where the output is read back.
@@ -219,9 +174,11 @@ Obligation prove_output_coverage(CallContext& c, int out) {
       return ob;
     }
   }
-  int prefix = 0;
-  while (prefix < c.g.grid_rank() && c.g.is_parallel(prefix)) ++prefix;
-  Order order{c, prefix};
+  // Visits as the grid schedule (ir/grid_schedule.h) makes them, within one
+  // position of the parallel prefix.
+  Z3Algebra alg{c.ctx};
+  int prefix = leading_parallel_axes(c.g);
+  z3::expr zero = c.ctx.int_val(0);
 
   std::vector<z3::expr> facts = c.base_facts;
   auto point = [&](const char* tag) { return c.make_point(std::string("cover_") + tag, facts); };
@@ -235,11 +192,13 @@ Obligation prove_output_coverage(CallContext& c, int out) {
   CallContext::add_facts(*w_F.enc, facts, true);
 
   // L ends a visit; F starts the same one (not aliased: no revisits).
-  z3::expr ends = order.last(L) || (order.next(L, S) && !same_block(c.ctx, at_L, at_S));
+  const std::vector<z3::expr>& sizes = c.scope.grid_size;
+  z3::expr ends = copied_out_after(alg, terms(L), terms(S), terms(at_L.outputs), terms(at_S.outputs), sizes, zero, prefix);
   z3::expr unwritten = visible(c, m, at_L, e, kernel_shape) && !covers(c.ctx, w_L, e);
   if (!aliased) {
-    z3::expr starts = order.first(F) || (order.next(P, F) && !same_block(c.ctx, at_P, at_F));
-    unwritten = unwritten && starts && order.not_after(F, L) && same_block(c.ctx, at_F, at_L) && !covers(c.ctx, w_F, e);
+    z3::expr starts = copied_in_before(alg, terms(P), terms(F), terms(at_P.outputs), terms(at_F.outputs), sizes, zero, prefix);
+    unwritten = unwritten && starts && not_after_in_position(alg, terms(F), terms(L), prefix) &&
+                same_block(alg, terms(at_F.outputs), terms(at_L.outputs)) && !covers(c.ctx, w_F, e);
   }
   std::vector<z3::expr> q = facts;
   q.push_back(ends);
@@ -274,7 +233,7 @@ Obligation prove_output_coverage(CallContext& c, int out) {
   StepWrites w_M = writes_at(c, block, M);
   CallContext::add_facts(*at_M.enc, confirm, true);
   CallContext::add_facts(*w_M.enc, confirm, true);
-  confirm.push_back(order.not_after(M, L));
+  confirm.push_back(not_after_in_position(alg, terms(M), terms(L), prefix));
   confirm.push_back(covers(c.ctx, w_M, e));
   QueryResult again = c.solver.check(confirm, "output_coverage_confirm");
   ob.queries++;

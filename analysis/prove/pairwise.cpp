@@ -18,31 +18,17 @@
 
 #include "analysis/prove/block_region.h"
 #include "analysis/prove/call_context.h"
+#include "analysis/prove/schedule_terms.h"
 
 namespace tessera::prove {
 
 namespace {
-
-z3::expr same_block(z3::context& ctx, const std::vector<Sym>& a, const std::vector<Sym>& b) {
-  z3::expr e = ctx.bool_val(true);
-  for (size_t k = 0; k < a.size(); ++k) e = e && a[k].e == b[k].e;
-  return e;
-}
 
 std::vector<std::string> opaque_of(const std::vector<MapAt*>& maps) {
   std::vector<std::string> out;
   for (MapAt* m : maps)
     for (const Sym& s : m->outputs) out = merge_opaque(out, s.opaque);
   return out;
-}
-
-// Number of leading parallel axes, or -1 if a parallel axis follows an arbitrary one.
-int parallel_prefix(const GridMapping& g) {
-  int k = 0;
-  while (k < g.grid_rank() && g.is_parallel(k)) ++k;
-  for (int a = k; a < g.grid_rank(); ++a)
-    if (g.is_parallel(a)) return -1;
-  return k;
 }
 
 void finish_unknown_or_failed(Obligation& ob, const std::vector<std::string>& opaque, const std::string& detail) {
@@ -165,9 +151,9 @@ Obligation prove_non_revisiting(CallContext& c, int out) {
   Timer timer;
   int m = c.g.num_inputs() + out;
   Obligation ob = obligation(c.name, c.subject(m), "non-revisiting");
-  int k = parallel_prefix(c.g);
+  int k = leading_parallel_axes(c.g);
   int rank = c.g.grid_rank();
-  if (k < 0) {
+  if (!parallel_axes_form_prefix(c.g)) {
     ob.verdict = Verdict::failed;
     ob.method = "trivial";
     ob.detail = "dimensions with parallel semantics must form a prefix of the grid (the interpreter refuses to run it)";
@@ -205,8 +191,10 @@ Obligation prove_non_revisiting(CallContext& c, int out) {
   for (int d = 0; d < k; ++d) q.push_back(z3::implies(pq_first[d] && qr_first[d], P[d].e != R[d].e));
   MapAt BP = c.encode_map(m, P), BQ = c.encode_map(m, Q), BR = c.encode_map(m, R);
   for (MapAt* b : {&BP, &BQ, &BR}) CallContext::add_facts(*b->enc, q, true);
-  q.push_back(same_block(c.ctx, BP.outputs, BR.outputs));
-  q.push_back(!same_block(c.ctx, BP.outputs, BQ.outputs));
+  // Blocks as the grid schedule (ir/grid_schedule.h) tells them apart.
+  Z3Algebra alg{c.ctx};
+  q.push_back(same_block(alg, terms(BP.outputs), terms(BR.outputs)));
+  q.push_back(!same_block(alg, terms(BP.outputs), terms(BQ.outputs)));
   QueryResult r = c.solver.check(q, ob.subject + ".non_revisiting");
   ob.method = "z3";
   ob.queries = 1;

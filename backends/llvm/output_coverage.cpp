@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/control_views.h"
+#include "ir/grid_schedule.h"
 
 namespace tessera::backends::llvm_lowering {
 namespace {
@@ -159,8 +160,7 @@ bool writes_every_element(const GridMapping& g, int output) {
   int m = g.num_inputs() + output;
   for (auto [in, out] : g.aliases)
     if (out == output) return false;
-  MemSpace mem = g.spec(m).mem;
-  if (mem == MemSpace::any || mem == MemSpace::hbm || !g.kernel) return false;
+  if (!has_resident_block(g, m) || !g.kernel) return false;
   std::optional<std::vector<int64_t>> tiles = tiles_per_dim(g, m);
   if (!tiles || !index_map_visits_every_block(g, m, *tiles)) return false;
   return first_touch_writes_whole(g, m, g.kernel->params()[static_cast<size_t>(g.output_param(output))]);
