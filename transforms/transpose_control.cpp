@@ -101,7 +101,7 @@ Cts cond_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
       given.values.assign(rparams.begin() + static_cast<long>(at), rparams.begin() + static_cast<long>(at + given.vars.size()));
       at += given.vars.size();
     }
-    Ctx inner{b, c.syms};
+    Ctx inner{b, c.syms, {}, c.dma_mirror};
     Cts r = inline_transpose(inner, *br, params, args, octs, nullptr, residuals.empty() ? nullptr : &given);
     Vals res;
     for (size_t i : which) res.push_back(inner.instantiate(r[i], br->params()[i]->type));
@@ -271,7 +271,7 @@ Cts for_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
     if (!cl[j] && std::find(rec.begin(), rec.end(), j) == rec.end()) params[1 + k + j] = b.zeros(body.params()[1 + k + j]->type);
   Cts octs(nc);
   for (size_t s = 0; s < cct.size(); ++s) octs[cct[s]] = cts[s];
-  Ctx inner{b, c.syms};
+  Ctx inner{b, c.syms, {}, c.dma_mirror};
   Cts r = inline_transpose(inner, body, params, body_lin, octs);
   Vals routs;
   for (size_t s = 0; s < kct.size(); ++s) routs.push_back(inner.add(acc[s], r[1 + kct[s]]).value());
@@ -400,7 +400,7 @@ Cts scan_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
     octs[nc + q] = Value(b.param(t, "ct_y"));
     rops.push_back(c.instantiate(ct[nc + q], op.results[nc + q]->type));
   }
-  Ctx inner{b, c.syms};
+  Ctx inner{b, c.syms, {}, c.dma_mirror};
   Cts r = inline_transpose(inner, body, params, body_lin, octs);
   Vals routs;
   for (size_t s = 0; s < kct.size(); ++s) routs.push_back(inner.add(acc[s], r[kct[s]]).value());
