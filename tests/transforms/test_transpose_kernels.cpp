@@ -1307,6 +1307,11 @@ TEST_CASE("vjp of dma_pipeline: the transposed kernel overlaps its copies with i
   std::string text = dma_pipeline_4_chunks();
   Module piped = vjp_noting(text, "dma_pipeline.tsr", notes);
   CHECK(notes.empty());
+  // The forward and the transposed kernel: the jvp'd call linearize leaves,
+  // its primal result unused, is gone (its DMAs order nothing outside it).
+  size_t calls = 0;
+  for (const Op& op : piped.entry()->ops()) calls += op.prim->name == "pallas_call";
+  CHECK(calls == 2);
   // The same program with its last waits naming the HBM rows instead of the
   // VMEM slots (the same byte count): waits the pairing does not follow, so
   // every copy is transposed synchronously.
