@@ -49,7 +49,7 @@ class Checker {
       : k_(k), ev_(ev), roles_(roles), linear_(linear), why_(why) {}
 
   bool run() {
-    return pair_waits() && sides() && fit_waits() && hbm_disjoint() && vmem_untouched() && writebacks_overwrite();
+    return aliased_untouched() && pair_waits() && sides() && fit_waits() && hbm_disjoint() && vmem_untouched() && writebacks_overwrite();
   }
 
   std::map<const Op*, WaitPlan> waits;
@@ -59,6 +59,16 @@ class Checker {
   bool fail(const Op* op, const std::string& what) {
     why_ = what + (op ? " at " + op->loc.str() : std::string());
     return false;
+  }
+
+  // Inputs aliased to outputs share the output's buffer: the checks below
+  // tell Refs apart by param, so the kernel must not touch them.
+  bool aliased_untouched() {
+    auto aliased = [&](int root) { return root >= 0 && roles_[static_cast<size_t>(root)] == ParamRole::aliased_input; };
+    for (const Event& e : ev_)
+      if (aliased(e.src.root) || aliased(e.dst.root))
+        return fail(e.op, "an access to an input aliased to an output");
+    return true;
   }
 
   MemSpace space(int root) const { return k_.params()[static_cast<size_t>(root)]->type.mem_space(); }
@@ -423,12 +433,12 @@ class MirrorRewriter {
 };
 
 std::optional<MirroredKernel> mirror_dma_pipeline(const Body& kernel, const std::vector<ParamRole>& roles,
-                                                  const std::vector<bool>& linear, bool one_point_no_aliases,
-                                                  std::string& why) {
-  if (!one_point_no_aliases) {
-    why = "the call has more than one grid point or input_output_aliases";
-    return std::nullopt;
-  }
+                                                  const std::vector<bool>& linear, std::string& why) {
+  for (size_t p = 0; p < roles.size(); ++p)
+    if (roles[p] == ParamRole::aliased_input && linear[p]) {
+      why = "an input aliased to an output is linear";
+      return std::nullopt;
+    }
   std::optional<std::vector<Event>> trace = dma_trace::trace_kernel(kernel, why);
   if (!trace) return std::nullopt;
   Checker c(kernel, *trace, roles, linear, why);

@@ -19,14 +19,16 @@
 // the copies are transposed synchronously, as before):
 //   - the trace exists (indices known, loops static, no other bodies), and
 //     the grid has one point;
+//   - inputs aliased to outputs are not linear and not touched (the zeros a
+//     cotangent output starts from), so no two params name one buffer;
 //   - each copy moves a region of a linear VMEM Ref to or from a linear Ref
 //     in `any` / HBM memory; on each semaphore element at most one copy is
 //     in flight, so each wait completes the copy started last on it; each
 //     wait names the copy's VMEM region, and the HBM region it completes is
 //     affine in the index of its innermost loop (the same for all runs);
 //   - the HBM regions of all copies are disjoint, the HBM Refs are the
-//     call's inputs or outputs, a fetched one an input, and the call has no
-//     input_output_aliases: so the transposed copy of a fetch writes a
+//     call's inputs or outputs, a fetched one an input: so the transposed
+//     copy of a fetch writes a
 //     cotangent region that starts at zero and nothing else writes (no read,
 //     add and write back), and that of a write-back reads one that nothing
 //     else reads (the reset to zero would be unobserved);
@@ -67,15 +69,14 @@ struct MirroredKernel {
   DmaMirror mirror;
 };
 
-// What each of a kernel's params is in its pallas_call.
-enum class ParamRole : uint8_t { input, output, scratch, other };
+// What each of a kernel's params is in its pallas_call. aliased_input: an
+// input the call aliases to an output (the same buffer).
+enum class ParamRole : uint8_t { input, aliased_input, output, scratch, other };
 
-// The rewritten kernel, or nullopt with the reason in `why` (the copies are
-// then transposed synchronously). `linear`: which params are linear.
-// `one_point_no_aliases`: the call has a grid of one point and no
-// input_output_aliases.
+// The rewritten kernel of a call with a grid of one point, or nullopt with
+// the reason in `why` (the copies are then transposed synchronously).
+// `linear`: which params are linear.
 std::optional<MirroredKernel> mirror_dma_pipeline(const Body& kernel, const std::vector<ParamRole>& roles,
-                                                  const std::vector<bool>& linear, bool one_point_no_aliases,
-                                                  std::string& why);
+                                                  const std::vector<bool>& linear, std::string& why);
 
 }  // namespace tessera::transpose

@@ -122,6 +122,8 @@ class Tracer {
 
   Val scalar(const Op& op, const Env& env) {
     const std::string& n = op.name();
+    if (n == "program_id") return Val::of(0);  // the grid has one point
+    if (n == "num_programs") return Val::of(1);
     std::vector<int64_t> x;
     for (const Value& v : op.operands) {
       Val a = value(env, v);
@@ -134,7 +136,7 @@ class Tracer {
         return r ? Val::of(*r) : Val{};
       }
     if (x.size() == 1 && n == "not") return Val::of(is_bool(op.results[0]->type.dtype()) ? !x[0] : ~x[0]);
-    if (x.size() == 1 && n == "neg") return Val::of(-x[0]);
+    if (x.size() == 1 && n == "neg") return binary_ops().at("sub")(0, x[0]) ? Val::of(-x[0]) : Val{};
     if (x.size() == 1 && n == "convert_element_type") return Val::of(x[0]);
     return {};
   }
@@ -162,6 +164,7 @@ class Tracer {
     Val index = value(env, v.index());
     if (index.kind != Val::num) return fail(op, "a `cond` on a value the trace does not know");
     const auto& branches = v.branches();
+    if (branches.empty()) return fail(op, "a `cond` without branches");
     int64_t k = std::clamp<int64_t>(index.n, 0, static_cast<int64_t>(branches.size()) - 1);
     const Body& b = *branches[static_cast<size_t>(k)];
     Env inner;

@@ -6,10 +6,9 @@
 // `cond` branches and runs `for` loops with static bounds, and records each
 // dma_start, dma_wait, get, swap, addupdate, load and store with the box it
 // touches, in program order. It stands for every run only when nothing it
-// evaluates depends on data or on the grid point, so anything else (a
-// program id, a value read from a Ref, a `while`, a `run_scoped`, a remote or
-// indirect DMA, semaphore signals, dynamic sizes) makes it give up, saying
-// why. Used by the transpose of DMA pipelines (dma_mirror.h) to pair each
+// evaluates depends on data, so anything else (a value read from a Ref, a
+// `while`, a `run_scoped`, a remote or indirect DMA, semaphore signals,
+// dynamic sizes) makes it give up, saying why. Used by the transpose of DMA pipelines (dma_mirror.h) to pair each
 // dma_wait with the dma_start it completes.
 #pragma once
 
@@ -52,8 +51,9 @@ struct Event {
   int64_t bytes = 0;  // start, wait: the bytes moved / awaited
 };
 
-// The trace of `kernel`, or nullopt with the reason in `why`. `max_steps`
-// bounds the ops evaluated (loops are unrolled).
+// The trace of `kernel` run by a pallas_call whose grid has one point (every
+// program_id is 0, every num_programs 1), or nullopt with the reason in
+// `why`. `max_steps` bounds the ops evaluated (loops are unrolled).
 std::optional<std::vector<Event>> trace_kernel(const Body& kernel, std::string& why, int64_t max_steps = 100000);
 
 }  // namespace tessera::dma_trace

@@ -491,13 +491,15 @@ std::optional<MirroredKernel> mirrored_pipeline(const Op& op, const GridMapping&
   if (!has_dma(k)) return std::nullopt;
   std::vector<ParamRole> roles(k.params().size(), ParamRole::other);
   for (int i = 0; i < g.num_inputs(); ++i) roles[static_cast<size_t>(g.input_param(i))] = ParamRole::input;
+  for (auto [i, o] : g.aliases) roles[static_cast<size_t>(g.input_param(static_cast<int>(i)))] = ParamRole::aliased_input;
   for (int o = 0; o < g.num_outputs(); ++o) roles[static_cast<size_t>(g.output_param(o))] = ParamRole::output;
   for (size_t s = 0; s < g.scratch_types.size(); ++s)
     roles[static_cast<size_t>(g.scratch_param(static_cast<int>(s)))] = ParamRole::scratch;
   bool one_point = true;
   for (int64_t n : g.grid) one_point = one_point && n == 1;
-  std::string why;
-  std::optional<MirroredKernel> m = mirror_dma_pipeline(k, roles, lin_param, one_point && g.aliases.empty(), why);
+  std::string why = "the grid has more than one point";
+  std::optional<MirroredKernel> m;
+  if (one_point) m = mirror_dma_pipeline(k, roles, lin_param, why);
   if (!m && note_sink())
     note_sink()(op.loc.str() + ": note: transpose: the DMAs of kernel @" + k.name() +
                 " are transposed synchronously (not as a pipeline): " + why);

@@ -1339,6 +1339,22 @@ TEST_CASE("vjp of dma_pipeline: the transposed kernel overlaps its copies with i
   for (int64_t i = 0; i < a[1].size(); ++i) REQUIRE(a[1].get(i) == 2 * in[1].get(i));
 }
 
+TEST_CASE("vjp,vjp of dma_pipeline: the mirrored transposed kernel differentiates again") {
+  // main(x, ct0) -> (2 x, 2 ct0) is linear: the second vjp's cotangents of
+  // x and ct0 are 2 times those of the two outputs.
+  Module m = run_pipeline(parse_module(dma_pipeline_4_chunks(), "dma_pipeline.tsr"), "vjp,vjp");
+  verify_or_throw(m);
+  std::vector<Array> in = random_inputs(*m.entry(), 6);  // x, ct0, and the cotangents of both outputs
+  REQUIRE(in.size() == 4);
+  std::vector<Array> out = interp::run_function(m, "main", in);
+  REQUIRE(out.size() == 4);
+  for (int64_t i = 0; i < out[2].size(); ++i) {
+    REQUIRE(out[2].get(i) == 2 * in[2].get(i));
+    REQUIRE(out[3].get(i) == 2 * in[3].get(i));
+  }
+  check_second_order(parse_module(replace_all(dma_pipeline_4_chunks(), "f32", "f64"), "dma_pipeline.tsr"), 31);
+}
+
 namespace {
 
 // Two chunks of x (rows `first` and `second`) fetched into two VMEM slots,
