@@ -1446,6 +1446,40 @@ func @main(%x: f32[8,128]) -> f32[16,128] {
   }
 }
 
+TEST_CASE("transpose of DMAs: a write-back whose VMEM region is read while in flight stays synchronous") {
+  // o = x, o2 = 2 x, buf read while its write-back is in flight (as the
+  // forward may). Mirrored, the read's transpose would add into buf's
+  // cotangent while the transposed copy writes it.
+  std::vector<std::string> notes;
+  Module m = vjp_noting(R"(
+kernel @k(%x: ref<f32[8,128], vmem>, %o: ref<f32[8,128], any>, %o2: ref<f32[8,128], vmem>,
+          %buf: ref<f32[8,128], vmem>, %sem: ref<dma_sem[1], semaphore>) {
+  %a = get %x[:, :]
+  swap %buf[:, :], %a
+  dma_start %buf[:, :], %o[:, :], %sem[0]
+  %b = get %buf[:, :]
+  %c = mul %b, 2.0
+  swap %o2[:, :], %c
+  dma_wait %sem[0], %buf[:, :]
+}
+func @main(%x: f32[8,128]) -> (f32[8,128], f32[8,128]) {
+  %o, %o2 = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec(mem=any), spec()],
+                        out_shapes=[f32[8,128], f32[8,128]], scratch=[ref<f32[8,128], vmem>, ref<dma_sem[1], semaphore>]] %x
+  return %o, %o2
+}
+)", "t.tsr", notes);
+  REQUIRE(notes.size() == 1);
+  CHECK_HAS(notes[0], "synchronously (not as a pipeline): an access to a VMEM region while a copy of it is in flight "
+                      "at t.tsr:7:3");
+  std::vector<Array> in = random_inputs(*m.entry(), 5);  // x, ct_o, ct_o2
+  std::vector<Array> out = interp::run_function(m, "main", in);
+  REQUIRE(out.size() == 3);
+  for (int64_t i = 0; i < out[2].size(); ++i) {
+    double want = in[1].get(i) + 2 * in[2].get(i);
+    REQUIRE(std::abs(out[2].get(i) - want) <= 1e-6 * (1 + std::abs(want)));
+  }
+}
+
 TEST_CASE("transpose of dma_start: a scatter without add and a copy between two HBM Refs are located errors") {
   // rows (VMEM) -> o[ids] (HBM), overwriting: repeated ids make the transpose ambiguous.
   std::string scatter = error_of([] { run_pipeline(parse(R"(
