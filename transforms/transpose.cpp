@@ -426,7 +426,7 @@ BodyPtr transpose_body(Ctx& ctx, const Body& src, const std::string& name, BodyK
     const Type& t = src.outputs()[j].type();
     if (has_cotangent(t)) out_ct[j] = Value(b.param(t, "ct" + std::to_string(j)));
   }
-  Ctx inner{b, ctx.syms};
+  Ctx inner{b, ctx.syms, {}, ctx.dma_mirror};
   std::vector<Cotangent> r = inline_transpose(inner, src, params, linear, out_ct);
   std::vector<Value> outs;
   b.set_loc(src.loc());

@@ -25,6 +25,7 @@
 namespace tessera::transpose {
 
 using Cotangent = std::optional<Value>;
+class DmaMirror;  // transforms/dma_mirror.h
 
 // Does a value of type `t` carry a cotangent? Floating-point arrays do; a
 // linear Ref is handled in place (its cotangent Ref stands for it).
@@ -37,6 +38,10 @@ struct Ctx {
   // bodies' linear parts read that depend on Ref reads, computed in program
   // order; its transpose rule uses them instead of reading the Refs again.
   std::unordered_map<const Op*, std::vector<Value>> residuals = {};
+  // Set while a DMA pipeline is transposed as a pipeline (dma_mirror.h):
+  // which DMA ops start / wait for transposed copies. Nested bodies' Ctx
+  // (cond, loops) keep it.
+  const DmaMirror* dma_mirror = nullptr;
 
   // The cotangent as an actual value of type `t` (zeros when symbolic).
   Value instantiate(const Cotangent& ct, const Type& t);

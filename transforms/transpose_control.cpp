@@ -101,7 +101,7 @@ Cts cond_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
       given.values.assign(rparams.begin() + static_cast<long>(at), rparams.begin() + static_cast<long>(at + given.vars.size()));
       at += given.vars.size();
     }
-    Ctx inner{b, c.syms};
+    Ctx inner{b, c.syms, {}, c.dma_mirror};
     Cts r = inline_transpose(inner, *br, params, args, octs, nullptr, residuals.empty() ? nullptr : &given);
     Vals res;
     for (size_t i : which) res.push_back(inner.instantiate(r[i], br->params()[i]->type));
@@ -244,10 +244,15 @@ Cts for_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
     params[1 + q] = b.param(p->type, kl[q] ? cotangent_name(p->name) : p->name);
     rops.push_back(x[2 + q]);
   }
-  Var* lov = b.param(lo.type(), "lo");
-  Var* hiv = b.param(hi.type(), "hi");
-  rops.push_back(lo);
-  rops.push_back(hi);
+  // Static bounds fold into the reversed index; dynamic ones are passed in.
+  bool static_bounds = lo.is_literal() && hi.is_literal();
+  Value lov = lo, hiv = hi;
+  if (!static_bounds) {
+    lov = b.param(lo.type(), "lo");
+    hiv = b.param(hi.type(), "hi");
+    rops.push_back(lo);
+    rops.push_back(hi);
+  }
   Vals sts;
   for (size_t r = 0; r < rec.size(); ++r) {
     sts.push_back(b.param(stacks[r].type(), "stack"));
@@ -263,15 +268,23 @@ Cts for_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& ct
     cts.push_back(b.param(op.results[j]->type, cotangent_name(body.params()[1 + k + j]->name)));
     rops.push_back(c.instantiate(ct[j], op.results[j]->type));
   }
-  Value iv = reversed_index(b, jv, lov, hiv);
+  Value iv;
+  if (static_bounds) {
+    int64_t last = lo.literal().as_int() + hi.literal().as_int() - 1;
+    iv = b.binary("sub", Builder::literal(lo.type().dtype(), static_cast<double>(last)), jv);
+  } else {
+    iv = reversed_index(b, jv, lov, hiv);
+  }
   params[0] = iv;
-  Value at = b.binary("sub", iv, lov);
-  for (size_t r = 0; r < rec.size(); ++r) params[1 + k + rec[r]] = stack_get(b, sts[r], at);
+  if (!rec.empty()) {
+    Value at = static_bounds && lo.literal().as_int() == 0 ? iv : b.binary("sub", iv, lov);
+    for (size_t r = 0; r < rec.size(); ++r) params[1 + k + rec[r]] = stack_get(b, sts[r], at);
+  }
   for (int j = 0; j < nc; ++j)
     if (!cl[j] && std::find(rec.begin(), rec.end(), j) == rec.end()) params[1 + k + j] = b.zeros(body.params()[1 + k + j]->type);
   Cts octs(nc);
   for (size_t s = 0; s < cct.size(); ++s) octs[cct[s]] = cts[s];
-  Ctx inner{b, c.syms};
+  Ctx inner{b, c.syms, {}, c.dma_mirror};
   Cts r = inline_transpose(inner, body, params, body_lin, octs);
   Vals routs;
   for (size_t s = 0; s < kct.size(); ++s) routs.push_back(inner.add(acc[s], r[1 + kct[s]]).value());
@@ -400,7 +413,7 @@ Cts scan_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts& c
     octs[nc + q] = Value(b.param(t, "ct_y"));
     rops.push_back(c.instantiate(ct[nc + q], op.results[nc + q]->type));
   }
-  Ctx inner{b, c.syms};
+  Ctx inner{b, c.syms, {}, c.dma_mirror};
   Cts r = inline_transpose(inner, body, params, body_lin, octs);
   Vals routs;
   for (size_t s = 0; s < kct.size(); ++s) routs.push_back(inner.add(acc[s], r[kct[s]]).value());

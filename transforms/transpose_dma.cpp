@@ -22,11 +22,22 @@
 // once: the transposed copies are synchronous, each a balanced start/wait
 // pair, and the forward's dma_wait needs no transpose.
 //
+// A DMA pipeline whose waits can be paired with their starts is instead
+// transposed as a pipeline (dma_mirror.h): its waits arrive here rewritten as
+// the dma_start of the copy each completes, and `ctx.dma_mirror` says which
+// op is which. The transposed copy, `dst -> src` on the cotangents, starts
+// at the forward's wait and is waited for at the forward's start, where a
+// VMEM destination's cotangent is then reset; the checks that admitted the
+// kernel make the copy exact as it stands (no read-add-write of an HBM
+// cotangent, which starts at zero and is written once; no reset of one that
+// nothing reads again).
+//
 // Not done (located errors): remote copies (a device id), scatters without
 // `add` (where offsets repeat, the last write wins, and which one that is is
 // not known), copies between two Refs both in `any` / HBM memory (no VMEM side
 // to stage through), and regions with a dynamic size.
 #include "ir/indirect_dma.h"
+#include "transforms/dma_mirror.h"
 #include "transforms/transpose.h"
 
 namespace tessera::transpose {
@@ -108,11 +119,28 @@ std::string ref_name(const Value& v) {
   return v.is_var() && !v.var()->name.empty() ? "%" + v.var()->name : std::string("a Ref");
 }
 
+// The ends of a mirrored copy (see the top of the file): its start where
+// the forward waited, its wait (and the reset of a VMEM destination's
+// cotangent) where the forward started it.
+void mirrored_end(Builder& b, DmaMirror::Role role, const Region& src, const Region& dst, const Region& sem) {
+  if (role == DmaMirror::start_here) {
+    emit_on(b, "dma_start", {&dst, &src, &sem});
+    return;
+  }
+  const Region& local = dst.direct() ? dst : src;
+  emit_on(b, "dma_wait", {&sem, &local});
+  if (dst.direct()) put(b, dst, b.zeros(Type::array(dst.ref.type().dtype(), indexed_shape(Indexer{0, dst.entries}, dst.ref.type().shape()))));
+}
+
 // dma_start src, dst, dst_sem: the cotangent of dst's region moves into
 // src's (see the top of the file). `x` holds the cotangent Refs of the
 // linear src and dst in their places.
 Cts dma_start_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const Cts&) {
   Cts none(op.operands.size());
+  if (DmaMirror::Role role = c.dma_mirror ? c.dma_mirror->role(op) : DmaMirror::none; role != DmaMirror::none) {
+    mirrored_end(c.b, role, region_of(op, 0, x), region_of(op, 1, x), region_of(op, 2, x));
+    return none;
+  }
   std::vector<int> main = op.main_operands();
   bool src_lin = lin[main[0]], dst_lin = lin[main[1]];
   if (!dst_lin) {

@@ -36,6 +36,7 @@
 #include "ir/effects.h"
 #include "ir/grid_mapping.h"
 #include "ir/indirect_dma.h"
+#include "transforms/dma_mirror.h"
 #include "transforms/kernel_split.h"
 #include "transforms/pass.h"
 #include "transforms/transpose.h"
@@ -473,6 +474,38 @@ void zero_block(Builder& b, const std::optional<Value>& pred, Value ref) {
   CondView::make(b, *pred, {ref}, {skip, zero});
 }
 
+bool has_dma(const Body& body) {
+  for (const Op& op : body.ops()) {
+    if (op.name() == "dma_start") return true;
+    for (const BodyPtr& n : op.nested_bodies())
+      if (has_dma(*n)) return true;
+  }
+  return false;
+}
+
+// Kernel k rewritten for a transpose that mirrors its DMA pipeline
+// (dma_mirror.h); nullopt, with a note saying why, when its copies are
+// transposed synchronously.
+std::optional<MirroredKernel> mirrored_pipeline(const Op& op, const GridMapping& g, const Body& k,
+                                                const std::vector<bool>& lin_param) {
+  if (!has_dma(k)) return std::nullopt;
+  std::vector<ParamRole> roles(k.params().size(), ParamRole::other);
+  for (int i = 0; i < g.num_inputs(); ++i) roles[static_cast<size_t>(g.input_param(i))] = ParamRole::input;
+  for (auto [i, o] : g.aliases) roles[static_cast<size_t>(g.input_param(static_cast<int>(i)))] = ParamRole::aliased_input;
+  for (int o = 0; o < g.num_outputs(); ++o) roles[static_cast<size_t>(g.output_param(o))] = ParamRole::output;
+  for (size_t s = 0; s < g.scratch_types.size(); ++s)
+    roles[static_cast<size_t>(g.scratch_param(static_cast<int>(s)))] = ParamRole::scratch;
+  bool one_point = true;
+  for (int64_t n : g.grid) one_point = one_point && n == 1;
+  std::string why = "the grid has more than one point";
+  std::optional<MirroredKernel> m;
+  if (one_point) m = mirror_dma_pipeline(k, roles, lin_param, why);
+  if (!m && note_sink())
+    note_sink()(op.loc.str() + ": note: transpose: the DMAs of kernel @" + k.name() +
+                " are transposed synchronously (not as a pipeline): " + why);
+  return m;
+}
+
 // Emits one transposed pallas_call computing the cotangent outputs of `plan`
 // and stores them in `result`.
 void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const std::vector<bool>& linear,
@@ -482,8 +515,12 @@ void emit_call(Ctx& c, const Op& op, const GridMapping& g, const Vals& x, const 
   int ns = static_cast<int>(g.scratch_types.size());
   const Body& k = *g.kernel;
   // The transposed kernel; its program ids are reflected onto the new grid
-  // as its ops are copied into the call's kernel below.
-  BodyPtr tk = transpose_body(c, k, c.syms.fresh(k.name() + "_transpose_body"), BodyKind::kernel, lin_param);
+  // as its ops are copied into the call's kernel below. A DMA pipeline is
+  // transposed as a pipeline where its waits pair with their starts.
+  std::optional<MirroredKernel> mirrored = mirrored_pipeline(op, g, k, lin_param);
+  Ctx kc{c.b, c.syms, {}, mirrored ? &mirrored->mirror : nullptr};
+  BodyPtr tk = transpose_body(kc, mirrored ? *mirrored->kernel : k, c.syms.fresh(k.name() + "_transpose_body"),
+                              BodyKind::kernel, lin_param);
   // The transposed kernel reads the cotangents of the outputs as input
   // blocks; it leaves out writes into them that nothing reads, so that it
   // writes no input block: such state, carried from step to step, would

@@ -36,11 +36,39 @@ std::vector<Type> pallas_call(const Op& op) {
   return out_shapes;
 }
 
+// Does `body` communicate other than by local DMAs (a dma_start without a
+// device id, a dma_wait)?
+bool other_comms(const Body& body) {
+  for (const Op& op : body.ops()) {
+    std::vector<BodyPtr> nested = op.nested_bodies();
+    for (const BodyPtr& b : nested)
+      if (other_comms(*b)) return true;
+    if (!nested.empty() || !op_effects(op).comms) continue;
+    bool local_dma = (op.name() == "dma_start" && op.num_main_operands() == 3) || op.name() == "dma_wait";
+    if (!local_dma) return true;
+  }
+  return false;
+}
+
+// Does the kernel communicate beyond its call? Not when its only comms are
+// local DMAs on semaphores it allocates (scratch, or run_scoped inside): that
+// protocol starts and ends within the call, so the call orders nothing
+// around it, and dce may drop it when its results are unused.
+bool comms_outside(const GridMapping& g) {
+  const Body& k = *g.kernel;
+  int first_scratch = g.scratch_param(0);
+  for (size_t p = 0; p < k.params().size(); ++p) {
+    const Type& t = k.params()[p]->type;
+    if (t.is_ref() && is_semaphore(t.dtype()) && static_cast<int>(p) < first_scratch) return true;
+  }
+  return other_comms(k);
+}
+
 void pallas_call_effects(const Op& op, OpEffects& e) {
   GridMapping g = grid_mapping(op);
   Effects fx = compute_effects(*g.kernel);
   e.io |= fx.io;
-  e.comms |= fx.comms;
+  e.comms |= fx.comms && (op.has(keys::collective_id) || comms_outside(g));
   // An input passed as a Ref (closed-over state) is read and written in place.
   for (int i = 0; i < g.num_inputs(); ++i) {
     int p = g.input_param(i);

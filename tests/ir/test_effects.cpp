@@ -149,3 +149,27 @@ TEST_CASE("effects: the printer reports them over top-level bodies") {
   std::string printed = canonical("kernel @k(%o: ref<f32[8], vmem>) { swap %o[:], 0.0 }\n");
   CHECK(printed.rfind("// effects: read(%o), write(%o)\nkernel @k", 0) == 0);
 }
+
+TEST_CASE("effects: a pallas_call whose DMAs signal only its own scratch semaphores orders nothing outside") {
+  // The kernel's protocol starts and ends within the call: no comms for the
+  // call, so an unused call has no side effect (dce drops it).
+  auto call_module = [](const std::string& body, const std::string& sem) {
+    return "kernel @k(%x: ref<f32[8,128], any>, %o: ref<f32[8,128], vmem>, %buf: ref<f32[8,128], vmem>,\n"
+           "          %sem: ref<" + sem + "[1], semaphore>) {\n" +
+           body +
+           "}\n"
+           "func @f(%x: f32[8,128]) -> f32[8,128] {\n"
+           "  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(mem=any)], out_specs=[spec()],\n"
+           "                     out_shapes=[f32[8,128]], scratch=[ref<f32[8,128], vmem>, ref<" + sem + "[1], semaphore>]] %x\n"
+           "  return %out\n"
+           "}\n";
+  };
+  std::string copy = call_module("  dma_start %x[:, :], %buf[:, :], %sem[0]\n  dma_wait %sem[0], %buf[:, :]\n", "dma_sem");
+  CHECK(effects_of(copy, "k") == "read(%x), write(%buf), write(%sem), comms");
+  CHECK(effects_of(copy, "f").empty());
+  Module local = parse(copy);
+  CHECK(!has_side_effects(local.find("f")->ops()[0]));
+  // A signal is not a local DMA: the call keeps its comms.
+  std::string signal = call_module("  semaphore_signal %sem[0], 1\n  semaphore_wait %sem[0], 1\n", "sem");
+  CHECK(effects_of(signal, "f") == "comms");
+}

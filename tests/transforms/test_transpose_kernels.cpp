@@ -11,7 +11,10 @@
 //   - the located errors of what is not supported.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <sstream>
 
 #include "analysis/prove/prove.h"
 #include "ir/grid_mapping.h"
@@ -1237,6 +1240,244 @@ TEST_CASE("vjp of dma_pipeline: every claim proved; 2 cores, shuffled, eager DMA
   std::vector<Array> got = interp::run_function(m, "main", in, o);
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i) require_close(got[i], want[i], 0);
+}
+
+// ---- the transpose of a DMA pipeline is a pipeline (transforms/dma_mirror.h) ----
+
+namespace {
+
+// dma_pipeline cut to 4 chunks of 128 rows: cheap to run.
+std::string dma_pipeline_4_chunks() {
+  std::string t = replace_all(example_text("dma_pipeline.tsr"), "2048", "512");
+  return replace_once(replace_once(t, "lt %next, 16", "lt %next, 4"), "0:i32, 16:i32", "0:i32, 4:i32");
+}
+
+int64_t number_after(const std::string& line, const std::string& key) {
+  size_t at = line.find("\"" + key + "\": ");
+  REQUIRE(at != std::string::npos);
+  return std::stoll(line.substr(at + key.size() + 4));
+}
+
+// What the timeline of a run of `m` shows of its transposed pallas_call: how
+// long it ran and, per DMA it started, the ticks until the wait that ended it.
+struct TransposedTimeline {
+  int64_t duration = -1;
+  std::vector<int64_t> flights;
+};
+
+TransposedTimeline transposed_timeline(const Module& m, const std::vector<Array>& in, const std::string& tag) {
+  interp::RunOptions o;
+  o.timeline_file = (temp_dir(tag) / "timeline.json").string();
+  interp::run_function(m, "main", in, o);
+  std::istringstream text(read_file(o.timeline_file));
+  int64_t from = -1;
+  TransposedTimeline t;
+  std::map<int64_t, int64_t> begun;  // DMA id -> start tick
+  std::vector<std::pair<int64_t, int64_t>> ended;
+  for (std::string line; std::getline(text, line);) {
+    if (line.find("\"cat\": \"pallas_call\"") != std::string::npos && line.find("_transpose\"") != std::string::npos) {
+      from = number_after(line, "ts");
+      t.duration = number_after(line, "dur");
+    }
+    if (line.find("\"cat\": \"dma\"") == std::string::npos) continue;
+    if (line.find("\"ph\": \"b\"") != std::string::npos) begun[number_after(line, "id")] = number_after(line, "ts");
+    else ended.push_back({number_after(line, "id"), number_after(line, "ts")});
+  }
+  REQUIRE(from >= 0);
+  for (auto [id, at] : ended)
+    if (begun.count(id) && begun[id] >= from && begun[id] <= from + t.duration) t.flights.push_back(at - begun[id]);
+  REQUIRE(!t.flights.empty());
+  return t;
+}
+
+// vjp of `text`, with the notes the pallas_call rule leaves.
+Module vjp_noting(const std::string& text, const std::string& file, std::vector<std::string>& notes) {
+  transpose::set_pallas_call_note_sink([&](const std::string& n) { notes.push_back(n); });
+  Module m;
+  std::string e = error_of([&] { m = run_pipeline(parse_module(text, file), "vjp"); });
+  transpose::set_pallas_call_note_sink(nullptr);
+  REQUIRE(e.empty());
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("vjp of dma_pipeline: the transposed kernel overlaps its copies with its compute, unlike synchronous copies") {
+  std::vector<std::string> notes;
+  std::string text = dma_pipeline_4_chunks();
+  Module piped = vjp_noting(text, "dma_pipeline.tsr", notes);
+  CHECK(notes.empty());
+  // The forward and the transposed kernel: the jvp'd call linearize leaves,
+  // its primal result unused, is gone (its DMAs order nothing outside it).
+  size_t calls = 0;
+  for (const Op& op : piped.entry()->ops()) calls += op.prim->name == "pallas_call";
+  CHECK(calls == 2);
+  // The same program with its last waits naming the HBM rows instead of the
+  // VMEM slots (the same byte count): waits the pairing does not follow, so
+  // every copy is transposed synchronously.
+  std::string named_hbm = replace_once(replace_once(text, "dma_wait %out_sem[0], %out_buf[0, :, :]",
+                                                    "dma_wait %out_sem[0], %o_hbm[256:384, :]"),
+                                       "dma_wait %out_sem[1], %out_buf[1, :, :]", "dma_wait %out_sem[1], %o_hbm[384:512, :]");
+  Module sync = vjp_noting(named_hbm, "dma_pipeline.tsr", notes);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0] == "dma_pipeline.tsr:82:3: note: transpose: the DMAs of kernel @double_kernel_jvp are transposed "
+                    "synchronously (not as a pipeline): a wait that does not name the copy's VMEM region at "
+                    "dma_pipeline.tsr:77:3");
+  std::vector<Array> in = random_inputs(*piped.entry(), 2);
+  TransposedTimeline p = transposed_timeline(piped, in, "dma_mirror_piped");
+  TransposedTimeline s = transposed_timeline(sync, in, "dma_mirror_sync");
+  MESSAGE("transposed kernel: " << p.duration << " ticks as a pipeline, " << s.duration << " with synchronous copies");
+  CHECK(p.duration < s.duration);
+  // A synchronous copy ends 3 ticks after it starts (the copy, the wait);
+  // each mirrored one is in flight while the kernel computes.
+  CHECK(*std::max_element(s.flights.begin(), s.flights.end()) <= 3);
+  CHECK(*std::min_element(p.flights.begin(), p.flights.end()) > 3);
+  CHECK(*std::max_element(p.flights.begin(), p.flights.end()) >= 20);
+  std::vector<Array> a = interp::run_function(piped, "main", in), b = interp::run_function(sync, "main", in);
+  REQUIRE(a.size() == 2);
+  require_close(a[1], b[1], 0);
+  for (int64_t i = 0; i < a[1].size(); ++i) REQUIRE(a[1].get(i) == 2 * in[1].get(i));
+}
+
+TEST_CASE("vjp,vjp of dma_pipeline: the mirrored transposed kernel differentiates again") {
+  // main(x, ct0) -> (2 x, 2 ct0) is linear: the second vjp's cotangents of
+  // x and ct0 are 2 times those of the two outputs.
+  Module m = run_pipeline(parse_module(dma_pipeline_4_chunks(), "dma_pipeline.tsr"), "vjp,vjp");
+  verify_or_throw(m);
+  std::vector<Array> in = random_inputs(*m.entry(), 6);  // x, ct0, and the cotangents of both outputs
+  REQUIRE(in.size() == 4);
+  std::vector<Array> out = interp::run_function(m, "main", in);
+  REQUIRE(out.size() == 4);
+  for (int64_t i = 0; i < out[2].size(); ++i) {
+    REQUIRE(out[2].get(i) == 2 * in[2].get(i));
+    REQUIRE(out[3].get(i) == 2 * in[3].get(i));
+  }
+  check_second_order(parse_module(replace_all(dma_pipeline_4_chunks(), "f32", "f64"), "dma_pipeline.tsr"), 31);
+}
+
+namespace {
+
+// Two chunks of x (rows `first` and `second`) fetched into two VMEM slots,
+// summed into o: x_ct gets ct on each chunk's rows, added up where they meet.
+std::string two_fetches(const std::string& first, const std::string& second) {
+  return R"(
+kernel @k(%x: ref<f32[16,128], any>, %o: ref<f32[8,128], vmem>, %buf: ref<f32[2,8,128], vmem>,
+          %sem: ref<dma_sem[2], semaphore>) {
+  dma_start %x[)" + first + R"(, :], %buf[0, :, :], %sem[0]
+  dma_start %x[)" + second + R"(, :], %buf[1, :, :], %sem[1]
+  dma_wait %sem[0], %buf[0, :, :]
+  dma_wait %sem[1], %buf[1, :, :]
+  %a = get %buf[0, :, :]
+  %b = get %buf[1, :, :]
+  %s = add %a, %b
+  swap %o[:, :], %s
+}
+func @main(%x: f32[16,128]) -> f32[8,128] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec(mem=any)], out_specs=[spec()], out_shapes=[f32[8,128]],
+                     scratch=[ref<f32[2,8,128], vmem>, ref<dma_sem[2], semaphore>]] %x
+  return %out
+}
+)";
+}
+
+// x_ct of a vjp of `two_fetches` against ct summed onto the rows each chunk read.
+void check_two_fetches(const Module& m, int64_t first, int64_t second) {
+  std::vector<Array> in = random_inputs(*m.entry(), 3);  // x, ct
+  std::vector<Array> out = interp::run_function(m, "main", in);
+  REQUIRE(out.size() == 2);
+  for (int64_t r = 0; r < 16; ++r)
+    for (int64_t c = 0; c < 128; ++c) {
+      double want = 0;
+      for (int64_t at : {first, second})
+        if (r >= at && r < at + 8) want += in[1].get((r - at) * 128 + c);
+      REQUIRE(out[1].get(r * 128 + c) == want);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("transpose of DMAs: disjoint fetches are mirrored; two fetches of one HBM region stay synchronous and add up") {
+  std::vector<std::string> notes;
+  Module apart = vjp_noting(two_fetches("0:8", "8:16"), "t.tsr", notes);
+  CHECK(notes.empty());
+  check_two_fetches(apart, 0, 8);
+  check_all_proved(apart);
+  // Mirrored, both transposed copies would write x_ct[0:8]: one of the two
+  // cotangents would be lost.
+  Module same = vjp_noting(two_fetches("0:8", "0:8"), "t.tsr", notes);
+  REQUIRE(notes.size() == 1);
+  CHECK_HAS(notes[0], "synchronously (not as a pipeline): two copies of one HBM region at t.tsr:5:3");
+  check_two_fetches(same, 0, 0);
+}
+
+TEST_CASE("transpose of DMAs: a write-back whose VMEM region is read after its wait stays synchronous") {
+  // o = [x; 2 x]: buf is written back, then read again for the second half.
+  // Mirrored, the transposed write-back would overwrite buf's cotangent,
+  // which already holds 2 ct[8:16] from the read.
+  std::vector<std::string> notes;
+  Module m = vjp_noting(R"(
+kernel @k(%x: ref<f32[8,128], vmem>, %o: ref<f32[16,128], any>, %buf: ref<f32[8,128], vmem>,
+          %sem: ref<dma_sem[1], semaphore>) {
+  %a = get %x[:, :]
+  swap %buf[:, :], %a
+  dma_start %buf[:, :], %o[0:8, :], %sem[0]
+  dma_wait %sem[0], %buf[:, :]
+  %b = get %buf[:, :]
+  %c = mul %b, 2.0
+  swap %buf[:, :], %c
+  dma_start %buf[:, :], %o[8:16, :], %sem[0]
+  dma_wait %sem[0], %buf[:, :]
+}
+func @main(%x: f32[8,128]) -> f32[16,128] {
+  %out = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec(mem=any)], out_shapes=[f32[16,128]],
+                     scratch=[ref<f32[8,128], vmem>, ref<dma_sem[1], semaphore>]] %x
+  return %out
+}
+)", "t.tsr", notes);
+  REQUIRE(notes.size() == 1);
+  CHECK_HAS(notes[0], "synchronously (not as a pipeline): after a write-back, its VMEM region is read or partly written "
+                      "at t.tsr:8:3");
+  std::vector<Array> in = random_inputs(*m.entry(), 4);  // x, ct
+  std::vector<Array> out = interp::run_function(m, "main", in);
+  REQUIRE(out.size() == 2);
+  for (int64_t i = 0; i < 8 * 128; ++i) {
+    double want = in[1].get(i) + 2 * in[1].get(8 * 128 + i);
+    REQUIRE(std::abs(out[1].get(i) - want) <= 1e-6 * (1 + std::abs(want)));
+  }
+}
+
+TEST_CASE("transpose of DMAs: a write-back whose VMEM region is read while in flight stays synchronous") {
+  // o = x, o2 = 2 x, buf read while its write-back is in flight (as the
+  // forward may). Mirrored, the read's transpose would add into buf's
+  // cotangent while the transposed copy writes it.
+  std::vector<std::string> notes;
+  Module m = vjp_noting(R"(
+kernel @k(%x: ref<f32[8,128], vmem>, %o: ref<f32[8,128], any>, %o2: ref<f32[8,128], vmem>,
+          %buf: ref<f32[8,128], vmem>, %sem: ref<dma_sem[1], semaphore>) {
+  %a = get %x[:, :]
+  swap %buf[:, :], %a
+  dma_start %buf[:, :], %o[:, :], %sem[0]
+  %b = get %buf[:, :]
+  %c = mul %b, 2.0
+  swap %o2[:, :], %c
+  dma_wait %sem[0], %buf[:, :]
+}
+func @main(%x: f32[8,128]) -> (f32[8,128], f32[8,128]) {
+  %o, %o2 = pallas_call[kernel=@k, grid=(1), in_specs=[spec()], out_specs=[spec(mem=any), spec()],
+                        out_shapes=[f32[8,128], f32[8,128]], scratch=[ref<f32[8,128], vmem>, ref<dma_sem[1], semaphore>]] %x
+  return %o, %o2
+}
+)", "t.tsr", notes);
+  REQUIRE(notes.size() == 1);
+  CHECK_HAS(notes[0], "synchronously (not as a pipeline): an access to a VMEM region while a copy of it is in flight "
+                      "at t.tsr:7:3");
+  std::vector<Array> in = random_inputs(*m.entry(), 5);  // x, ct_o, ct_o2
+  std::vector<Array> out = interp::run_function(m, "main", in);
+  REQUIRE(out.size() == 3);
+  for (int64_t i = 0; i < out[2].size(); ++i) {
+    double want = in[1].get(i) + 2 * in[2].get(i);
+    REQUIRE(std::abs(out[2].get(i) - want) <= 1e-6 * (1 + std::abs(want)));
+  }
 }
 
 TEST_CASE("transpose of dma_start: a scatter without add and a copy between two HBM Refs are located errors") {
