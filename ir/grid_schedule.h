@@ -23,12 +23,12 @@
 //                              step s-1 left there (the block stays)
 // A block *moves* when any of its values differs: the places
 // BlockGeometry::block_at gives (what the interpreter compares), or the
-// index-map values themselves, which name the same places. This follows the
+// index-map values themselves, which name the same places (for blocks of
+// positive size). This follows the
 // copy conditions of `jax/_src/pallas/mosaic/interpret/interpret_pallas_call.py`
 // (start indices compared with the previous / next iteration's, and the
-// core's first / last iteration) and the pipeline of
-// `jax/_src/pallas/mosaic/pipeline.py`, which fetches a block only when its
-// indices change.
+// core's first / last iteration), which model the TPU pipeline's: a block is
+// fetched only when its indices change.
 //
 // The rules are written once over a consumer's representation `A` of truth
 // values and integers, so that concrete runs (ConcreteAlgebra below), Z3 terms
@@ -56,7 +56,8 @@ namespace tessera {
 // The number of leading parallel axes.
 int leading_parallel_axes(const GridMapping& g);
 // Whether every parallel axis is a leading one. Pallas refuses a grid where a
-// parallel axis follows an arbitrary one, and so does every consumer here.
+// parallel axis follows an arbitrary one; so do the interpreter and the LLVM
+// backend, and the prover's non-revisiting claim fails on it.
 bool parallel_axes_form_prefix(const GridMapping& g);
 
 // The steps of a grid of known sizes.

@@ -2,7 +2,8 @@
 // another parallel position left behind (or that no step wrote).
 //
 // Scratch Refs and output blocks persist from one grid step to the next on a
-// core. The interpreter visits each parallel position's arbitrary suffix in
+// core (the grid schedule of ir/grid_schedule.h carries an output block while
+// it stays; nothing ever copies one in). The interpreter visits each parallel position's arbitrary suffix in
 // order on one core, so a step reads state from the step before it on that
 // core. For every step but the first of a parallel position that step shares
 // its parallel coordinates; for the first (arbitrary coordinates all 0) it is

@@ -10,7 +10,8 @@
 //
 // A visit is the run of consecutive steps of one parallel position (the
 // arbitrary axes in row-major order) with the same block; the block is copied
-// out after its last step L. The claim: for every such L and every element e
+// out after its last step L. Steps, visits and copies are those of the grid
+// schedule (ir/grid_schedule.h: copied_out_after, copied_in_before). The claim: for every such L and every element e
 // of its block that lies inside the array (padding is never read back), the
 // visit writes e at L or at its first step F (the patterns of Pallas kernels:
 // initialise at k == 0 and accumulate, or write at the last k). L is a step
