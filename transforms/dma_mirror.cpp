@@ -136,6 +136,11 @@ class Checker {
       p.a.assign(rank, 0);
       p.b = h0.box.lo;
       int64_t i0 = ev_[first.wait].loop_index;
+      for (const Copy* c : cs) {
+        const Region& h = hbm_side(ev_[c->start], c->vmem_is_src);
+        if (h.root != p.hbm_root || c->vmem_is_src != p.vmem_is_src || h.box.size != p.size)
+          return fail(op, "a wait that completes copies of different HBM Refs, directions or sizes");
+      }
       // The slope from the first run at another index.
       for (const Copy* c : cs) {
         int64_t di = ev_[c->wait].loop_index - i0;
@@ -152,7 +157,7 @@ class Checker {
       for (const Copy* c : cs) {
         const Region& h = hbm_side(ev_[c->start], c->vmem_is_src);
         int64_t i = ev_[c->wait].loop_index;
-        bool same = h.root == p.hbm_root && c->vmem_is_src == p.vmem_is_src && h.box.size == p.size;
+        bool same = true;
         for (size_t d = 0; d < rank && same; ++d) same = h.box.lo[d] == p.a[d] * i + p.b[d];
         if (!same) return fail(op, "a wait whose copy's region is not affine in the loop index");
       }
