@@ -49,7 +49,8 @@ class Checker {
       : k_(k), ev_(ev), roles_(roles), linear_(linear), why_(why) {}
 
   bool run() {
-    return aliased_untouched() && pair_waits() && sides() && fit_waits() && hbm_disjoint() && vmem_untouched() && writebacks_overwrite();
+    return aliased_untouched() && pair_waits() && sides() && fit_waits() && hbm_disjoint() && vmem_untouched() &&
+           writebacks_overwrite();
   }
 
   std::map<const Op*, WaitPlan> waits;
@@ -108,7 +109,8 @@ class Checker {
       c.vmem_is_src = dst_hbm;
       const Region& v = vmem_side(s, c.vmem_is_src);
       const Region& w = ev_[c.wait].dst;
-      if (w.root != v.root || !(w.box == v.box)) return fail(ev_[c.wait].op, "a wait that does not name the copy's VMEM region");
+      if (w.root != v.root || !(w.box == v.box))
+        return fail(ev_[c.wait].op, "a wait that does not name the copy's VMEM region");
       ParamRole hbm = roles_[static_cast<size_t>(hbm_side(s, c.vmem_is_src).root)];
       if (hbm != ParamRole::input && (hbm != ParamRole::output || !c.vmem_is_src))
         return fail(s.op, c.vmem_is_src ? "a write-back into HBM memory that is not an input or output"
@@ -134,6 +136,11 @@ class Checker {
       p.a.assign(rank, 0);
       p.b = h0.box.lo;
       int64_t i0 = ev_[first.wait].loop_index;
+      for (const Copy* c : cs) {
+        const Region& h = hbm_side(ev_[c->start], c->vmem_is_src);
+        if (h.root != p.hbm_root || c->vmem_is_src != p.vmem_is_src || h.box.size != p.size)
+          return fail(op, "a wait that completes copies of different HBM Refs, directions or sizes");
+      }
       // The slope from the first run at another index.
       for (const Copy* c : cs) {
         int64_t di = ev_[c->wait].loop_index - i0;
@@ -150,7 +157,7 @@ class Checker {
       for (const Copy* c : cs) {
         const Region& h = hbm_side(ev_[c->start], c->vmem_is_src);
         int64_t i = ev_[c->wait].loop_index;
-        bool same = h.root == p.hbm_root && c->vmem_is_src == p.vmem_is_src && h.box.size == p.size;
+        bool same = true;
         for (size_t d = 0; d < rank && same; ++d) same = h.box.lo[d] == p.a[d] * i + p.b[d];
         if (!same) return fail(op, "a wait whose copy's region is not affine in the loop index");
       }
@@ -164,7 +171,8 @@ class Checker {
       for (size_t y = x + 1; y < copies_.size(); ++y) {
         const Region& a = hbm_side(ev_[copies_[x].start], copies_[x].vmem_is_src);
         const Region& b = hbm_side(ev_[copies_[y].start], copies_[y].vmem_is_src);
-        if (a.root == b.root && a.box.overlaps(b.box)) return fail(ev_[copies_[y].start].op, "two copies of one HBM region");
+        if (a.root == b.root && a.box.overlaps(b.box))
+          return fail(ev_[copies_[y].start].op, "two copies of one HBM region");
       }
     return true;
   }
@@ -399,7 +407,8 @@ class MirrorRewriter {
     std::vector<IndexEntry> entries;
     for (size_t d = 0; d < p.size.size(); ++d) {
       if (p.a[d] == 0 || !s.index) {
-        entries.push_back(p.b[d] == 0 && p.size[d] == shape[d] ? IndexEntry::full() : IndexEntry::slice(p.b[d], p.size[d]));
+        bool whole = p.b[d] == 0 && p.size[d] == shape[d];
+        entries.push_back(whole ? IndexEntry::full() : IndexEntry::slice(p.b[d], p.size[d]));
         continue;
       }
       Value i = *s.index;

@@ -28,10 +28,10 @@
 //     affine in the index of its innermost loop (the same for all runs);
 //   - the HBM regions of all copies are disjoint, the HBM Refs are the
 //     call's inputs or outputs, a fetched one an input: so the transposed
-//     copy of a fetch writes a
-//     cotangent region that starts at zero and nothing else writes (no read,
-//     add and write back), and that of a write-back reads one that nothing
-//     else reads (the reset to zero would be unobserved);
+//     copy of a fetch writes a cotangent region that starts at zero and
+//     nothing else writes (no read, add and write back), and that of a
+//     write-back reads one that nothing else reads (the reset to zero would
+//     be unobserved);
 //   - while a copy is in flight, nothing else touches its VMEM region, so
 //     its transpose, in flight between the mirrored points, races nothing;
 //   - a write-back's transpose overwrites its VMEM cotangent region (the

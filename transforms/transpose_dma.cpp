@@ -129,7 +129,9 @@ void mirrored_end(Builder& b, DmaMirror::Role role, const Region& src, const Reg
   }
   const Region& local = dst.direct() ? dst : src;
   emit_on(b, "dma_wait", {&sem, &local});
-  if (dst.direct()) put(b, dst, b.zeros(Type::array(dst.ref.type().dtype(), indexed_shape(Indexer{0, dst.entries}, dst.ref.type().shape()))));
+  if (!dst.direct()) return;
+  const Type& ref = dst.ref.type();
+  put(b, dst, b.zeros(Type::array(ref.dtype(), indexed_shape(Indexer{0, dst.entries}, ref.shape()))));
 }
 
 // dma_start src, dst, dst_sem: the cotangent of dst's region moves into

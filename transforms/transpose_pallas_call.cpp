@@ -491,7 +491,8 @@ std::optional<MirroredKernel> mirrored_pipeline(const Op& op, const GridMapping&
   if (!has_dma(k)) return std::nullopt;
   std::vector<ParamRole> roles(k.params().size(), ParamRole::other);
   for (int i = 0; i < g.num_inputs(); ++i) roles[static_cast<size_t>(g.input_param(i))] = ParamRole::input;
-  for (auto [i, o] : g.aliases) roles[static_cast<size_t>(g.input_param(static_cast<int>(i)))] = ParamRole::aliased_input;
+  for (auto [i, o] : g.aliases)
+    roles[static_cast<size_t>(g.input_param(static_cast<int>(i)))] = ParamRole::aliased_input;
   for (int o = 0; o < g.num_outputs(); ++o) roles[static_cast<size_t>(g.output_param(o))] = ParamRole::output;
   for (size_t s = 0; s < g.scratch_types.size(); ++s)
     roles[static_cast<size_t>(g.scratch_param(static_cast<int>(s)))] = ParamRole::scratch;
