@@ -233,9 +233,11 @@ void KernelWalker::step(const Op& op) {
   record(op);
   if (const StepRule* rule = steps().find(*op.prim)) return (*rule)(*this, op);
   // A new op with bodies: proving without seeing its accesses would be unsound.
-  if (!op.nested_bodies().empty())
-    throw Error(op.loc, "prove: the kernel walker does not know how `" + op.name() +
-                            "` runs its bodies (analysis/prove/kernel_walker.cpp)");
+  if (!op.nested_bodies().empty()) {
+    std::string why = steps().reason(*op.prim);
+    throw Error(op.loc, "prove: the kernel walker does not know how `" + op.name() + "` runs its bodies" +
+                            (why.empty() ? " (analysis/prove/kernel_walker.cpp)" : ": " + why));
+  }
   enc_.encode(op);
 }
 
