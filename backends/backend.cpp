@@ -11,8 +11,8 @@ namespace tessera::backends {
 namespace {
 
 #if TESSERA_HAVE_LLVM
-const LoweringTable& ptx_rules() { return llvm_lowering::ptx_table().coverage(); }
-const LoweringTable& llvm_rules() { return llvm_lowering::llvm_table().coverage(); }
+const RuleTableBase& ptx_rules() { return llvm_lowering::ptx_table(); }
+const RuleTableBase& llvm_rules() { return llvm_lowering::llvm_table(); }
 std::string emit_ptx(const Module& m, const Body& entry, const EmitOptions& o) {
   return llvm_lowering::emit_ptx_text(m, entry, o.sm);
 }
@@ -29,11 +29,11 @@ LoweringTable without_llvm(std::string target) {
   t.set_pending(kNoLlvm);
   return t;
 }
-const LoweringTable& ptx_rules() {
+const RuleTableBase& ptx_rules() {
   static const LoweringTable t = without_llvm("ptx");
   return t;
 }
-const LoweringTable& llvm_rules() {
+const RuleTableBase& llvm_rules() {
   static const LoweringTable t = without_llvm("llvm");
   return t;
 }
@@ -41,11 +41,16 @@ std::string emit_ptx(const Module&, const Body&, const EmitOptions&) { throw Err
 std::string emit_llvm(const Module&, const Body&, const EmitOptions&) { throw Error(kNoLlvm); }
 #endif
 
+const RuleTableBase& mosaic_rules() { return mosaic::tensorcore_rules(); }
+
+const RuleTableRegistration kPtx("ptx", ptx_rules);
+const RuleTableRegistration kLlvm("llvm", llvm_rules);
+
 }  // namespace
 
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> table = {
-      {"mosaic", "Mosaic TPU MLIR text, as Pallas's TPU lowering emits it (TensorCore, SparseCore)", mosaic::tensorcore_rules,
+      {"mosaic", "Mosaic TPU MLIR text, as Pallas's TPU lowering emits it (TensorCore, SparseCore)", mosaic_rules,
        mosaic::emit_modules, mosaic::checkable, nullptr},
       {"ptx", "PTX for NVIDIA GPUs, through LLVM 19 (--sm 80|90)", ptx_rules,
        [](const Module& m, const Body& entry) { return emit_ptx(m, entry, EmitOptions{}); }, nullptr, emit_ptx},

@@ -25,7 +25,8 @@ struct EmitOptions {
 struct Backend {
   std::string_view target;   // "mosaic", "ptx", "llvm"
   std::string_view summary;  // one line, for --help
-  const LoweringTable& (*rules)();
+  // Its rule table (the one RuleTable type; ptx and llvm share their rules).
+  const RuleTableBase& (*rules)();
   // The text for function `entry` of `m` (and what it calls); throws a
   // located Error at what it cannot lower.
   std::string (*emit)(const Module& m, const Body& entry);

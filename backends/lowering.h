@@ -7,8 +7,8 @@
 // gives a family its rules, so a new primitive of the family needs no entry.
 // A primitive without a rule is either listed as unsupported with a reason,
 // or, while a backend is being written, covered by its pending reason; the
-// coverage test (tests/backends/) checks that every primitive is one of
-// these.
+// coverage test (tests/backends/) and the sweep of every table
+// (tests/ir/test_rule_tables.cpp) check that every primitive is one of these.
 //
 // Nested bodies (cond branches, loop bodies) are lowered by their op's rule,
 // which enters a scope and calls lower_body again.
@@ -17,7 +17,6 @@
 #include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "backends/emit_context.h"
@@ -28,44 +27,20 @@ namespace tessera::backends {
 class LoweringTable;
 using LowerRule = std::function<void(EmitContext&, const Op&, const LoweringTable&)>;
 
-class LoweringTable {
+// A backend's table: the one RuleTable type (ir/rule_table.h), whose name is
+// the target, plus where its ops run. Its unsupported and pending reasons end
+// lower_body's missing-rule error ("ptx: no lowering for `dma_start`:
+// TPU-only").
+class LoweringTable : public RuleTable<LowerRule> {
  public:
-  explicit LoweringTable(std::string target) : rules_(std::move(target)) {}
-  const std::string& target() const { return rules_.pass(); }
-
-  void set(std::string_view prim_name, LowerRule rule);
-  // One rule for every primitive of family `f` (for which `which` holds).
-  void set_family(Family f, const LowerRule& rule);
-  void set_family(Family f, const std::function<bool(const Primitive&)>& which, const LowerRule& rule);
-  // A primitive (or family) this backend cannot lower, and why; the reason
-  // ends the missing-rule error ("ptx: no lowering for `dma_start`: TPU-only").
-  void unsupported(std::string_view prim_name, std::string reason);
-  void unsupported_family(Family f, const std::string& reason);
-  // The reason of every primitive with neither a rule nor a stated reason,
-  // while the backend is unfinished ("not lowered yet (...)"). A
-  // finished backend has none, and then the coverage test makes every new
-  // primitive get a rule or a stated reason.
-  void set_pending(std::string reason) { pending_ = std::move(reason); }
-  const std::string& pending() const { return pending_; }
+  explicit LoweringTable(std::string target) : RuleTable<LowerRule>(std::move(target)) {}
+  const std::string& target() const { return name(); }
   // Where the table's ops run, for the missing-rule error ("mosaic: no
   // lowering for `sort` on the TensorCore"); empty by default.
   void set_where(std::string where) { where_ = std::move(where); }
   const std::string& where() const { return where_; }
 
-  const LowerRule* find(const Primitive& p) const { return rules_.find(p); }
-  // How the table covers `p`.
-  enum class Coverage { rule, unsupported, pending, missing };
-  Coverage coverage(const Primitive& p) const;
-  // The stated or pending reason `p` has no rule; empty when it has one, or
-  // when nothing covers it.
-  std::string reason(const Primitive& p) const;
-  // A rule and a stated reason both: a contradiction the coverage test reports.
-  bool contradicts(const Primitive& p) const { return find(p) && unsupported_.count(&p); }
-
  private:
-  RuleTable<LowerRule> rules_;  // its `pass` is the target name
-  std::unordered_map<const Primitive*, std::string> unsupported_;
-  std::string pending_;
   std::string where_;
 };
 
@@ -78,6 +53,6 @@ void lower_body(EmitContext& ctx, const Body& body, const LoweringTable& table);
 // One line per primitive without a rule, sorted by name: "NAME: reason"
 // (reason "MISSING" when nothing covers it). What a backend's closing note
 // lists, and what the coverage test prints.
-std::vector<std::string> unsupported_report(const LoweringTable& table);
+std::vector<std::string> unsupported_report(const RuleTableBase& table);
 
 }  // namespace tessera::backends

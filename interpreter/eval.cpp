@@ -833,10 +833,13 @@ const RuleTable<ExecRule>& exec_rules() {
     t.set("core_map", &Exec::core_map);
     t.set("pmap", &Exec::pmap);
     t.set("pallas_call", &Exec::pallas_call);
+    t.set_default("runs through its array kernel (interpreter.kernels)",
+                  [](const Primitive& p) { return array_kernels().find(p) != nullptr; });
     return t;
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("interpreter", exec_rules);
 
 ExecRule array_rule() { return &Exec::array; }
 

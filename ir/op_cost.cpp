@@ -78,6 +78,7 @@ const RuleTable<CostRule>& cost_rules() {
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("cost.op", cost_rules);
 
 OpCost op_cost(const Op& op) {
   const CostRule* rule = cost_rules().find(*op.prim);

@@ -1,9 +1,8 @@
-// The primitive registry and per-pass rule tables.
+// The primitive registry.
 //
 // A primitive is a name, a parameter schema, a shape rule and an effect rule.
-// Passes and backends keep their own rules in RuleTable<F>, keyed by primitive,
-// the way JAX keeps `ad.primitive_jvps[p]`: adding a primitive to a pass is one
-// table entry, and a missing entry is an Error, never a crash.
+// Passes, backends and analyses keep their own rules in RuleTable<F>, keyed by
+// primitive (ir/rule_table.h, included at the end of this header).
 #pragma once
 
 #include <functional>
@@ -119,29 +118,6 @@ const Registry& registry();
 const Primitive& register_primitive(Primitive p);
 inline const Primitive& prim(std::string_view name) { return registry().get(name); }
 
-// A per-pass table of rules keyed by primitive.
-template <class Rule>
-class RuleTable {
- public:
-  explicit RuleTable(std::string pass) : pass_(std::move(pass)) {}
-
-  void set(std::string_view prim_name, Rule rule) { rules_[&prim(prim_name)] = std::move(rule); }
-  const Rule* find(const Primitive& p) const {
-    auto it = rules_.find(&p);
-    return it == rules_.end() ? nullptr : &it->second;
-  }
-  // Throws `no <pass> rule for primitive <name>` at `loc`.
-  const Rule& at(const Primitive& p, const Loc& loc = {}) const {
-    if (const Rule* r = find(p)) return *r;
-    throw Error(loc, "no " + pass_ + " rule for primitive " + p.name);
-  }
-  const std::string& pass() const { return pass_; }
-
- private:
-  std::string pass_;
-  std::unordered_map<const Primitive*, Rule> rules_;
-};
-
 // Primitive families register themselves through these (ir/prims/*.cpp).
 void register_elementwise(Registry& r);
 void register_structural(Registry& r);
@@ -152,3 +128,5 @@ void register_control_flow(Registry& r);
 void register_pallas_call(Registry& r);
 
 }  // namespace tessera
+
+#include "ir/rule_table.h"  // RuleTable: needs the declarations above

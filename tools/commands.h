@@ -23,6 +23,7 @@ int cmd_opt(const Argv& args);     // cmd_opt.cpp
 int cmd_emit(const Argv& args);    // cmd_emit.cpp
 int cmd_cost(const Argv& args);    // cmd_cost.cpp
 int cmd_import(const Argv& args);  // cmd_import.cpp
+int cmd_rules(const Argv& args);   // cmd_rules.cpp
 
 struct Command {
   const char* name;

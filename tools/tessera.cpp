@@ -24,6 +24,7 @@ const std::vector<Command>& commands() {
       {"opt", "run a pipeline of transformations", cmd_opt},
       {"emit", emit_summary.c_str(), cmd_emit},
       {"import", "read a kernel written elsewhere (mosaic: JAX Pallas's TPU text) as a tessera module", cmd_import},
+      {"rules", "a primitive's schema and every consumer's rule (file:line) or the reason it has none", cmd_rules},
   };
   return cmds;
 }

@@ -371,10 +371,12 @@ const RuleTable<DceRule>& dce_rules() {
     t.set("for", for_rule);
     t.set("while", while_rule);
     t.set("scan", scan_rule);
+    t.set_default("kept when a result is used or it has effects (its nested bodies swept), dropped otherwise");
     return t;
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("dce", dce_rules);
 
 }  // namespace
 

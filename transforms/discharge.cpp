@@ -635,10 +635,12 @@ const RuleTable<Rule>& rules() {
     t.set("call", call_rule);
     t.set("pallas_call", pallas_call_rule);
     t.set("core_map", core_map_rule);
+    t.set_default("copied as it is, its nested bodies discharged on their own (taking a Ref without a rule is an error)");
     return t;
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("discharge", rules);
 
 }  // namespace
 

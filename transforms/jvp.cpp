@@ -35,10 +35,12 @@ RuleTable<JvpRule>& rules() {
     add_state_rules(t);
     add_control_rules(t);
     add_pallas_call_rule(t);
+    t.unsupported("custom_lin", "it is the tangent of a custom_vjp_call, which only transpose (by `bwd`) consumes");
     return t;
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("jvp", rules);
 
 namespace {
 

@@ -61,10 +61,12 @@ const RuleTable<OperandSplitRule>& operand_split_rules() {
   static const RuleTable<OperandSplitRule> t = [] {
     RuleTable<OperandSplitRule> r("operand split");
     r.set("sort", sort_split);
+    r.set_default("not split by operands: it stays whole on one side");
     return r;
   }();
   return t;
 }
+const RuleTableRegistration kRegistered("kernel_split", operand_split_rules);
 
 std::vector<char> tainted_operands(const Op& op, const KernelTaint& t) {
   std::vector<char> u(op.operands.size());

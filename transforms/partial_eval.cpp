@@ -177,6 +177,7 @@ Decision pmap_rule(const Op& op, const std::vector<char>& unk);
 const RuleTable<PeRule>& pe_rules() {
   static const RuleTable<PeRule> t = [] {
     RuleTable<PeRule> r("partial_eval");
+    r.set_default("known when all its operands are known, staged (unknown) otherwise");
     r.set("core_map", core_map_rule);
     r.set("pallas_call", pallas_call_rule);
     r.set("sort", by_operands_rule);
@@ -185,6 +186,7 @@ const RuleTable<PeRule>& pe_rules() {
   }();
   return t;
 }
+const RuleTableRegistration kRegistered("partial_eval", pe_rules);
 
 // The errors point at the function whose inputs `known` counts.
 std::vector<char> parse_known(const PassOptions& o, const Body& f) {

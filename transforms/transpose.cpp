@@ -36,36 +36,22 @@ Cotangent Ctx::add(const Cotangent& a, const Cotangent& c) {
   return b.binary("add", *a, *c);
 }
 
-namespace {
-
-struct Tables {
-  RuleTable<TransposeRule> rules{"transpose"};
-  RuleTable<LinearResultsRule> results{"transpose linearity"};
-  RuleTable<LinearityCheck> checks{"transpose check"};
-  RuleTable<ForwardRule> forward{"transpose forward"};
-};
-
-Tables& tables() {
-  static Tables t = [] {
-    Tables ts;
-    add_linear_rules(ts.rules, ts.results, ts.checks);
-    add_state_rules(ts.rules, ts.results, ts.forward);
-    add_control_rules(ts.rules, ts.results, ts.forward);
-    add_pallas_call_rule(ts.rules, ts.results);
+RuleTable<RuleSet>& rules() {
+  static RuleTable<RuleSet> t = [] {
+    RuleTable<RuleSet> ts("transpose");
+    add_linear_rules(ts);
+    add_state_rules(ts);
+    add_control_rules(ts);
+    add_pallas_call_rule(ts);
+    add_reasons(ts);
     return ts;
   }();
   return t;
 }
-
-}  // namespace
-
-RuleTable<TransposeRule>& rules() { return tables().rules; }
-RuleTable<LinearResultsRule>& result_rules() { return tables().results; }
-RuleTable<LinearityCheck>& linearity_checks() { return tables().checks; }
-RuleTable<ForwardRule>& forward_rules() { return tables().forward; }
+const RuleTableRegistration kRegistered("transpose", rules);
 
 std::vector<bool> linear_results(const Op& op, const std::vector<bool>& linear_operands) {
-  if (const LinearResultsRule* r = result_rules().find(*op.prim)) return (*r)(op, linear_operands);
+  if (const RuleSet* r = rules().find(*op.prim); r && r->linear_results) return r->linear_results(op, linear_operands);
   bool any = false;
   for (bool l : linear_operands) any |= l;
   return std::vector<bool>(op.results.size(), any);
@@ -96,8 +82,7 @@ void analyse(const Body& src, const std::vector<bool>& linear, bool check, Linea
   for (size_t i = 0; i < src.params().size(); ++i)
     if (linear[i]) lin.vars.insert(src.params()[i]);
   lin.op_linear.assign(src.ops().size(), 0);
-  const RuleTable<TransposeRule>& table = rules();
-  const RuleTable<LinearResultsRule>& by_rule = result_rules();
+  const RuleTable<RuleSet>& table = rules();
   std::vector<bool> lin_operands;
   // Values follow SSA order, so one sweep settles them; another sweep is
   // needed only when a Ref became linear (an earlier op may read it).
@@ -109,10 +94,10 @@ void analyse(const Body& src, const std::vector<bool>& linear, bool check, Linea
       for (const Value& v : op.operands) any |= lin.has(v);
       if (!any) continue;
       lin.op_linear[k] = 1;
-      if (const LinearResultsRule* rule = by_rule.find(*op.prim)) {
+      if (const RuleSet* rule = table.find(*op.prim); rule && rule->linear_results) {
         lin_operands.clear();
         for (const Value& v : op.operands) lin_operands.push_back(lin.has(v));
-        std::vector<bool> res = (*rule)(op, lin_operands);
+        std::vector<bool> res = rule->linear_results(op, lin_operands);
         for (size_t r = 0; r < op.results.size(); ++r)
           if (res[r] && lin.vars.insert(op.results[r])) ref_changed |= op.results[r]->type.is_ref();
       } else {
@@ -145,10 +130,10 @@ void analyse(const Body& src, const std::vector<bool>& linear, bool check, Linea
                                 var_name(*first));
       throw Error(op.loc, head + " is not linear (" + no.why + ")");
     }
-    if (const LinearityCheck* c = linearity_checks().find(*op.prim)) {
+    if (const LinearityCheck& linearity = table.find(*op.prim)->check) {
       lin_operands.clear();
       for (const Value& v : op.operands) lin_operands.push_back(lin.has(v));
-      (*c)(op, lin_operands);
+      linearity(op, lin_operands);
     }
     for (const Var* r : op.results)
       if (lin.vars.contains(r) && !r->type.is_ref() && !is_float(r->type.dtype()))
@@ -219,7 +204,8 @@ void emit_forward(Ctx* ctx, Builder& b, const Body& src, const Linearity& lin, V
     }
     bool mixed = false;
     for (const Var* r : op.results) mixed |= !lin.vars.contains(r);
-    const ForwardRule* fwd = forward_rules().find(*op.prim);
+    const RuleSet* rule = rules().find(*op.prim);
+    const ForwardRule* fwd = rule && rule->forward ? &rule->forward : nullptr;
     bool replay = fwd && ctx && (writes_nonlinear_ref(op, lin) || reads_nonlinear_ref(op, lin));
     if (!mixed && !replay) continue;
     std::vector<Value> operands;
@@ -368,7 +354,7 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
   };
   b.set_loc(src.loc());
   for (size_t j = 0; j < src.outputs().size(); ++j) accumulate(src.outputs()[j], out_ct[j]);
-  const RuleTable<TransposeRule>& table = rules();
+  const RuleTable<RuleSet>& table = rules();
   const auto& ops = src.ops();
   std::vector<Value> x;
   std::vector<bool> lin_operands;
@@ -391,7 +377,7 @@ std::vector<Cotangent> inline_transpose(Ctx& ctx, const Body& src, const std::ve
       x.push_back(l && !v.type().is_ref() ? Value() : remap(v, map));
     }
     b.set_loc(op.loc);
-    std::vector<Cotangent> r = table.at(*op.prim, op.loc)(ctx, op, x, lin_operands, cts);
+    std::vector<Cotangent> r = table.at(*op.prim, op.loc).transpose(ctx, op, x, lin_operands, cts);
     if (r.size() != op.operands.size())
       throw Error(op.loc, "transpose rule of " + op.name() + " returned the wrong number of cotangents");
     for (size_t i = 0; i < r.size(); ++i)

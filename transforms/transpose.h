@@ -59,8 +59,6 @@ using TransposeRule = std::function<std::vector<Cotangent>(Ctx&, const Op& op, c
                                                            const std::vector<bool>& linear,
                                                            const std::vector<Cotangent>& ct)>;
 
-RuleTable<TransposeRule>& rules();
-
 // Transposes `src`, linear in the parameters marked `linear`, into a new body
 //   name(non-linear params..., cotangents of src's outputs...)
 //     -> (cotangents of the linear array params...)
@@ -118,16 +116,14 @@ std::vector<const Var*> read_residuals(const Body& src, const std::vector<bool>&
 // Which results of `op` are linear, given which operands are. By default all
 // of them when any operand is; a primitive whose results can be partly
 // non-linear (control flow, whose bodies compute primal values beside
-// tangents; sort, whose keys ride along) has an entry in result_rules().
+// tangents; sort, whose keys ride along) has a RuleSet::linear_results.
 std::vector<bool> linear_results(const Op& op, const std::vector<bool>& linear_operands);
 using LinearResultsRule = std::function<std::vector<bool>(const Op&, const std::vector<bool>& linear_operands)>;
-RuleTable<LinearResultsRule>& result_rules();
 
 // Bilinear primitives (mul, div, dot_general) are linear in one operand at a
 // time: their check throws the located error for a use linear in both, so
 // the walk reports the first such op in program order, before any rule runs.
 using LinearityCheck = std::function<void(const Op&, const std::vector<bool>& linear_operands)>;
-RuleTable<LinearityCheck>& linearity_checks();
 
 // The forward part of a control op that computes non-linear results beside
 // linear ones and takes a linear Ref (a jvp'd loop reading a tangent Ref):
@@ -138,27 +134,38 @@ RuleTable<LinearityCheck>& linearity_checks();
 // It may record residuals in ctx.residuals[&op] for the op's transpose rule.
 using ForwardRule = std::function<std::vector<Value>(Ctx&, const Op&, const std::vector<Value>& x,
                                                      const std::vector<bool>& linear_operands)>;
-RuleTable<ForwardRule>& forward_rules();
+
+// What transpose keeps per primitive: one entry of one table, whose
+// optional parts only some primitives need.
+struct RuleSet {
+  TransposeRule transpose;
+  LinearResultsRule linear_results = {};  // empty: every result linear when any operand is
+  LinearityCheck check = {};              // empty: linear in any set of operands
+  ForwardRule forward = {};               // empty: no forward part
+};
+// The table, named "transpose"; a primitive without a rule has a stated
+// reason (transpose_coverage.cpp): `no_rule_needed` when it is never linear
+// (a linear use of it is "not linear"), `unsupported` when it could be.
+RuleTable<RuleSet>& rules();
 
 // The name of the cotangent of `name`: `x_ct`, also for a tangent `x_dot`.
 std::string cotangent_name(const std::string& name);
 
-// Why a primitive has no rule (transpose_coverage.cpp): the walk's error for
-// a linear use of it, and the list in docs/ad.md.
+// Why a primitive has no rule: the table's stated reason, read by the
+// walk's error for a linear use of it ("no transpose rule yet" when the
+// table has none: a primitive registered after the table was filled).
 struct NoRule {
-  enum Kind { not_linear, not_float, effect_only, unsupported } kind;
+  enum Kind { not_linear, unsupported } kind;
   std::string why;
 };
 NoRule why_no_rule(const Primitive& p);
 
-// Families of rules (one file each).
-void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
-                      RuleTable<LinearityCheck>& c);                                      // transpose_rules.cpp
-void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
-                     RuleTable<ForwardRule>& f);                                         // transpose_state.cpp
-void add_dma_rules(RuleTable<TransposeRule>& t);                                         // transpose_dma.cpp
-void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r,
-                       RuleTable<ForwardRule>& f);                                       // transpose_control.cpp
-void add_pallas_call_rule(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r);  // transpose_pallas_call.cpp
+// Families of rules (one file each), then the reasons of the rest.
+void add_linear_rules(RuleTable<RuleSet>& t);      // transpose_rules.cpp
+void add_state_rules(RuleTable<RuleSet>& t);       // transpose_state.cpp
+void add_dma_rules(RuleTable<RuleSet>& t);         // transpose_dma.cpp
+void add_control_rules(RuleTable<RuleSet>& t);     // transpose_control.cpp
+void add_pallas_call_rule(RuleTable<RuleSet>& t);  // transpose_pallas_call.cpp
+void add_reasons(RuleTable<RuleSet>& t);           // transpose_coverage.cpp
 
 }  // namespace tessera::transpose

@@ -678,24 +678,14 @@ Cts custom_lin_rule(Ctx& c, const Op& op, const Vals& x, const Mask& lin, const 
 
 }  // namespace
 
-void add_control_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r, RuleTable<ForwardRule>& f) {
-  t.set("custom_lin", custom_lin_rule);
-  f.set("cond", cond_forward);
-  f.set("for", for_forward);
-  f.set("scan", scan_forward);
-  f.set("while", while_forward);
-  t.set("cond", cond_rule);
-  r.set("cond", cond_results);
-  t.set("for", for_rule);
-  r.set("for", for_results);
-  t.set("scan", scan_rule);
-  r.set("scan", scan_results);
-  t.set("while", while_rule);
-  r.set("while", while_results);
-  t.set("call", call_rule);
-  r.set("call", call_results);
-  t.set("pmap", pmap_rule);
-  r.set("pmap", pmap_results);
+void add_control_rules(RuleTable<RuleSet>& t) {
+  t.set("custom_lin", {custom_lin_rule});
+  t.set("cond", {.transpose = cond_rule, .linear_results = cond_results, .forward = cond_forward});
+  t.set("for", {.transpose = for_rule, .linear_results = for_results, .forward = for_forward});
+  t.set("scan", {.transpose = scan_rule, .linear_results = scan_results, .forward = scan_forward});
+  t.set("while", {.transpose = while_rule, .linear_results = while_results, .forward = while_forward});
+  t.set("call", {.transpose = call_rule, .linear_results = call_results});
+  t.set("pmap", {.transpose = pmap_rule, .linear_results = pmap_results});
 }
 
 }  // namespace tessera::transpose

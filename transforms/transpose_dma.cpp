@@ -213,9 +213,9 @@ Cts dma_wait_rule(Ctx&, const Op& op, const Vals&, const Mask&, const Cts&) { re
 
 }  // namespace
 
-void add_dma_rules(RuleTable<TransposeRule>& t) {
-  t.set("dma_start", dma_start_rule);
-  t.set("dma_wait", dma_wait_rule);
+void add_dma_rules(RuleTable<RuleSet>& t) {
+  t.set("dma_start", {dma_start_rule});
+  t.set("dma_wait", {dma_wait_rule});
 }
 
 }  // namespace tessera::transpose

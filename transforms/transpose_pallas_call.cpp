@@ -973,10 +973,10 @@ std::vector<Cotangent> transpose_call(Ctx& c, const Op& op, const Vals& x, const
 
 void set_pallas_call_note_sink(std::function<void(const std::string&)> sink) { note_sink() = std::move(sink); }
 
-void add_pallas_call_rule(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r) {
-  t.set("pallas_call", [](Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
-                          const std::vector<Cotangent>& ct) { return transpose_call(c, op, x, linear, ct, nullptr); });
-  r.set("pallas_call", call_results);
+void add_pallas_call_rule(RuleTable<RuleSet>& t) {
+  t.set("pallas_call", {.transpose = [](Ctx& c, const Op& op, const Vals& x, const std::vector<bool>& linear,
+                                        const std::vector<Cotangent>& ct) { return transpose_call(c, op, x, linear, ct, nullptr); },
+                        .linear_results = call_results});
 }
 
 }  // namespace tessera::transpose

@@ -414,37 +414,33 @@ void check_div(const Op& op, const Mask& lin) {
 
 }  // namespace
 
-void add_linear_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r, RuleTable<LinearityCheck>& checks) {
-  checks.set("mul", check_bilinear);
-  checks.set("dot_general", check_bilinear);
-  checks.set("div", check_div);
-  t.set("add", add_rule);
-  t.set("sub", sub_rule);
-  t.set("neg", unary_linear(0, [](Ctx& c, const Op&, const Vals&, Value ct) { return c.b.unary("neg", ct); }));
-  t.set("mul", mul_rule);
-  t.set("div", div_rule);
-  t.set("convert_element_type", unary_linear(0, convert_back));
-  t.set("reduce_precision", unary_linear(0, reduce_precision_t));
-  t.set("select_n", select_rule);
-  t.set("reduce_sum", unary_linear(0, reduce_sum_t));
-  t.set("cumsum", unary_linear(0, cumsum_t));
-  t.set("dot_general", dot_rule);
-  t.set("broadcast_in_dim", unary_linear(0, broadcast_t));
-  for (const char* n : {"reshape", "squeeze", "expand_dims"}) t.set(n, unary_linear(0, reshape_back));
-  t.set("transpose", unary_linear(0, transpose_t));
-  t.set("rev", unary_linear(0, rev_t));
-  t.set("slice", unary_linear(0, slice_t));
-  t.set("pad", pad_rule);
-  t.set("concatenate", concatenate_rule);
-  t.set("split", split_rule);
-  t.set("repeat", unary_linear(0, repeat_t));
-  t.set("roll", unary_linear(0, roll_t));
-  t.set("dynamic_slice", unary_linear(0, dynamic_slice_t));
-  t.set("dynamic_update_slice", dynamic_update_slice_rule);
-  t.set("gather", unary_linear(0, gather_t));
-  t.set("take_along_axis", unary_linear(0, take_along_axis_t));
-  t.set("sort", sort_rule);
-  r.set("sort", sort_results);
+void add_linear_rules(RuleTable<RuleSet>& t) {
+  t.set("add", {add_rule});
+  t.set("sub", {sub_rule});
+  t.set("neg", {unary_linear(0, [](Ctx& c, const Op&, const Vals&, Value ct) { return c.b.unary("neg", ct); })});
+  t.set("mul", {.transpose = mul_rule, .check = check_bilinear});
+  t.set("div", {.transpose = div_rule, .check = check_div});
+  t.set("convert_element_type", {unary_linear(0, convert_back)});
+  t.set("reduce_precision", {unary_linear(0, reduce_precision_t)});
+  t.set("select_n", {select_rule});
+  t.set("reduce_sum", {unary_linear(0, reduce_sum_t)});
+  t.set("cumsum", {unary_linear(0, cumsum_t)});
+  t.set("dot_general", {.transpose = dot_rule, .check = check_bilinear});
+  t.set("broadcast_in_dim", {unary_linear(0, broadcast_t)});
+  for (const char* n : {"reshape", "squeeze", "expand_dims"}) t.set(n, {unary_linear(0, reshape_back)});
+  t.set("transpose", {unary_linear(0, transpose_t)});
+  t.set("rev", {unary_linear(0, rev_t)});
+  t.set("slice", {unary_linear(0, slice_t)});
+  t.set("pad", {pad_rule});
+  t.set("concatenate", {concatenate_rule});
+  t.set("split", {split_rule});
+  t.set("repeat", {unary_linear(0, repeat_t)});
+  t.set("roll", {unary_linear(0, roll_t)});
+  t.set("dynamic_slice", {unary_linear(0, dynamic_slice_t)});
+  t.set("dynamic_update_slice", {dynamic_update_slice_rule});
+  t.set("gather", {unary_linear(0, gather_t)});
+  t.set("take_along_axis", {unary_linear(0, take_along_axis_t)});
+  t.set("sort", {.transpose = sort_rule, .linear_results = sort_results});
 }
 
 }  // namespace tessera::transpose

@@ -198,15 +198,13 @@ Vals run_scoped_forward(Ctx& c, const Op& op, const Vals& x, const Mask& lin) {
 
 }  // namespace
 
-void add_state_rules(RuleTable<TransposeRule>& t, RuleTable<LinearResultsRule>& r, RuleTable<ForwardRule>& f) {
-  f.set("run_scoped", run_scoped_forward);
-  t.set("get", get_rule);
-  t.set("swap", swap_rule);
-  t.set("addupdate", addupdate_rule);
-  t.set("load", load_rule);
-  t.set("store", store_rule);
-  t.set("run_scoped", run_scoped_rule);
-  r.set("run_scoped", run_scoped_results);
+void add_state_rules(RuleTable<RuleSet>& t) {
+  t.set("get", {get_rule});
+  t.set("swap", {swap_rule});
+  t.set("addupdate", {addupdate_rule});
+  t.set("load", {load_rule});
+  t.set("store", {store_rule});
+  t.set("run_scoped", {.transpose = run_scoped_rule, .linear_results = run_scoped_results, .forward = run_scoped_forward});
   add_dma_rules(t);
 }
 

@@ -33,10 +33,14 @@ RuleTable<BatchRule>& rules() {
     add_array_rules(t);
     add_control_rules(t);
     add_pallas_call_rule(t);
+    for (const char* n : {"iota", "program_id", "num_programs", "axis_index", "axis_size", "device_id",
+                          "get_barrier_semaphore", "prng_random_bits"})
+      t.no_rule_needed(n, "it takes no operands, so none is batched: vmap copies it as it is");
     return t;
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("vmap", rules);
 
 namespace {
 

@@ -121,6 +121,9 @@ ContextRule context_free(const char* why) { return {.not_checked = why}; }
 const RuleTable<ContextRule>& context_rules() {
   static const RuleTable<ContextRule> table = [] {
     RuleTable<ContextRule> t("verifier context");
+    t.set_default("no context to check or enter: it may appear anywhere", [](const Primitive& p) {
+      return p.family != Family::control && p.family != Family::pallas;
+    });
     t.set("axis_index", checks(axis_index_in_context));
     t.set("axis_size", checks(axis_index_in_context));
     t.set("program_id", checks(grid_query_in_context));
@@ -149,6 +152,7 @@ const RuleTable<ContextRule>& context_rules() {
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("verify.context", context_rules);
 
 void check_map_params(const Op& op, Diags& out) {
   if (const ContextRule* r = context_rules().find(*op.prim); r && r->params) r->params(op, out);

@@ -112,6 +112,7 @@ void rev(const Op& op, const ScKernel& k, Diags& out) {
 const RuleTable<ScOpRule>& sc_op_rules() {
   static const RuleTable<ScOpRule> table = [] {
     RuleTable<ScOpRule> t("SparseCore");
+    t.set_default("no restriction on the SparseCore beyond the verifier's other checks");
     for (const char* p : {"get", "swap", "addupdate", "load", "store"}) t.set(p, state_op);
     t.set("iota", iota);
     t.set("sort", sort);
@@ -122,6 +123,7 @@ const RuleTable<ScOpRule>& sc_op_rules() {
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("verify.sparse_core", sc_op_rules);
 
 void check_body(const Body& b, const ScKernel& k, Diags& out) {
   for (const Op& op : b.ops()) {

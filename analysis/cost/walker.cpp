@@ -159,6 +159,7 @@ class Walker {
 const RuleTable<Rule>& walk_rules() {
   static const RuleTable<Rule> table = [] {
     RuleTable<Rule> t("cost");
+    t.set_default("costed by cost.op; its results known where its array kernel computes them from known values");
     t.set("program_id", &Walker::program_id);
     t.set("num_programs", &Walker::num_programs);
     t.set("axis_index", &Walker::axis_index);
@@ -180,6 +181,7 @@ const RuleTable<Rule>& walk_rules() {
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("cost.walker", walk_rules);
 
 Known Walker::value(const Value& v) const {
   if (v.is_literal()) {

@@ -224,6 +224,10 @@ Sym IntEncoder::multiple_of(const Op& op, const Sym& s, int64_t m) {
 const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
   static const RuleTable<IntRule> table = [] {
     RuleTable<IntRule> t("prove");
+    // An elementwise op on integers may compute an index: it must have an entry.
+    t.set_default("its results are opaque to the prover (not modelled)", [](const Primitive& p) {
+      return p.family != Family::elementwise || p.accepts == DTypeClass::floating;
+    });
     auto on_operands = [](auto fn) { return IntRule{fn, true}; };
 
     // Sources: where the kernel runs, and scalar-prefetch reads.
@@ -368,6 +372,7 @@ const RuleTable<IntEncoder::IntRule>& IntEncoder::rules() {
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("prove.int", IntEncoder::rules);
 
 bool IntEncoder::encode(const Op& op) {
   auto give_up = [&](const std::string& why) {

@@ -113,79 +113,131 @@ void KernelWalker::record(const Op& op) {
   if (on_op) on_op(op, all);
 }
 
+void KernelWalker::step_cond(const Op& op) {
+  const auto& branches = op.param(keys::branches);
+  Sym idx = enc_.value(op.operands.at(0));
+  int nb = static_cast<int>(branches.size());
+  for (int i = 0; i < nb; ++i) {
+    z3::expr taken = c_.ctx.bool_val(true);
+    if (idx.is_bool()) taken = i == 0 ? !idx.e : idx.e;
+    else if (nb > 1) taken = i == 0 ? idx.e <= 0 : i == nb - 1 ? idx.e >= nb - 1 : idx.e == i;
+    const Body& b = *branches[i];
+    for (const auto& [param, v] : forwarded_operands(op, b)) bind(param, v);
+    with_path(derived(taken, {0, 1}, {&idx}), [&] {
+      if (on_branch) on_branch(op, i);
+      conds_.push_back(&op);
+      walk(b);
+      conds_.pop_back();
+    });
+  }
+  results_opaque(op, "the result of cond" + where(op));
+}
+
+void KernelWalker::step_for(const Op& op) {
+  ForView v(op);
+  const Body& b = v.body();
+  Sym lo = enc_.value(v.lo()), hi = enc_.value(v.hi());
+  z3::expr i = c_.scope.fresh_int(v.index_param()->name);
+  Interval iv{lo.iv.lo, hi.iv.hi >= Interval::kInf ? Interval::kInf : hi.iv.hi - 1};
+  enc_.bind(v.index_param(), derived(i, iv, {&lo, &hi}));
+  bind_loop(v.params(), v.operands(), "for" + where(op));
+  in_loop([&] { with_path(derived(lo.e <= i && i < hi.e, {0, 1}, {&lo, &hi}), [&] { walk(b); }); },
+          LoopInfo{0, i, lo, hi, "for" + where(op), v.index_param()->name});
+  results_opaque(op, "the result of for" + where(op));
+}
+
+void KernelWalker::step_while(const Op& op) {
+  WhileView v(op);
+  for (const auto& part : {std::pair{&v.body(), v.body_params()}, std::pair{&v.cond(), v.cond_params()}}) {
+    bind_loop(part.second, v.operands(), "while" + where(op));
+    in_loop([&] { walk(*part.first); }, LoopInfo{0, {}, {}, {}, "while" + where(op), ""});  // (clang 14 cannot capture a structured binding)
+  }
+  results_opaque(op, "the result of while" + where(op));
+}
+
+void KernelWalker::step_scan(const Op& op) {
+  ScanView v(op);
+  bind_loop(v.params(), v.operands(), "scan" + where(op));
+  in_loop([&] { walk(v.body()); }, LoopInfo{0, {}, {}, {}, "scan" + where(op), ""});
+  results_opaque(op, "the result of scan" + where(op));
+}
+
+void KernelWalker::step_body(const Op& op, const char* key, bool per_core) {
+  const Body& b = *op.body_param(key);
+  std::vector<ForwardedOperand> given = forwarded_operands(op, b);
+  for (const auto& [param, v] : given) bind(param, v);
+  // The rest (scratch Refs, pmap's per-device slices) are unknown to the model.
+  for (const Var* p : std::span(b.params()).subspan(given.size()))
+    bind_opaque(p, "a parameter of " + op.name() + where(op));
+  // A core_map's body runs once per core: axis_index on a mesh axis is the core's index.
+  auto saved = c_.scope.axis_sizes;
+  if (per_core) {
+    const auto& axes = op.param(keys::mesh_axes);
+    const auto& shape = op.param(keys::mesh_shape);
+    for (size_t k = 0; k < axes.size() && k < shape.size(); ++k) c_.scope.axis_sizes[axes[k]] = shape[k];
+  }
+  walk(b);
+  c_.scope.axis_sizes = saved;
+  results_opaque(op, "the result of " + op.name() + where(op));
+}
+
+void KernelWalker::step_pallas_call(const Op& op) { results_opaque(op, "a nested pallas_call" + where(op)); }
+
+void KernelWalker::step_debug_check(const Op& op) {
+  if (on_debug_check) on_debug_check(op, enc_.value(op.operands.at(0)));
+}
+
+namespace {
+
+bool has_bodies(const Primitive& p) {
+  for (const ParamSpec& s : p.params)
+    if (s.kind == ParamKind::Body || s.kind == ParamKind::Bodies) return true;
+  return false;
+}
+
+}  // namespace
+
+const RuleTable<KernelWalker::StepRule>& KernelWalker::steps() {
+  static const RuleTable<StepRule> table = [] {
+    RuleTable<StepRule> t("prove.walker");
+    auto member = [&t](const char* prim_name, void (KernelWalker::*f)(const Op&), RuleSite site = RuleSite::here()) {
+      t.set(prim_name, [f](KernelWalker& w, const Op& op) { (w.*f)(op); }, site);
+    };
+    auto body = [&t](const char* prim_name, const char* key, bool per_core = false, RuleSite site = RuleSite::here()) {
+      t.set(prim_name, [key, per_core](KernelWalker& w, const Op& op) { w.step_body(op, key, per_core); }, site);
+    };
+    member("cond", &KernelWalker::step_cond);
+    member("for", &KernelWalker::step_for);
+    member("while", &KernelWalker::step_while);
+    member("scan", &KernelWalker::step_scan);
+    body("run_scoped", "body");
+    body("call", "callee");
+    body("custom_jvp_call", "call");
+    body("custom_vjp_call", "call");
+    body("pmap", "body");
+    body("core_map", "body", /*per_core=*/true);
+    member("pallas_call", &KernelWalker::step_pallas_call);
+    member("debug_check", &KernelWalker::step_debug_check);
+    t.unsupported("custom_lin", "it cannot run (the tangent of a custom_vjp_call, transposed by `bwd`)");
+    // Every other op is a step of integer code; one with bodies needs a rule.
+    t.set_default("its integer results are encoded (int_encoder.cpp) and its accesses recorded", [](const Primitive& p) {
+      return !has_bodies(p);
+    });
+    return t;
+  }();
+  return table;
+}
+const RuleTableRegistration kRegistered("prove.walker", KernelWalker::steps);
+
 void KernelWalker::step(const Op& op) {
   record(op);
-  const std::string& n = op.name();
-  if (n == "cond") {
-    const auto& branches = op.param(keys::branches);
-    Sym idx = enc_.value(op.operands.at(0));
-    int nb = static_cast<int>(branches.size());
-    for (int i = 0; i < nb; ++i) {
-      z3::expr taken = c_.ctx.bool_val(true);
-      if (idx.is_bool()) taken = i == 0 ? !idx.e : idx.e;
-      else if (nb > 1) taken = i == 0 ? idx.e <= 0 : i == nb - 1 ? idx.e >= nb - 1 : idx.e == i;
-      const Body& b = *branches[i];
-      for (const auto& [param, v] : forwarded_operands(op, b)) bind(param, v);
-      with_path(derived(taken, {0, 1}, {&idx}), [&] {
-        if (on_branch) on_branch(op, i);
-        conds_.push_back(&op);
-        walk(b);
-        conds_.pop_back();
-      });
-    }
-    return results_opaque(op, "the result of cond" + where(op));
-  }
-  if (n == "for") {
-    ForView v(op);
-    const Body& b = v.body();
-    Sym lo = enc_.value(v.lo()), hi = enc_.value(v.hi());
-    z3::expr i = c_.scope.fresh_int(v.index_param()->name);
-    Interval iv{lo.iv.lo, hi.iv.hi >= Interval::kInf ? Interval::kInf : hi.iv.hi - 1};
-    enc_.bind(v.index_param(), derived(i, iv, {&lo, &hi}));
-    bind_loop(v.params(), v.operands(), "for" + where(op));
-    in_loop([&] { with_path(derived(lo.e <= i && i < hi.e, {0, 1}, {&lo, &hi}), [&] { walk(b); }); },
-            LoopInfo{0, i, lo, hi, "for" + where(op), v.index_param()->name});
-    return results_opaque(op, "the result of for" + where(op));
-  }
-  if (n == "while") {
-    WhileView v(op);
-    for (const auto& part : {std::pair{&v.body(), v.body_params()}, std::pair{&v.cond(), v.cond_params()}}) {
-      bind_loop(part.second, v.operands(), "while" + where(op));
-      in_loop([&] { walk(*part.first); }, LoopInfo{0, {}, {}, {}, "while" + where(op), ""});  // (clang 14 cannot capture a structured binding)
-    }
-    return results_opaque(op, "the result of while" + where(op));
-  }
-  if (n == "scan") {
-    ScanView v(op);
-    bind_loop(v.params(), v.operands(), "scan" + where(op));
-    in_loop([&] { walk(v.body()); }, LoopInfo{0, {}, {}, {}, "scan" + where(op), ""});
-    return results_opaque(op, "the result of scan" + where(op));
-  }
-  if (n == "run_scoped" || n == "call" || n == "custom_jvp_call" || n == "custom_vjp_call" || n == "core_map" || n == "pmap") {
-    const Body& b = *op.body_param(n == "call" ? "callee" : n == "custom_jvp_call" || n == "custom_vjp_call" ? "call" : "body");
-    std::vector<ForwardedOperand> given = forwarded_operands(op, b);
-    for (const auto& [param, v] : given) bind(param, v);
-    // The rest (scratch Refs, pmap's per-device slices) are unknown to the model.
-    for (const Var* p : std::span(b.params()).subspan(given.size())) bind_opaque(p, "a parameter of " + n + where(op));
-    // A core_map's body runs once per core: axis_index on a mesh axis is the core's index.
-    auto saved = c_.scope.axis_sizes;
-    if (n == "core_map") {
-      const auto& axes = op.param(keys::mesh_axes);
-      const auto& shape = op.param(keys::mesh_shape);
-      for (size_t k = 0; k < axes.size() && k < shape.size(); ++k) c_.scope.axis_sizes[axes[k]] = shape[k];
-    }
-    walk(b);
-    c_.scope.axis_sizes = saved;
-    return results_opaque(op, "the result of " + n + where(op));
-  }
-  if (n == "pallas_call") return results_opaque(op, "a nested pallas_call" + where(op));
-  if (n == "debug_check") {
-    if (on_debug_check) on_debug_check(op, enc_.value(op.operands.at(0)));
-    return;
-  }
+  if (const StepRule* rule = steps().find(*op.prim)) return (*rule)(*this, op);
   // A new op with bodies: proving without seeing its accesses would be unsound.
-  if (!op.nested_bodies().empty())
-    throw Error(op.loc, "prove: the kernel walker does not know how `" + n + "` runs its bodies (analysis/prove/kernel_walker.cpp)");
+  if (!op.nested_bodies().empty()) {
+    std::string why = steps().reason(*op.prim);
+    throw Error(op.loc, "prove: the kernel walker does not know how `" + op.name() + "` runs its bodies" +
+                            (why.empty() ? " (analysis/prove/kernel_walker.cpp)" : ": " + why));
+  }
   enc_.encode(op);
 }
 

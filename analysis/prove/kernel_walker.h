@@ -87,6 +87,12 @@ class KernelWalker {
     return it == root_.end() ? v : it->second;
   }
 
+  // How the walker runs an op, per primitive ("prove.walker"): one rule per
+  // op with bodies; any other op is encoded by the IntEncoder, and an op
+  // with bodies but no rule is an error (walking past them would be unsound).
+  using StepRule = std::function<void(KernelWalker&, const Op&)>;
+  static const RuleTable<StepRule>& steps();
+
  private:
   void bind(const Var* p, const Value& v);
   void bind_opaque(const Var* p, const std::string& why);
@@ -99,6 +105,15 @@ class KernelWalker {
   void in_loop(const std::function<void()>& f, LoopInfo info);
   void record(const Op& op);
   void step(const Op& op);
+  void step_cond(const Op& op);
+  void step_for(const Op& op);
+  void step_while(const Op& op);
+  void step_scan(const Op& op);
+  // run_scoped, call, custom calls, pmap, core_map: the body in param `key`,
+  // run once (`per_core`: once per core of a core_map's mesh).
+  void step_body(const Op& op, const char* key, bool per_core);
+  void step_pallas_call(const Op& op);
+  void step_debug_check(const Op& op);
 
   CallContext& c_;
   IntEncoder& enc_;

@@ -39,10 +39,6 @@ void free_consts(const z3::expr& e, std::set<std::string>& out, std::set<unsigne
     for (unsigned k = 0; k < e.num_args(); ++k) free_consts(e.arg(k), out, seen);
 }
 
-bool is_protocol_op(const std::string& n) {
-  return n == "dma_start" || n == "dma_wait" || n == "semaphore_signal" || n == "semaphore_wait";
-}
-
 }  // namespace
 
 z3::expr substituted(z3::expr e, z3::expr_vector& from, z3::expr_vector& to) { return e.substitute(from, to).simplify(); }
@@ -280,73 +276,109 @@ Sym ProtocolTrace::exact_or_opaque(const Sym& v, const std::string& what) {
   return v;
 }
 
+namespace {
+
+// The access of op's main operand `k` (nullptr when it has no indexer).
+const Access* access_of(const Op& op, const std::vector<Access>& acc, int k) {
+  int operand = op.main_operand_index(k);
+  for (const Access& a : acc)
+    if (a.ix.base == operand) return &a;
+  return nullptr;
+}
+
+}  // namespace
+
+const RuleTable<ProtocolTrace::Rule>& ProtocolTrace::rules() {
+  static const RuleTable<Rule> table = [] {
+    RuleTable<Rule> t("prove.protocol");
+    t.set("dma_start", [](ProtocolTrace& tr, const Op& op, const Acc& acc) { tr.on_dma_start(op, acc); });
+    t.set("dma_wait", [](ProtocolTrace& tr, const Op& op, const Acc& acc) { tr.on_dma_wait(op, acc); });
+    t.set("semaphore_signal", [](ProtocolTrace& tr, const Op& op, const Acc& acc) { tr.on_semaphore(op, acc, false); });
+    t.set("semaphore_wait", [](ProtocolTrace& tr, const Op& op, const Acc& acc) { tr.on_semaphore(op, acc, true); });
+    t.set("get_barrier_semaphore", [](ProtocolTrace& tr, const Op& op, const Acc& acc) {
+      for (const Var* r : op.results) tr.barrier_refs_.insert(r);
+      tr.on_core_accesses(op, acc, false);
+    });
+    t.set("run_scoped", [](ProtocolTrace& tr, const Op& op, const Acc& acc) {
+      tr.note_scoped(op);
+      tr.on_core_accesses(op, acc, false);
+    });
+    // A swap reads the old value even where its effect says only "write".
+    t.set("swap", [](ProtocolTrace& tr, const Op& op, const Acc& acc) { tr.on_core_accesses(op, acc, true); });
+    t.set_default("its indexed accesses of data Refs are the core's own accesses");
+    return t;
+  }();
+  return table;
+}
+const RuleTableRegistration kRegistered("prove.protocol", ProtocolTrace::rules);
+
 void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
-  const std::string& n = op.name();
   ++next_instance_;
-  if (n == "get_barrier_semaphore")
-    for (const Var* r : op.results) barrier_refs_.insert(r);
-  // run_scoped inside a loop allocates fresh Refs in every iteration, which
-  // one root per Ref cannot tell apart.
-  if (n == "run_scoped" && !walker_->loops().empty()) {
-    const Body& b = *op.param(keys::body);
-    size_t given = forwarded_operands(op, b).size();
-    for (size_t p = given; p < b.params().size(); ++p) scoped_in_loop_[b.params()[p]] = walker_->loops().back().what;
+  if (const Rule* rule = rules().find(*op.prim)) return (*rule)(*this, op, acc);
+  on_core_accesses(op, acc, false);
+}
+
+// run_scoped inside a loop allocates fresh Refs in every iteration, which
+// one root per Ref cannot tell apart.
+void ProtocolTrace::note_scoped(const Op& op) {
+  if (walker_->loops().empty()) return;
+  const Body& b = *op.param(keys::body);
+  size_t given = forwarded_operands(op, b).size();
+  for (size_t p = given; p < b.params().size(); ++p) scoped_in_loop_[b.params()[p]] = walker_->loops().back().what;
+}
+
+// The core's own accesses of data Refs (semaphores are counted, not accessed).
+void ProtocolTrace::on_core_accesses(const Op& op, const std::vector<Access>& acc, bool reads_old) {
+  for (const Access& a : acc) {
+    const Value& ref = op.operands.at(a.ix.base);
+    if (!ref.is_var() || !ref.type().is_ref() || is_semaphore(ref.type().dtype())) continue;
+    uint8_t bits = op_effects(op).on(a.ix.base);
+    bool write = bits & kWrite, read = (bits & (kRead | kAccum)) || reads_old;
+    if (read || write) add_access(op, a, read, write, TraceEvent::core, false);
   }
-  auto access_of = [&](int k) -> const Access* {
-    int operand = op.main_operand_index(k);
-    for (const Access& a : acc)
-      if (a.ix.base == operand) return &a;
-    return nullptr;
-  };
-  if (!is_protocol_op(n)) {
-    // The core's own accesses of data Refs (semaphores are counted, not accessed).
-    for (const Access& a : acc) {
-      const Value& ref = op.operands.at(a.ix.base);
-      if (!ref.is_var() || !ref.type().is_ref() || is_semaphore(ref.type().dtype())) continue;
-      uint8_t bits = op_effects(op).on(a.ix.base);
-      bool write = bits & kWrite, read = (bits & (kRead | kAccum)) || n == "swap";
-      if (read || write) add_access(op, a, read, write, TraceEvent::core, false);
-    }
-    return;
-  }
+}
+
+void ProtocolTrace::on_dma_start(const Op& op, const std::vector<Access>& acc) {
   ++protocol_ops_;
-  if (n == "dma_start") {
-    // In a core_map outside any pmap there is one device: a remote copy lands on this core.
-    bool remote = op.num_main_operands() >= 5 && !cores_are_processes();
-    if (const Access* s = access_of(0)) add_access(op, *s, true, false, TraceEvent::dma_source, false);
-    if (const Access* d = access_of(1)) add_access(op, *d, false, true, TraceEvent::dma_destination, remote);
-    // The bytes copied: read off the dense side (a gather / scatter moves num_rows rows).
-    std::optional<IndirectDma> ind = indirect_dma(op);
-    int dense = ind && ind->indexed == 0 ? 1 : 0;
-    const Access* side = access_of(dense);
-    Type t = op.main_operand(dense).type();
-    z3::expr elements = side ? region_elements(c_.ctx, *side, t.shape(), ind ? ind->num_rows : 0) : c_.ctx.int_val(1);
-    std::vector<std::string> opq;
-    if (side)
-      for (const auto& s : side->dyn_sizes)
-        if (s) opq = merge_opaque(opq, s->opaque), enc_->need(s->deps);
-    z3::expr bytes = elements * c_.ctx.int_val(dtype_bytes(t.dtype()));
-    std::optional<Sym> device;
-    if (remote) device = on_core(exact_or_opaque(enc_->value(op.main_operand(4)), "the device id" + where(op)), std::nullopt);
-    add_sem(op, 2, access_of(2), bytes, false, device, opq);                    // where the data lands
-    if (remote) add_sem(op, 3, access_of(3), bytes, false, std::nullopt, opq);  // the source side, here
-    return;
-  }
-  if (n == "dma_wait") {
-    const Access* side = access_of(1);
-    Type t = op.main_operand(1).type();
-    z3::expr elements = side ? region_elements(c_.ctx, *side, t.shape(), 0) : c_.ctx.int_val(1);
-    std::vector<std::string> opq;
-    if (side)
-      for (const auto& s : side->dyn_sizes)
-        if (s) opq = merge_opaque(opq, s->opaque), enc_->need(s->deps);
-    add_sem(op, 0, access_of(0), elements * c_.ctx.int_val(dtype_bytes(t.dtype())), true, std::nullopt, opq);
-    return;
-  }
-  // semaphore_signal %sem, %inc [, %device [, %core]] / semaphore_wait %sem, %dec
+  // In a core_map outside any pmap there is one device: a remote copy lands on this core.
+  bool remote = op.num_main_operands() >= 5 && !cores_are_processes();
+  if (const Access* s = access_of(op, acc, 0)) add_access(op, *s, true, false, TraceEvent::dma_source, false);
+  if (const Access* d = access_of(op, acc, 1)) add_access(op, *d, false, true, TraceEvent::dma_destination, remote);
+  // The bytes copied: read off the dense side (a gather / scatter moves num_rows rows).
+  std::optional<IndirectDma> ind = indirect_dma(op);
+  int dense = ind && ind->indexed == 0 ? 1 : 0;
+  const Access* side = access_of(op, acc, dense);
+  Type t = op.main_operand(dense).type();
+  z3::expr elements = side ? region_elements(c_.ctx, *side, t.shape(), ind ? ind->num_rows : 0) : c_.ctx.int_val(1);
+  std::vector<std::string> opq;
+  if (side)
+    for (const auto& s : side->dyn_sizes)
+      if (s) opq = merge_opaque(opq, s->opaque), enc_->need(s->deps);
+  z3::expr bytes = elements * c_.ctx.int_val(dtype_bytes(t.dtype()));
+  std::optional<Sym> device;
+  if (remote) device = on_core(exact_or_opaque(enc_->value(op.main_operand(4)), "the device id" + where(op)), std::nullopt);
+  add_sem(op, 2, access_of(op, acc, 2), bytes, false, device, opq);                    // where the data lands
+  if (remote) add_sem(op, 3, access_of(op, acc, 3), bytes, false, std::nullopt, opq);  // the source side, here
+}
+
+void ProtocolTrace::on_dma_wait(const Op& op, const std::vector<Access>& acc) {
+  ++protocol_ops_;
+  const Access* side = access_of(op, acc, 1);
+  Type t = op.main_operand(1).type();
+  z3::expr elements = side ? region_elements(c_.ctx, *side, t.shape(), 0) : c_.ctx.int_val(1);
+  std::vector<std::string> opq;
+  if (side)
+    for (const auto& s : side->dyn_sizes)
+      if (s) opq = merge_opaque(opq, s->opaque), enc_->need(s->deps);
+  add_sem(op, 0, access_of(op, acc, 0), elements * c_.ctx.int_val(dtype_bytes(t.dtype())), true, std::nullopt, opq);
+}
+
+// semaphore_signal %sem, %inc [, %device [, %core]] / semaphore_wait %sem, %dec
+void ProtocolTrace::on_semaphore(const Op& op, const std::vector<Access>& acc, bool wait) {
+  ++protocol_ops_;
   Sym amount = exact_or_opaque(enc_->value(op.main_operand(1)), "the amount" + where(op));
   std::optional<Sym> device;
-  if (n == "semaphore_signal" && op.num_main_operands() >= 4) {
+  if (!wait && op.num_main_operands() >= 4) {
     // The cores of a core_map outside any pmap are the processes (one
     // device: its id names this device, any other is a run-time error).
     Sym core = exact_or_opaque(enc_->value(op.main_operand(3)), "the core index" + where(op));
@@ -357,10 +389,10 @@ void ProtocolTrace::on_op(const Op& op, const std::vector<Access>& acc) {
     else if (why_.empty())
       why_ = "semaphore_signal" + where(op) + " signals another core's semaphore: which core runs a grid step depends on "
              "--cores and the grid order, which the program does not fix";
-  } else if (n == "semaphore_signal" && op.num_main_operands() >= 3 && !cores_are_processes()) {
+  } else if (!wait && op.num_main_operands() >= 3 && !cores_are_processes()) {
     device = on_core(exact_or_opaque(enc_->value(op.main_operand(2)), "the device id" + where(op)), std::nullopt);
   }
-  add_sem(op, 0, access_of(0), amount.e, n == "semaphore_wait", device, amount.opaque);
+  add_sem(op, 0, access_of(op, acc, 0), amount.e, wait, device, amount.opaque);
 }
 
 bool ProtocolTrace::unroll(size_t b, size_t e, size_t depth, z3::expr_vector& from, z3::expr_vector& to,

@@ -102,8 +102,20 @@ class ProtocolTrace {
   // (a core_map inside pmaps: processes are (device, core) pairs, the core minor).
   std::string process_name(int64_t p) const;
 
+  // How an op enters the trace, per primitive ("prove.protocol"): DMAs and
+  // semaphore ops are protocol events; any other op adds the core's own
+  // accesses of data Refs.
+  using Acc = std::vector<Access>;
+  using Rule = std::function<void(ProtocolTrace&, const Op&, const Acc&)>;
+  static const RuleTable<Rule>& rules();
+
  private:
   void on_op(const Op& op, const std::vector<Access>& acc);
+  void on_core_accesses(const Op& op, const std::vector<Access>& acc, bool reads_old);
+  void on_dma_start(const Op& op, const std::vector<Access>& acc);
+  void on_dma_wait(const Op& op, const std::vector<Access>& acc);
+  void on_semaphore(const Op& op, const std::vector<Access>& acc, bool wait);
+  void note_scoped(const Op& op);
   void add_sem(const Op& op, int operand, const Access* a, z3::expr amount, bool wait, std::optional<Sym> device,
                const std::vector<std::string>& amount_opaque);
   void add_access(const Op& op, const Access& a, bool read, bool write, TraceEvent::By by, bool remote);

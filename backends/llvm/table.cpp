@@ -3,9 +3,6 @@
 namespace tessera::backends::llvm_lowering {
 namespace {
 
-// The coverage table only answers "is there a rule": its rules never run.
-const LowerRule kCovered = [](EmitContext&, const Op&, const LoweringTable&) {};
-
 LlvmTable make_table(std::string target) {
   LlvmTable t(std::move(target));
   add_memory_rules(t);
@@ -22,31 +19,9 @@ LlvmTable make_table(std::string target) {
 
 }  // namespace
 
-LlvmTable::LlvmTable(std::string target) : rules_(target), coverage_(target) {}
-
-void LlvmTable::set(std::string_view prim_name, LlvmRule rule) {
-  rules_.set(prim_name, std::move(rule));
-  coverage_.set(prim_name, kCovered);
-}
-
-void LlvmTable::set_family(Family f, const LlvmRule& rule) {
-  for (const Primitive* p : registry().of(f)) set(p->name, rule);
-}
-
-void LlvmTable::set_family(Family f, const std::function<bool(const Primitive&)>& which, const LlvmRule& rule) {
-  for (const Primitive* p : registry().of(f))
-    if (which(*p)) set(p->name, rule);
-}
-
-void LlvmTable::unsupported(std::string_view prim_name, std::string reason) {
-  coverage_.unsupported(prim_name, std::move(reason));
-}
-
-void LlvmTable::unsupported_family(Family f, const std::string& reason) { coverage_.unsupported_family(f, reason); }
-
 const LlvmRule& LlvmTable::at(const Op& op) const {
   if (const LlvmRule* r = find(*op.prim)) return *r;
-  std::string why = coverage_.reason(*op.prim);
+  std::string why = reason(*op.prim);
   // e.g. "no lowering for `dma_start` (TPU-only)".
   std::string tail = why == kTpuOnly ? " (TPU-only)" : why.empty() ? "" : ": " + why;
   throw Error(op.loc, target() + ": no lowering for `" + op.name() + "`" + tail);

@@ -4,9 +4,9 @@
 // A rule lowers one op inside a kernel: it reads its operands through the
 // Lowering (kernel_lowering.h) and defines its results there. The same rules
 // serve both targets (`ptx` and `llvm`, host or nvptx); a rule that differs
-// per target asks `Lowering::target`. The coverage and the reasons are kept in
-// a backends::LoweringTable as well, so that backend.h's `rules()`, the
-// coverage test and `unsupported_report` see this backend like any other.
+// per target asks `Lowering::target`. It is the same RuleTable type as every
+// other consumer's, so backend.h's `rules()`, the coverage tests and
+// `unsupported_report` see this backend like any other.
 //
 // This header does not include LLVM: backend.cpp and the tests use it in every
 // build.
@@ -26,30 +26,14 @@ struct Lowering;
 inline constexpr const char* kTpuOnly = "TPU-only";
 using LlvmRule = std::function<void(Lowering&, const Op&)>;
 
-class LlvmTable {
+// The one RuleTable type (ir/rule_table.h), named by the target; `at` gives
+// the backend's missing-rule error.
+class LlvmTable : public RuleTable<LlvmRule> {
  public:
-  explicit LlvmTable(std::string target);
-  const std::string& target() const { return coverage_.target(); }
-
-  void set(std::string_view prim_name, LlvmRule rule);
-  // One rule for every primitive of family `f` (for which `which` holds).
-  void set_family(Family f, const LlvmRule& rule);
-  void set_family(Family f, const std::function<bool(const Primitive&)>& which, const LlvmRule& rule);
-  // A primitive this backend cannot lower, and why ("TPU-only").
-  void unsupported(std::string_view prim_name, std::string reason);
-  void unsupported_family(Family f, const std::string& reason);
-  // Every primitive with neither a rule nor a stated reason gets `reason`.
-  void set_pending(std::string reason) { coverage_.set_pending(std::move(reason)); }
-
-  const LlvmRule* find(const Primitive& p) const { return rules_.find(p); }
+  explicit LlvmTable(std::string target) : RuleTable<LlvmRule>(std::move(target)) {}
+  const std::string& target() const { return name(); }
   // The rule of `op`, or the located error "TARGET: no lowering for `NAME`: REASON".
   const LlvmRule& at(const Op& op) const;
-  // The same coverage and reasons as a backends::LoweringTable (its rules do nothing).
-  const LoweringTable& coverage() const { return coverage_; }
-
- private:
-  RuleTable<LlvmRule> rules_;
-  LoweringTable coverage_;
 };
 
 // The tables of the two backends ("ptx" and "llvm"); the same rules, the

@@ -36,4 +36,6 @@ const LoweringTable& sparse_core_rules() {
   return table;
 }
 
+const RuleTableRegistration kRegistered("mosaic.sparse_core", sparse_core_rules);
+
 }  // namespace tessera::backends::mosaic

@@ -29,4 +29,6 @@ const LoweringTable& tensorcore_rules() {
   return table;
 }
 
+const RuleTableRegistration kRegistered("mosaic", tensorcore_rules);
+
 }  // namespace tessera::backends::mosaic

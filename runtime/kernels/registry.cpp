@@ -13,9 +13,15 @@ RuleTable<Kernel>& array_kernels() {
     kern::register_reduction_kernels(t);
     kern::register_dot_kernels(t);
     kern::register_sort_gather_kernels(t);
+    // State, control and Pallas ops read or write Refs, run bodies or ask
+    // where they run: the interpreter has a rule of its own for each.
+    t.set_default("run by the interpreter's own rule (interpreter/eval.cpp)", [](const Primitive& p) {
+      return p.family == Family::state || p.family == Family::control || p.family == Family::pallas;
+    });
     return t;
   }();
   return table;
 }
+const RuleTableRegistration kRegistered("interpreter.kernels", array_kernels);
 
 }  // namespace tessera::interp
