@@ -1,11 +1,13 @@
 #include "transforms/dma_trace.h"
 
 #include <algorithm>
+#include <limits>
 #include <functional>
-#include <map>
 #include <unordered_map>
 
 #include "ir/control_views.h"
+#include "ir/param_keys.h"
+#include "ir/rule_table.h"
 
 namespace tessera::dma_trace {
 
@@ -39,32 +41,11 @@ struct Val {
   static Val of_ref(int r) { return {ref, 0, r}; }
 };
 
-// Integer ops as the interpreter computes them (truncating division);
-// nullopt where the trace does not follow (overflow, a zero divisor).
-using Binary = std::function<std::optional<int64_t>(int64_t, int64_t)>;
-const std::map<std::string, Binary, std::less<>>& binary_ops() {
-  using R = std::optional<int64_t>;
-  static const std::map<std::string, Binary, std::less<>> ops = {
-      {"add", [](int64_t a, int64_t b) -> R { int64_t r; return __builtin_add_overflow(a, b, &r) ? R() : R(r); }},
-      {"sub", [](int64_t a, int64_t b) -> R { int64_t r; return __builtin_sub_overflow(a, b, &r) ? R() : R(r); }},
-      {"mul", [](int64_t a, int64_t b) -> R { int64_t r; return __builtin_mul_overflow(a, b, &r) ? R() : R(r); }},
-      {"div", [](int64_t a, int64_t b) -> R { return b == 0 || b == -1 ? R() : R(a / b); }},
-      {"rem", [](int64_t a, int64_t b) -> R { return b == 0 || b == -1 ? R() : R(a % b); }},
-      {"max", [](int64_t a, int64_t b) -> R { return std::max(a, b); }},
-      {"min", [](int64_t a, int64_t b) -> R { return std::min(a, b); }},
-      {"eq", [](int64_t a, int64_t b) -> R { return a == b; }},
-      {"ne", [](int64_t a, int64_t b) -> R { return a != b; }},
-      {"lt", [](int64_t a, int64_t b) -> R { return a < b; }},
-      {"le", [](int64_t a, int64_t b) -> R { return a <= b; }},
-      {"gt", [](int64_t a, int64_t b) -> R { return a > b; }},
-      {"ge", [](int64_t a, int64_t b) -> R { return a >= b; }},
-      {"and", [](int64_t a, int64_t b) -> R { return a & b; }},
-      {"or", [](int64_t a, int64_t b) -> R { return a | b; }},
-  };
-  return ops;
-}
-
 bool is_scalar_int(const Type& t) { return !t.is_ref() && t.rank() == 0 && (is_int(t.dtype()) || is_bool(t.dtype())); }
+
+using Env = std::unordered_map<const Var*, Val>;
+// An integer op's value from its operands' values (nullopt: unknown).
+using Formula = std::function<std::optional<int64_t>(const Op&, const std::vector<int64_t>&)>;
 
 class Tracer {
  public:
@@ -80,10 +61,7 @@ class Tracer {
 
   std::vector<Event> events;
 
- private:
-  using Env = std::unordered_map<const Var*, Val>;
-
-  bool fail(const Op& op, const std::string& what) {
+  bool fail(const Op& op, const std::string& what) const {
     why_ = what + " at " + op.loc.str();
     return false;
   }
@@ -104,41 +82,19 @@ class Tracer {
     return true;
   }
 
-  bool run_op(const Op& op, Env& env, int64_t loop_index) {
-    const std::string& n = op.name();
-    if (n == "for") return run_for(op, env);
-    if (n == "cond") return run_cond(op, env, loop_index);
-    if (!op.nested_bodies().empty()) return fail(op, "`" + n + "` (only `for` and `cond` are traced)");
-    if (n == "dma_start") return dma_start(op, env, loop_index);
-    if (n == "dma_wait") return dma_wait(op, env, loop_index);
-    if (n == "get" || n == "load") return access(op, env, loop_index, Event::read);
-    if (n == "addupdate" || n == "store") return access(op, env, loop_index, Event::update);
-    if (n == "swap") return access(op, env, loop_index, Event::overwrite);
-    for (const Value& v : op.operands)
-      if (v.type().is_ref()) return fail(op, "`" + n + "` of a Ref");
-    if (op.results.size() == 1 && is_scalar_int(op.results[0]->type)) env[op.results[0]] = scalar(op, env);
-    return true;
-  }
+  bool run_op(const Op& op, Env& env, int64_t loop_index);
 
-  Val scalar(const Op& op, const Env& env) {
-    const std::string& n = op.name();
-    if (n == "program_id") return Val::of(0);  // the grid has one point
-    if (n == "num_programs") return Val::of(1);
+  // Defines the integer result of `op` by `f` of its operands' values, or
+  // leaves it unknown when an operand is, or `f` does not follow.
+  void define(const Op& op, Env& env, const Formula& f) {
+    if (op.results.size() != 1 || !is_scalar_int(op.results[0]->type)) return;
     std::vector<int64_t> x;
     for (const Value& v : op.operands) {
       Val a = value(env, v);
-      if (a.kind != Val::num) return {};
+      if (a.kind != Val::num) return;
       x.push_back(a.n);
     }
-    if (x.size() == 2)
-      if (auto f = binary_ops().find(n); f != binary_ops().end()) {
-        std::optional<int64_t> r = f->second(x[0], x[1]);
-        return r ? Val::of(*r) : Val{};
-      }
-    if (x.size() == 1 && n == "not") return Val::of(is_bool(op.results[0]->type.dtype()) ? !x[0] : ~x[0]);
-    if (x.size() == 1 && n == "neg") return binary_ops().at("sub")(0, x[0]) ? Val::of(-x[0]) : Val{};
-    if (x.size() == 1 && n == "convert_element_type") return Val::of(x[0]);
-    return {};
+    if (std::optional<int64_t> r = f(op, x)) env[op.results[0]] = Val::of(*r);
   }
 
   bool run_for(const Op& op, Env& env) {
@@ -231,7 +187,7 @@ class Tracer {
 
   bool dma_start(const Op& op, const Env& env, int64_t loop_index) {
     if (op.num_main_operands() != 3) return fail(op, "a DMA to another device");
-    if (op.bool_param("add")) return fail(op, "a scatter-add DMA");
+    if (op.param(keys::add)) return fail(op, "a scatter-add DMA");
     Event e = event(Event::start, op, loop_index);
     if (!region(op, 0, env, e.src) || !region(op, 1, env, e.dst) || !semaphore(op, 2, env, e)) return false;
     e.bytes = bytes_of(op, 1, e.dst);
@@ -257,6 +213,81 @@ class Tracer {
   std::string& why_;
   int64_t steps_left_;
 };
+
+// ---- What the trace does with each primitive --------------------------------
+
+using TraceRule = std::function<bool(Tracer&, const Op&, Env&, int64_t loop_index)>;
+
+TraceRule evaluate(Formula f) {
+  return [f = std::move(f)](Tracer& t, const Op& op, Env& env, int64_t) {
+    t.define(op, env, f);
+    return true;
+  };
+}
+
+// Two integers, as the interpreter computes them (truncating division);
+// nullopt where the trace does not follow (overflow, a zero divisor).
+TraceRule binary(std::optional<int64_t> (*f)(int64_t, int64_t)) {
+  return evaluate([f](const Op&, const std::vector<int64_t>& x) { return x.size() == 2 ? f(x[0], x[1]) : std::nullopt; });
+}
+
+TraceRule accesses(Event::Kind kind) {
+  return [kind](Tracer& t, const Op& op, Env& env, int64_t loop_index) { return t.access(op, env, loop_index, kind); };
+}
+
+const RuleTable<TraceRule>& trace_rules() {
+  using R = std::optional<int64_t>;
+  static const RuleTable<TraceRule> table = [] {
+    RuleTable<TraceRule> t("dma_trace");
+    t.set("for", [](Tracer& tr, const Op& op, Env& env, int64_t) { return tr.run_for(op, env); });
+    t.set("cond", [](Tracer& tr, const Op& op, Env& env, int64_t i) { return tr.run_cond(op, env, i); });
+    t.set("dma_start", [](Tracer& tr, const Op& op, Env& env, int64_t i) { return tr.dma_start(op, env, i); });
+    t.set("dma_wait", [](Tracer& tr, const Op& op, Env& env, int64_t i) { return tr.dma_wait(op, env, i); });
+    t.set("get", accesses(Event::read));
+    t.set("load", accesses(Event::read));
+    t.set("addupdate", accesses(Event::update));
+    t.set("store", accesses(Event::update));
+    t.set("swap", accesses(Event::overwrite));
+    t.set("program_id", evaluate([](const Op&, const std::vector<int64_t>&) { return R(0); }));  // one grid point
+    t.set("num_programs", evaluate([](const Op&, const std::vector<int64_t>&) { return R(1); }));
+    t.set("add", binary([](int64_t a, int64_t b) { int64_t r; return __builtin_add_overflow(a, b, &r) ? R() : R(r); }));
+    t.set("sub", binary([](int64_t a, int64_t b) { int64_t r; return __builtin_sub_overflow(a, b, &r) ? R() : R(r); }));
+    t.set("mul", binary([](int64_t a, int64_t b) { int64_t r; return __builtin_mul_overflow(a, b, &r) ? R() : R(r); }));
+    t.set("div", binary([](int64_t a, int64_t b) { return b == 0 || b == -1 ? R() : R(a / b); }));
+    t.set("rem", binary([](int64_t a, int64_t b) { return b == 0 || b == -1 ? R() : R(a % b); }));
+    t.set("max", binary([](int64_t a, int64_t b) { return R(std::max(a, b)); }));
+    t.set("min", binary([](int64_t a, int64_t b) { return R(std::min(a, b)); }));
+    t.set("eq", binary([](int64_t a, int64_t b) { return R(a == b); }));
+    t.set("ne", binary([](int64_t a, int64_t b) { return R(a != b); }));
+    t.set("lt", binary([](int64_t a, int64_t b) { return R(a < b); }));
+    t.set("le", binary([](int64_t a, int64_t b) { return R(a <= b); }));
+    t.set("gt", binary([](int64_t a, int64_t b) { return R(a > b); }));
+    t.set("ge", binary([](int64_t a, int64_t b) { return R(a >= b); }));
+    t.set("and", binary([](int64_t a, int64_t b) { return R(a & b); }));
+    t.set("or", binary([](int64_t a, int64_t b) { return R(a | b); }));
+    t.set("not", evaluate([](const Op& op, const std::vector<int64_t>& x) {
+            return x.size() == 1 ? R(is_bool(op.results[0]->type.dtype()) ? !x[0] : ~x[0]) : R();
+          }));
+    t.set("neg", evaluate([](const Op&, const std::vector<int64_t>& x) {
+            return x.size() == 1 && x[0] != std::numeric_limits<int64_t>::min() ? R(-x[0]) : R();
+          }));
+    t.set("convert_element_type",
+          evaluate([](const Op&, const std::vector<int64_t>& x) { return x.size() == 1 ? R(x[0]) : R(); }));
+    t.set_default("not followed: one with a body or a Ref operand ends the trace (the copies are transposed "
+                  "synchronously); an integer it computes is unknown to the trace");
+    return t;
+  }();
+  return table;
+}
+const RuleTableRegistration kRegistered("dma_trace", trace_rules);
+
+bool Tracer::run_op(const Op& op, Env& env, int64_t loop_index) {
+  if (const TraceRule* rule = trace_rules().find(*op.prim)) return (*rule)(*this, op, env, loop_index);
+  if (!op.nested_bodies().empty()) return fail(op, "`" + op.name() + "` (only `for` and `cond` are traced)");
+  for (const Value& v : op.operands)
+    if (v.type().is_ref()) return fail(op, "`" + op.name() + "` of a Ref");
+  return true;
+}
 
 }  // namespace
 
