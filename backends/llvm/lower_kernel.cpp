@@ -11,6 +11,7 @@
 #include "backends/llvm/resident_output.h"
 #include "backends/llvm/run_checks.h"
 #include "ir/effects.h"
+#include "ir/grid_schedule.h"
 #include "ir/primitive.h"
 
 namespace tessera::backends::llvm_lowering {
@@ -628,11 +629,11 @@ KernelInfo KernelBuilder::build() {
   if (o_.target == Target::nvptx && (o_.threads < 1 || o_.threads > 1024))
     throw Error(call_.loc, table().target() + ": a CTA has 1 to 1024 threads, not " + std::to_string(o_.threads));
   int rank = g_.grid_rank();
-  int npar = 0;
-  while (npar < rank && !g_.dimension_semantics.empty() && g_.is_parallel(npar)) ++npar;
-  for (int a = npar; a < rank; ++a)
-    if (!g_.dimension_semantics.empty() && g_.is_parallel(a))
-      throw Error(call_.loc, table().target() + ": parallel grid axes must form a prefix of the grid");
+  // The grid's order (ir/grid_schedule.h): the parallel axes are launched as
+  // CTAs, each running the arbitrary suffix in order.
+  if (!parallel_axes_form_prefix(g_))
+    throw Error(call_.loc, table().target() + ": parallel grid axes must form a prefix of the grid");
+  int npar = leading_parallel_axes(g_);
   std::vector<int64_t> par(g_.grid.begin(), g_.grid.begin() + npar);
 
   KernelInfo info;
