@@ -12,10 +12,13 @@
 //   Both parts are swept by dce.
 //
 // An op is unknown when any operand is. Per-primitive rules (RuleTable
-// "partial_eval") refine that; the core_map rule
-// (jax/_src/pallas/core.py, `_core_map_partial_eval_custom`): all operands
-// known -> recomputed in both parts, all unknown -> staged, mixed -> staged
-// (known Refs mixed with unknown ones belong to the staged computation).
+// "partial_eval") refine that; the core_map rule follows
+// jax/_src/pallas/core.py's `_core_map_partial_eval_custom` (all unknown ->
+// staged; mixed -> staged: known Refs mixed with unknown ones belong to the
+// staged computation) but for all operands known: JAX recomputes it in both
+// parts ("full remat"), which run here one after the other on the same Refs,
+// so its effects would happen twice (an addupdate adds twice); it runs in
+// the known part only.
 // pallas_call splits its kernel (kernel_split.h), sort its operands, and pmap
 // its body: a known pmap computes the residuals, mapped along the axis, that
 // an unknown pmap over the same axis reads. Other higher-order ops (cond,
@@ -44,7 +47,7 @@
 namespace tessera {
 namespace {
 
-enum class Placement { known, unknown, both, split };
+enum class Placement { known, unknown, split };
 
 // Where an output that could have been known became unknown: `op`, staged
 // whole although some operands were known, and for a pallas_call, `inner`,
@@ -89,8 +92,7 @@ bool any_true(const std::vector<char>& v) {
 using PeRule = std::function<Decision(const Op&, const std::vector<char>& unknown_operands)>;
 
 Decision core_map_rule(const Op&, const std::vector<char>& unk) {
-  return placed(any_true(unk) ? Placement::unknown   // all unknown, or mixed: staged
-                            : Placement::both);    // full recompute
+  return placed(any_true(unk) ? Placement::unknown : Placement::known);  // see the top of the file
 }
 
 // pallas_call with known and unknown inputs: when some outputs do not depend
