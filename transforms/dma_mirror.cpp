@@ -166,32 +166,49 @@ class Checker {
     return true;
   }
 
+  // Sorted by Ref and first element along dim 0, a region can only meet the
+  // regions after it that start before it ends there: a sweep, not all pairs.
   bool hbm_disjoint() {
-    for (size_t x = 0; x < copies_.size(); ++x)
-      for (size_t y = x + 1; y < copies_.size(); ++y) {
-        const Region& a = hbm_side(ev_[copies_[x].start], copies_[x].vmem_is_src);
-        const Region& b = hbm_side(ev_[copies_[y].start], copies_[y].vmem_is_src);
-        if (a.root == b.root && a.box.overlaps(b.box))
-          return fail(ev_[copies_[y].start].op, "two copies of one HBM region");
+    auto hbm = [&](size_t x) -> const Region& { return hbm_side(ev_[copies_[x].start], copies_[x].vmem_is_src); };
+    auto lo = [](const Region& r) { return r.box.lo.empty() ? int64_t{0} : r.box.lo[0]; };
+    auto hi = [](const Region& r) { return r.box.lo.empty() ? int64_t{1} : r.box.lo[0] + r.box.size[0]; };
+    std::vector<size_t> order(copies_.size());
+    for (size_t x = 0; x < order.size(); ++x) order[x] = x;
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return std::make_pair(hbm(x).root, lo(hbm(x))) < std::make_pair(hbm(y).root, lo(hbm(y)));
+    });
+    for (size_t i = 0; i < order.size(); ++i)
+      for (size_t j = i + 1; j < order.size(); ++j) {
+        const Region& a = hbm(order[i]);
+        const Region& b = hbm(order[j]);
+        if (b.root != a.root || lo(b) >= hi(a)) break;
+        if (a.box.overlaps(b.box)) return fail(ev_[copies_[std::max(order[i], order[j])].start].op, "two copies of one HBM region");
       }
     return true;
   }
 
   // Nothing touches a copy's VMEM region while it is in flight: no access of
-  // the core, no other copy in flight at the same time.
+  // the core, no other copy in flight at the same time. One sweep over the
+  // trace, comparing each event with the copies in flight at it.
   bool vmem_untouched() {
-    for (const Copy& c : copies_) {
-      const Region& v = vmem_side(ev_[c.start], c.vmem_is_src);
-      for (size_t i = c.start + 1; i < c.wait; ++i) {
-        const Event& e = ev_[i];
-        if (e.kind != Event::start && e.kind != Event::wait && e.dst.root == v.root && e.dst.box.overlaps(v.box))
-          return fail(e.op, "an access to a VMEM region while a copy of it is in flight");
-      }
-      for (const Copy& o : copies_) {
-        if (&o == &c || o.wait < c.start || c.wait < o.start) continue;
-        const Region& w = vmem_side(ev_[o.start], o.vmem_is_src);
-        if (w.root == v.root && w.box.overlaps(v.box))
-          return fail(ev_[o.start].op, "two copies of one VMEM region in flight at once");
+    std::vector<const Copy*> starting(ev_.size(), nullptr), ending(ev_.size(), nullptr);
+    for (const Copy& c : copies_) starting[c.start] = &c, ending[c.wait] = &c;
+    std::vector<const Copy*> in_flight;
+    auto meets = [&](const Region& r, const Copy* o) {
+      const Region& v = vmem_side(ev_[o->start], o->vmem_is_src);
+      return r.root == v.root && r.box.overlaps(v.box);
+    };
+    for (size_t i = 0; i < ev_.size(); ++i) {
+      const Event& e = ev_[i];
+      if (const Copy* c = ending[i]) {
+        in_flight.erase(std::find(in_flight.begin(), in_flight.end(), c));
+      } else if (const Copy* c2 = starting[i]) {
+        for (const Copy* o : in_flight)
+          if (meets(vmem_side(e, c2->vmem_is_src), o)) return fail(e.op, "two copies of one VMEM region in flight at once");
+        in_flight.push_back(c2);
+      } else if (e.kind != Event::start && e.kind != Event::wait) {
+        for (const Copy* o : in_flight)
+          if (meets(e.dst, o)) return fail(e.op, "an access to a VMEM region while a copy of it is in flight");
       }
     }
     return true;
